@@ -1,0 +1,22 @@
+# One place for compile flags shared by every C target of the project.
+add_library(umem_flags INTERFACE)
+target_compile_options(umem_flags INTERFACE
+  -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
+  -Wformat=2 -Wundef -Wcast-align -Wwrite-strings -Wno-unused-parameter)
+target_compile_definitions(umem_flags INTERFACE _GNU_SOURCE)
+if(UMEM_WERROR)
+  target_compile_options(umem_flags INTERFACE -Werror)
+endif()
+if(NOT UMEM_STATS)
+  target_compile_definitions(umem_flags INTERFACE UMEM_NO_STATS)
+endif()
+
+if(UMEM_SANITIZE STREQUAL "address")
+  target_compile_options(umem_flags INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(umem_flags INTERFACE -fsanitize=address,undefined)
+elseif(UMEM_SANITIZE STREQUAL "thread")
+  target_compile_options(umem_flags INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(umem_flags INTERFACE -fsanitize=thread)
+elseif(NOT UMEM_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "UMEM_SANITIZE must be '', 'address' or 'thread' (got '${UMEM_SANITIZE}')")
+endif()

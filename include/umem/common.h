@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* libumem: shared definitions (export macro, logging, options helpers). */
+#ifndef UMEM_COMMON_H
+#define UMEM_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef UMEM_API
+#define UMEM_API __attribute__((visibility("default")))
+#endif
+
+#define UMEM_VERSION_MAJOR 0
+#define UMEM_VERSION_MINOR 1
+
+#ifndef umem_likely
+#define umem_likely(x) __builtin_expect(!!(x), 1)
+#define umem_unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+/* Options structs carry their size first so they can grow without breaking callers
+ * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); */
+#define UMEM_OPTS(type, name, ...) \
+	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
+enum umem_print_level {
+	UMEM_WARN,
+	UMEM_INFO,
+	UMEM_DEBUG,
+};
+
+typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_list args);
+
+/* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
+ * NULL silences the library. Messages start with "libumem: ". */
+UMEM_API umem_print_fn_t umem_set_print(umem_print_fn_t fn);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

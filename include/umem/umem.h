@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* libumem: everything in one include. */
+#ifndef UMEM_UMEM_H
+#define UMEM_UMEM_H
+
+#include <umem/common.h>
+#include <umem/area.h>
+#include <umem/pool.h>
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/* The area: the mmap'd region, its out-of-band page metadata, and the bulk page store. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+static bool env_debug(void)
+{
+	const char *e = getenv("LIBUMEM_DEBUG");
+
+	return e && *e && strcmp(e, "0") != 0;
+}
+
+struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_opts *opts)
+{
+	struct umem_area *a;
+	uint32_t page_size, flags, chunk;
+	uint64_t size;
+	int err = -EINVAL, mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
+
+	if (!OPTS_VALID(opts)) {
+		pr_warn("area: bad opts size\n");
+		goto fail;
+	}
+	page_size = OPTS_GET(opts, page_size, 0) ?: UMEM_PAGE_SIZE_DEFAULT;
+	flags = OPTS_GET(opts, flags, 0);
+	chunk = OPTS_GET(opts, chunk_size, 0);
+	if (page_size < UMEM_PAGE_SIZE_MIN || page_size > UMEM_PAGE_SIZE_MAX ||
+	    (page_size & (page_size - 1))) {
+		pr_warn("area: page size %u is not a power of two in %u..%u\n", page_size,
+			UMEM_PAGE_SIZE_MIN, UMEM_PAGE_SIZE_MAX);
+		goto fail;
+	}
+	if (flags & ~(uint32_t)(UMEM_AREA_F_HUGEPAGES | UMEM_AREA_F_DEBUG)) {
+		pr_warn("area: unknown flags 0x%x\n", flags);
+		goto fail;
+	}
+	if (chunk && (chunk & (chunk - 1) || chunk < 2048 || chunk > page_size)) {
+		pr_warn("area: chunk size %u must be a power of two from 2048 up to the page size %u\n",
+			chunk, page_size);
+		goto fail;
+	}
+	size = (uint64_t)nr_pages * page_size;
+	/* Page indexes are 32-bit and the kernel caps a UMEM well below 2^48. */
+	if (!nr_pages || size > (1ull << 40)) {
+		pr_warn("area: %u pages of %u bytes is not a valid size\n", nr_pages, page_size);
+		goto fail;
+	}
+	if (flags & UMEM_AREA_F_HUGEPAGES)
+		size = (size + UMEM_HUGEPAGE_SIZE - 1) & ~(uint64_t)(UMEM_HUGEPAGE_SIZE - 1);
+
+	err = -ENOMEM;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		goto fail;
+	a->f.pages = calloc(nr_pages, sizeof(*a->f.pages));
+	a->store = malloc((size_t)nr_pages * sizeof(*a->store));
+	if (!a->f.pages || !a->store)
+		goto free_meta;
+
+	if (flags & UMEM_AREA_F_HUGEPAGES)
+		mflags |= MAP_HUGETLB;
+	a->f.base = mmap(NULL, size, PROT_READ | PROT_WRITE, mflags, -1, 0);
+	if (a->f.base == MAP_FAILED) {
+		if (flags & UMEM_AREA_F_HUGEPAGES)
+			pr_warn("area: cannot map %llu bytes of 2 MiB hugepages: reserve them first "
+				"(sysctl vm.nr_hugepages=%llu)\n", (unsigned long long)size,
+				(unsigned long long)(size / UMEM_HUGEPAGE_SIZE));
+		else
+			pr_warn("area: cannot map %llu bytes\n", (unsigned long long)size);
+		goto free_meta;
+	}
+	a->map_len = size;
+	a->f.size = (uint64_t)nr_pages * page_size;
+	a->f.page_size = page_size;
+	a->f.page_shift = (uint32_t)__builtin_ctz(page_size);
+	a->f.chunk_size = chunk;
+	a->nr_pages = nr_pages;
+	a->flags = flags;
+	a->f.debug = (flags & UMEM_AREA_F_DEBUG) || env_debug();
+	if (a->f.debug && umem__track_init(a))
+		goto unmap;
+	pthread_mutex_init(&a->lock, NULL);
+	/* LIFO store, lowest pages handed out first. */
+	for (uint32_t i = 0; i < nr_pages; i++)
+		a->store[i] = nr_pages - 1 - i;
+	a->store_count = nr_pages;
+	return a;
+
+unmap:
+	munmap(a->f.base, size);
+free_meta:
+	free(a->store);
+	free(a->f.pages);
+	free(a);
+fail:
+	errno = -err;
+	return NULL;
+}
+
+int umem_area__destroy(struct umem_area *a)
+{
+	if (!a)
+		return -EINVAL;
+	uint32_t alive = atomic_load(&a->pools_alive), draining = atomic_load(&a->pools_draining);
+	if (alive || draining) {
+		pr_warn("area: cannot destroy: %u pool(s) alive, %u destroyed pool(s) with pages in flight, "
+			"%u of %u pages out\n", alive, draining, a->nr_pages - umem_area__free_pages(a),
+			a->nr_pages);
+		return -EBUSY;
+	}
+	munmap(a->f.base, a->map_len);
+	pthread_mutex_destroy(&a->lock);
+	free(a->track);
+	free(a->store);
+	free(a->f.pages);
+	free(a);
+	return 0;
+}
+
+void *umem_area__base(const struct umem_area *a) { return a ? a->f.base : NULL; }
+uint64_t umem_area__size(const struct umem_area *a) { return a ? a->f.size : 0; }
+uint32_t umem_area__page_size(const struct umem_area *a) { return a ? a->f.page_size : 0; }
+uint32_t umem_area__nr_pages(const struct umem_area *a) { return a ? a->nr_pages : 0; }
+uint32_t umem_area__chunk_size(const struct umem_area *a) { return a ? a->f.chunk_size : 0; }
+
+uint32_t umem_area__free_pages(const struct umem_area *a)
+{
+	uint32_t n;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&a->lock);
+	n = a->store_count;
+	pthread_mutex_unlock((pthread_mutex_t *)&a->lock);
+	return n;
+}
+
+int umem_area__get_pages(struct umem_area *a, uint64_t *addrs, uint32_t n)
+{
+	uint32_t k;
+
+	if (!a || !addrs || !n)
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	k = n < a->store_count ? n : a->store_count;
+	for (uint32_t i = 0; i < k; i++)
+		addrs[i] = (uint64_t)a->store[--a->store_count] << a->f.page_shift;
+	pthread_mutex_unlock(&a->lock);
+	return (int)k;
+}
+
+int umem_area__put_pages(struct umem_area *a, const uint64_t *addrs, uint32_t n)
+{
+	if (!a || !addrs || !n)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_page *pg = umem__area_page(a, addrs[i], "area put");
+
+		if (atomic_load_explicit(&pg->refcnt, memory_order_relaxed) || pg->owner)
+			umem__die("area put of page 0x%llx that is still owned or referenced",
+				  (unsigned long long)addrs[i]);
+	}
+	pthread_mutex_lock(&a->lock);
+	if (a->store_count + n > a->nr_pages) {
+		pthread_mutex_unlock(&a->lock);
+		umem__die("area put of %u pages overflows the store: a page was put twice", n);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		a->store[a->store_count++] = (uint32_t)(addrs[i] >> a->f.page_shift);
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what)
+{
+	if (umem_unlikely(addr >= a->f.size))
+		umem__die("%s: address 0x%llx is outside the area (size 0x%llx)", what,
+			  (unsigned long long)addr, (unsigned long long)a->f.size);
+	return &a->f.pages[addr >> a->f.page_shift];
+}

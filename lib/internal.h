@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* libumem private definitions: never installed. */
+#ifndef UMEM_INTERNAL_H
+#define UMEM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <umem/pool.h>
+
+#define UMEM_PRIVATE __attribute__((visibility("hidden")))
+#define UMEM_CACHELINE 64
+#define UMEM_NO_PAGE UINT64_MAX
+
+/* Options structs grow at the end: read a field only if the caller's struct has it. */
+#define OPTS_HAS(opts, field) \
+	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+#define OPTS_GET(opts, field, dflt) (OPTS_HAS(opts, field) ? (opts)->field : (dflt))
+#define OPTS_VALID(opts) (!(opts) || ((opts)->sz >= sizeof(size_t) && (opts)->sz <= 4096))
+
+UMEM_PRIVATE void umem__pr(enum umem_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define pr_warn(...) umem__pr(UMEM_WARN, __VA_ARGS__)
+#define pr_info(...) umem__pr(UMEM_INFO, __VA_ARGS__)
+#define pr_debug(...) umem__pr(UMEM_DEBUG, __VA_ARGS__)
+/* Memory-safety violation: always printed to stderr, whatever the print callback, then abort. */
+UMEM_PRIVATE void umem__die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+struct umem_area {
+	struct umem_area_fast f; /* first: the inline paths cast to it */
+	uint32_t nr_pages;
+	uint32_t flags;
+	size_t map_len;
+	pthread_mutex_t lock; /* guards the page store */
+	uint32_t *store;      /* free page indexes, LIFO */
+	uint32_t store_count;
+	_Atomic uint32_t pools_alive;    /* created, not destroyed */
+	_Atomic uint32_t pools_draining; /* destroyed, pages still out */
+	_Atomic uint64_t *track;         /* debug: one entry per UMEM_FRAG_ALIGN granule */
+};
+
+/* Multi-producer, single-consumer ring of addresses. Lock-free for producers: a slot is
+ * reserved by CAS on prod_head, then published by storing its sequence number. A producer
+ * preempted between the two only delays the consumer at that slot; it blocks no other producer.
+ * The top bit of prod_head marks a ring closed by its pool's destruction. */
+#define UMEM_RING_DEAD (1ull << 63)
+struct umem_ring_slot {
+	_Atomic uint64_t seq; /* position + 1 once the slot holds the address of that position */
+	uint64_t addr;
+};
+struct umem_ring {
+	_Atomic uint64_t prod_head __attribute__((aligned(UMEM_CACHELINE)));
+	_Atomic uint64_t cons_pub __attribute__((aligned(UMEM_CACHELINE))); /* consumer position, published */
+	uint64_t cons;  /* consumer position, consumer only */
+	uint32_t size;
+	uint32_t mask;
+	struct umem_ring_slot *slots;
+};
+
+struct umem_pool {
+	struct umem_pool_fast f; /* first: the inline paths cast to it */
+	struct umem_area *area;
+	struct umem_ring ring;
+	/* Counters bumped by threads other than the owner. */
+	_Atomic uint64_t recycle_ring __attribute__((aligned(UMEM_CACHELINE)));
+	_Atomic uint64_t recycle_ring_full;
+	_Atomic uint64_t recycle_released_refcnt;
+	_Atomic uint64_t pages_released;
+	/* Pages held (taken from the area, not yet released) + 1 while the owner has not destroyed
+	 * the pool: whoever drops it to 0 frees the pool, so late returns never touch freed memory. */
+	_Atomic int64_t life;
+};
+
+static inline struct umem_pool_fast *pf(struct umem_pool *p)
+{
+	return &p->f;
+}
+
+/* ring.c */
+UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
+UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);
+UMEM_PRIVATE int umem__ring_push(struct umem_ring *r, const uint64_t *addrs, uint32_t n);
+UMEM_PRIVATE uint32_t umem__ring_pop(struct umem_ring *r, uint64_t *addrs, uint32_t max);
+UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
+UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
+
+/* area.c */
+UMEM_PRIVATE struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what);
+UMEM_PRIVATE void umem__area_pool_gone(struct umem_area *a);
+
+/* pool.c */
+UMEM_PRIVATE uint64_t umem__pool_take_page(struct umem_pool *p, int32_t refcnt);
+UMEM_PRIVATE bool umem__page_unref(struct umem_area *a, struct umem_page *pg, uint64_t addr, int32_t n);
+UMEM_PRIVATE void umem__pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t base);
+UMEM_PRIVATE bool umem__pool_frag_drain(struct umem_pool *p);
+
+/* debug.c: exact per-fragment tracking (UMEM_AREA_F_DEBUG) */
+UMEM_PRIVATE int umem__track_init(struct umem_area *a);
+UMEM_PRIVATE void umem__track_alloc(struct umem_area *a, uint64_t addr, uint32_t len);
+UMEM_PRIVATE void umem__track_put(struct umem_area *a, uint64_t addr, uint32_t n);
+UMEM_PRIVATE int umem__track_ref(struct umem_area *a, uint64_t addr, uint32_t n);
+
+#endif

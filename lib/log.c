@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include "internal.h"
+
+static int default_print(enum umem_print_level level, const char *fmt, va_list args)
+{
+	if (level == UMEM_DEBUG && !getenv("LIBUMEM_VERBOSE"))
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static umem_print_fn_t print_fn = default_print;
+
+umem_print_fn_t umem_set_print(umem_print_fn_t fn)
+{
+	umem_print_fn_t old = print_fn;
+
+	print_fn = fn;
+	return old;
+}
+
+void umem__pr(enum umem_print_level level, const char *fmt, ...)
+{
+	char buf[512];
+	va_list args;
+	umem_print_fn_t fn = print_fn;
+
+	if (!fn)
+		return;
+	/* One prefix for every message, added here so callers never repeat it. */
+	snprintf(buf, sizeof(buf), "libumem: %s", fmt);
+	va_start(args, fmt);
+	fn(level, buf, args);
+	va_end(args);
+}
+
+void umem__die(const char *fmt, ...)
+{
+	va_list args;
+
+	fputs("libumem: FATAL: ", stderr);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+	fflush(stderr);
+	abort();
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* Minimal test helpers: CHECK aborts the test with file:line and a message; exit codes follow
+ * ctest's convention (0 pass, 1 fail, 77 skip). */
+#ifndef UMEM_TESTUTIL_H
+#define UMEM_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+
+#define TEST_SKIP 77
+
+#define CHECK(cond, ...)                                                              \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                 \
+			fputc('\n', stderr);                                          \
+			exit(1);                                                      \
+		}                                                                     \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                \
+	do {                                                                          \
+		long long _a = (long long)(a), _b = (long long)(b);                   \
+		CHECK(_a == _b, "%s = %lld, expected %s = %lld", #a, _a, #b, _b);       \
+	} while (0)
+
+/* Deterministic PRNG (xorshift64*) so failures reproduce from the seed. */
+static inline uint64_t test_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+#endif

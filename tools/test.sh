@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up, configure, build, ctest; then the sanitizer builds.
+#   tools/test.sh            everything (what CI runs)
+#   tools/test.sh --quick    the default build and its ctest only
+# Build folders: build/ (warnings as errors), build-asan/ (ASan+UBSan), build-tsan/ (TSan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+if [ "$(id -u)" = 0 ]; then
+	tools/setup.sh
+fi
+# bpffs lets libxdp use its multi-program dispatcher; tests also run without it.
+if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf 2>/dev/null; then
+	mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
+fi
+
+jobs=$(nproc)
+run_suite() { # dir cmake-args... -- ctest-args...
+	local dir=$1; shift
+	local cm=() ct=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do cm+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	ct=("$@")
+	echo "=== $dir: configure ${cm[*]}"
+	cmake -S . -B "$dir" -DUMEM_WERROR=ON "${cm[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+	echo "=== $dir: build"
+	cmake --build "$dir" -j "$jobs" 2>&1 | grep -E "warning|error|Error" || true
+	[ "${PIPESTATUS[0]}" = 0 ] || return 1
+	echo "=== $dir: ctest ${ct[*]}"
+	ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${ct[@]}"
+}
+
+run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo --
+[ $quick = 1 ] && exit 0
+ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=address -- -L 'unit|netns|bpf'
+run_suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=thread -- -L 'threads'
