@@ -26,8 +26,10 @@ run_suite() { # dir cmake-args... -- ctest-args...
 	echo "=== $dir: configure ${cm[*]}"
 	cmake -S . -B "$dir" -DUMEM_WERROR=ON "${cm[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
 	echo "=== $dir: build"
-	cmake --build "$dir" -j "$jobs" 2>&1 | grep -E "warning|error|Error" || true
-	[ "${PIPESTATUS[0]}" = 0 ] || return 1
+	if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
+		grep -E -B2 -A8 "error|Error" "$dir.build.log" | head -80
+		return 1
+	fi
 	echo "=== $dir: ctest ${ct[*]}"
 	ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${ct[@]}"
 }
