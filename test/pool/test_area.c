@@ -7,6 +7,7 @@
 static int warnings;
 static char last_warning[512];
 
+__attribute__((format(printf, 2, 0)))
 static int capture(enum umem_print_level level, const char *fmt, va_list args)
 {
 	if (level == UMEM_WARN) {
