@@ -2,8 +2,10 @@
 /*
  * netns test helper: attaches the steering program to IFACE with the given rules, opens two
  * AF_XDP sockets on queue 0 (one shared UMEM), registers them at indexes 0 and 1, and prints
- * "ready", then "sock0=N sock1=M wrong=W" whenever a frame arrives (wrong: a UDP frame whose
- * destination port is not 5001 + the socket's index). Runs until killed.
+ * "ready", then "sock0=N sock1=M wrong=W big=B" whenever frames arrive (wrong: a UDP frame whose
+ * destination port is not 5001 + the socket's index; big: frames longer than one 4 KiB buffer,
+ * received as chained descriptors since the sockets are bound with XDP_USE_SG). Runs until
+ * killed.
  *   steer_xsk_rx [--libxdp] [--default ACTION] IFACE RULE...
  */
 #include <errno.h>
@@ -17,6 +19,14 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 #include <umem/steer.h>
+
+/* Debian 12's kernel headers are 6.1: multi-buffer AF_XDP came in 6.6. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
 
 #define NR_FRAMES 1024
 #define FRAME_SIZE 4096
@@ -32,14 +42,15 @@ int main(int argc, char **argv)
 {
 	UMEM_OPTS(umem_steer_opts, o);
 	struct umem_steer_action dflt;
-	struct xsk_socket_config cfg = { .rx_size = 2048, .tx_size = 0, .bind_flags = XDP_COPY,
+	struct xsk_socket_config cfg = { .rx_size = 2048, .tx_size = 0, .bind_flags = XDP_COPY | XDP_USE_SG,
 					 .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD };
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp, rx[2];
 	struct xsk_socket *xsk[2] = {};
 	struct xsk_umem *umem = NULL;
 	struct umem_steer *s;
-	unsigned long count[2] = {}, wrong = 0;
+	unsigned long count[2] = {}, wrong = 0, big = 0;
+	uint32_t frame_len[2] = {}; /* bytes so far of the frame being chained on each socket */
 	void *area;
 	int i = 1, rc = 1;
 	uint32_t idx;
@@ -104,21 +115,27 @@ int main(int argc, char **argv)
 				const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&rx[k], idx + d);
 				const uint8_t *p = xsk_umem__get_data(area, desc->addr);
 
-				/* IPv4 without options, UDP: destination port at 14 + 20 + 2. */
-				if (desc->len >= 42 && p[12] == 0x08 && p[13] == 0 && p[23] == 17 &&
-				    ((p[36] << 8) | p[37]) != 5001 + k)
+				/* First buffer of a frame. IPv4 without options, UDP: destination port
+				 * at 14 + 20 + 2. */
+				if (!frame_len[k] && desc->len >= 42 && p[12] == 0x08 && p[13] == 0 &&
+				    p[23] == 17 && ((p[36] << 8) | p[37]) != 5001 + k)
 					wrong++;
+				frame_len[k] += desc->len;
+				if (!(desc->options & XDP_PKT_CONTD)) {
+					count[k]++;
+					big += frame_len[k] > FRAME_SIZE;
+					frame_len[k] = 0;
+				}
 				while (xsk_ring_prod__reserve(&fill, 1, &fidx) != 1)
 					;
 				*xsk_ring_prod__fill_addr(&fill, fidx) = xsk_umem__extract_addr(desc->addr);
 				xsk_ring_prod__submit(&fill, 1);
 			}
 			xsk_ring_cons__release(&rx[k], n);
-			count[k] += n;
 			got += n;
 		}
 		if (got) {
-			printf("sock0=%lu sock1=%lu wrong=%lu\n", count[0], count[1], wrong);
+			printf("sock0=%lu sock1=%lu wrong=%lu big=%lu\n", count[0], count[1], wrong, big);
 			fflush(stdout);
 		}
 	}
