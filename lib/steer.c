@@ -298,7 +298,8 @@ int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_
 		return -EINVAL;
 	if ((err = table_read(s, &t, &bank)))
 		return err;
-	memcpy(out, t.rules, (max < t.nr_rules ? max : t.nr_rules) * sizeof(t.rules[0]));
+	if (max)
+		memcpy(out, t.rules, (max < t.nr_rules ? max : t.nr_rules) * sizeof(t.rules[0]));
 	return t.nr_rules;
 }
 
