@@ -296,23 +296,20 @@ static __always_inline int rule_matches(const struct umem_steer_match *m, const 
 	return 1;
 }
 
-struct scan {
-	const struct umem_steer_table *t;
-	const struct pkt *p;
-	__u32 hit; /* position of the first matching rule, or MAX_RULES */
-};
-
-static long scan_one(__u32 i, void *arg)
+/* Position of the first rule that matches, or MAX_RULES. A plain bounded loop: bpf_loop()
+ * cost 12 ns per rule here against 1.5 ns for this (tools/steer-bench). */
+static __always_inline __u32 first_match(const struct umem_steer_table *t, const struct pkt *p)
 {
-	struct scan *s = arg;
+	__u32 nr = t->nr_rules;
 
-	if (i >= UMEM_STEER_MAX_RULES)
-		return 1;
-	if (rule_matches(&s->t->rules[i].match, s->p)) {
-		s->hit = i;
-		return 1;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < UMEM_STEER_MAX_RULES; i++) {
+		if (i >= nr)
+			break;
+		if (rule_matches(&t->rules[i].match, p))
+			return i;
 	}
-	return 0;
+	return UMEM_STEER_MAX_RULES;
 }
 
 /* Symmetric: the endpoints are ordered before hashing, so both directions of a flow agree. */
@@ -354,7 +351,7 @@ int umem_steer(struct xdp_md *ctx)
 	struct umem_steer_table *t;
 	struct umem_steer_action act;
 	struct pkt p = {};
-	struct scan s;
+	__u32 hit;
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u32 *bank;
@@ -376,13 +373,10 @@ int umem_steer(struct xdp_md *ctx)
 		rule = UMEM_STEER_RULE_HOST_CONTROL; /* counted as an action only */
 		goto decide;
 	}
-	s.t = t;
-	s.p = &p;
-	s.hit = UMEM_STEER_MAX_RULES;
-	bpf_loop(t->nr_rules < UMEM_STEER_MAX_RULES ? t->nr_rules : UMEM_STEER_MAX_RULES, scan_one, &s, 0);
-	if (s.hit < UMEM_STEER_MAX_RULES) {
-		act = t->rules[s.hit].action;
-		rule = t->rules[s.hit].id;
+	hit = first_match(t, &p);
+	if (hit < UMEM_STEER_MAX_RULES) {
+		act = t->rules[hit].action;
+		rule = t->rules[hit].id;
 	} else {
 		act = t->default_action;
 	}
