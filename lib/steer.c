@@ -274,20 +274,6 @@ int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
 	return table_publish(s, &t, bank);
 }
 
-int umem_steer__clear_rules(struct umem_steer *s)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	t.nr_rules = 0;
-	return table_publish(s, &t, bank);
-}
-
 int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max)
 {
 	struct umem_steer_table t;
@@ -303,37 +289,11 @@ int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_
 	return t.nr_rules;
 }
 
-int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s || !action)
-		return -EINVAL;
-	if ((err = check_action(s, action)) || (err = table_read(s, &t, &bank)))
-		return err;
-	t.default_action = *action;
-	return table_publish(s, &t, bank);
-}
-
-int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s || !out)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	*out = t.default_action;
-	return 0;
-}
-
 #define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE)
 
-int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
+/* Table-wide edits: each non-NULL argument replaces its part of the table. */
+static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt, const uint32_t *flags,
+		     bool clear_rules)
 {
 	struct umem_steer_table t;
 	uint32_t bank;
@@ -341,28 +301,58 @@ int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
 
 	if (!s)
 		return -EINVAL;
-	if (table_flags & ~TABLE_FLAGS_ALL) {
-		pr_warn("steer %s: unknown table flags 0x%x\n", s->ifname, table_flags & ~TABLE_FLAGS_ALL);
+	if (dflt && (err = check_action(s, dflt)))
+		return err;
+	if (flags && (*flags & ~TABLE_FLAGS_ALL)) {
+		pr_warn("steer %s: unknown table flags 0x%x\n", s->ifname, *flags & ~TABLE_FLAGS_ALL);
 		return -EINVAL;
 	}
 	if ((err = table_read(s, &t, &bank)))
 		return err;
-	t.flags = table_flags;
+	if (dflt)
+		t.default_action = *dflt;
+	if (flags)
+		t.flags = *flags;
+	if (clear_rules)
+		t.nr_rules = 0;
 	return table_publish(s, &t, bank);
+}
+
+int umem_steer__clear_rules(struct umem_steer *s)
+{
+	return table_set(s, NULL, NULL, true);
+}
+
+int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action)
+{
+	return action ? table_set(s, action, NULL, false) : -EINVAL;
+}
+
+int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
+{
+	return table_set(s, NULL, &table_flags, false);
+}
+
+int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out)
+{
+	struct umem_steer_table t;
+	uint32_t bank;
+	int err = s && out ? table_read(s, &t, &bank) : -EINVAL;
+
+	if (!err)
+		*out = t.default_action;
+	return err;
 }
 
 int umem_steer__table_flags(struct umem_steer *s, uint32_t *out)
 {
 	struct umem_steer_table t;
 	uint32_t bank;
-	int err;
+	int err = s && out ? table_read(s, &t, &bank) : -EINVAL;
 
-	if (!s || !out)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	*out = t.flags;
-	return 0;
+	if (!err)
+		*out = t.flags;
+	return err;
 }
 
 int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd)
@@ -506,6 +496,7 @@ struct found {
 	int in_dispatcher;   /* a component of libxdp's dispatcher */
 	uint32_t foreign_id; /* a program that is not ours (first found), 0 if none */
 	uint32_t foreign_flags;
+	int foreign_in_dispatcher;
 	char foreign_name[BPF_OBJ_NAME_LEN];
 };
 
@@ -539,6 +530,7 @@ static void note_prog(struct found *f, uint32_t id, uint32_t flags, int in_dispa
 	} else if (!f->foreign_id) {
 		f->foreign_id = id;
 		f->foreign_flags = flags;
+		f->foreign_in_dispatcher = in_dispatcher;
 		memcpy(f->foreign_name, name, sizeof(name));
 	}
 }
@@ -563,8 +555,10 @@ static int find_progs(uint32_t ifindex, struct found *f)
 			struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 			struct xdp_program *p = NULL;
 
-			if (libxdp_get_error(mp))
+			if (libxdp_get_error(mp)) { /* unreadable: the dispatcher counts as foreign */
+				note_prog(f, id, modes[m].flags, 0);
 				continue;
+			}
 			while ((p = xdp_multiprog__next_prog(p, mp)))
 				note_prog(f, xdp_program__id(p), modes[m].flags, 1);
 			xdp_multiprog__close(mp);
@@ -647,22 +641,32 @@ static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 	return 0;
 }
 
-static struct umem_steer *handle_new(const char *ifname)
+/* A handle with no fds yet; with an interface name, its index and queue count. */
+static int handle_new(const char *ifname, struct umem_steer **out)
 {
 	struct umem_steer *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		return NULL;
+		return -ENOMEM;
 	s->link_fd = s->prog_fd = -1;
 	s->tables_fd = s->active_fd = s->xsks_fd = s->rstats_fd = s->astats_fd = s->trace_fd = -1;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname ? ifname : "(none)");
 	if (s->nr_cpus <= 0) {
 		free(s);
-		errno = EIO;
-		return NULL;
+		return -EIO;
 	}
-	return s;
+	if (ifname) {
+		s->ifindex = if_nametoindex(ifname);
+		if (!s->ifindex) {
+			pr_warn("steer: no interface '%s'\n", ifname);
+			free(s);
+			return -ENODEV;
+		}
+		s->nr_queues = rx_queues(ifname, s->ifindex);
+	}
+	*out = s;
+	return 0;
 }
 
 static void close_fds(struct umem_steer *s)
@@ -687,17 +691,11 @@ struct umem_steer *umem_steer__open(const char *ifname)
 		errno = EINVAL;
 		return NULL;
 	}
-	s = handle_new(ifname);
-	if (!s)
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
 		return NULL;
-	s->own_fds = 1;
-	s->ifindex = if_nametoindex(ifname);
-	if (!s->ifindex) {
-		pr_warn("steer: no interface '%s'\n", ifname);
-		err = -ENODEV;
-		goto err_free;
 	}
-	s->nr_queues = rx_queues(ifname, s->ifindex);
+	s->own_fds = 1;
 	if ((err = find_progs(s->ifindex, &f)))
 		goto err_free;
 	if (!f.prog_id) {
@@ -773,7 +771,7 @@ static int replace_foreign(struct umem_steer *s, const struct found *f, uint32_t
 	}
 	pr_info("steer %s: replacing XDP program '%s' (id %u) as asked\n", s->ifname, f->foreign_name,
 		f->foreign_id);
-	if (!strncmp(f->foreign_name, "xdp_dispatcher", 14)) {
+	if (f->foreign_in_dispatcher) { /* the dispatcher goes, with every program in it */
 		struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(s->ifindex);
 		int err = libxdp_get_error(mp);
 
@@ -909,17 +907,9 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 		errno = EINVAL;
 		return NULL;
 	}
-	s = handle_new(ifname);
-	if (!s)
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
 		return NULL;
-	if (ifname) {
-		s->ifindex = if_nametoindex(ifname);
-		if (!s->ifindex) {
-			pr_warn("steer: no interface '%s'\n", ifname);
-			err = -ENODEV;
-			goto err_free;
-		}
-		s->nr_queues = rx_queues(ifname, s->ifindex);
 	}
 	s->attach = attach;
 	s->nr_sockets = OPTS_GET(opts, nr_sockets, 0);
@@ -936,8 +926,8 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 		if (f.prog_id && (err = clear_stale(s, &f)))
 			goto err_free;
 		/* In libxdp's dispatcher, others' programs are neighbours, not obstacles. */
-		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && !strncmp(f.foreign_name, "xdp_dispatcher", 14)) &&
-		    !(attach == UMEM_STEER_ATTACH_LIBXDP && f.in_dispatcher) && (err = replace_foreign(s, &f, flags)))
+		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && f.foreign_in_dispatcher) &&
+		    (err = replace_foreign(s, &f, flags)))
 			goto err_free;
 	}
 
