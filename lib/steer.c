@@ -475,6 +475,8 @@ int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out)
 	out->owner_pid = t.owner_pid;
 	out->owned = s->skel != NULL;
 	out->generation = t.generation;
+	if (OPTS_HAS(out, owner_alive))
+		out->owner_alive = owner_alive(&t);
 	return 0;
 }
 

@@ -118,6 +118,8 @@ struct umem_steer_info {
 	uint32_t owner_pid;    /* process that attached it */
 	uint32_t owned;        /* 1 if this handle attached it */
 	uint64_t generation;   /* table changes so far */
+	uint32_t owner_alive;  /* 1 if the owner process still runs (pid and start time match) */
+	uint32_t :32;
 };
 UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
 UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);

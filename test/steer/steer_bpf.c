@@ -647,7 +647,8 @@ static void test_attach(void)
 	CHECK(bpf_xdp_query(lo, 0, &q) == 0 && q.skb_prog_id == info.prog_id, "not attached");
 	seen = umem_steer__open("lo");
 	CHECK(seen, "open: %s", strerror(errno));
-	CHECK(umem_steer__info(seen, &info) == 0 && !info.owned && info.owner_pid == (uint32_t)getpid(), "open info");
+	CHECK(umem_steer__info(seen, &info) == 0 && !info.owned && info.owner_pid == (uint32_t)getpid() && info.owner_alive,
+	      "open info");
 	/* A second steerer while the first lives: refused. */
 	CHECK(!umem_steer__attach("lo", &o) && errno == EBUSY, "second attach: %d", errno);
 	umem_steer__detach(seen);
