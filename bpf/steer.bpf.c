@@ -123,6 +123,7 @@ static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, 
 	case IPPROTO_ICMPV6: need = 4; break;
 	default: return;
 	}
+	/* off > 1024 never holds for real headers; the bound keeps the verifier's range of off small. */
 	if (off + need > end_l3 || data + off + need > data_end || off > 1024) {
 		p->malformed = 1;
 		return;
