@@ -69,28 +69,41 @@ static uint32_t rx_queues_netlink(uint32_t ifindex)
 		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK, .nlmsg_flags = NLM_F_REQUEST },
 		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex },
 	};
-	char buf[16384];
+	union {
+		struct nlmsghdr nh; /* aligns the buffer for the headers in it */
+		char buf[16384];
+	} resp;
 	uint32_t n = 0;
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	ssize_t len;
 
 	if (fd < 0)
 		return 0;
-	if (send(fd, &req, sizeof(req), 0) < 0 || (len = recv(fd, buf, sizeof(buf), 0)) < 0) {
+	if (send(fd, &req, sizeof(req), 0) < 0 || (len = recv(fd, resp.buf, sizeof(resp.buf), 0)) < 0) {
 		close(fd);
 		return 0;
 	}
 	close(fd);
-	for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, (size_t)len); nh = NLMSG_NEXT(nh, len)) {
-		struct ifinfomsg *ifi = NLMSG_DATA(nh);
-		int alen;
+	/* Walked by hand: the <linux/netlink.h> macros cast char * to aligned types (-Wcast-align). */
+	for (char *pos = resp.buf; len >= (ssize_t)sizeof(struct nlmsghdr);) {
+		struct nlmsghdr *nh = (void *)pos;
+		char *a, *end;
 
-		if (nh->nlmsg_type != RTM_NEWLINK)
-			continue;
-		alen = IFLA_PAYLOAD(nh);
-		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-			if (a->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(a) >= sizeof(uint32_t))
-				memcpy(&n, RTA_DATA(a), sizeof(n));
+		if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > (size_t)len)
+			break;
+		end = pos + nh->nlmsg_len;
+		a = (char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct ifinfomsg));
+		while (nh->nlmsg_type == RTM_NEWLINK && a + sizeof(struct rtattr) <= end) {
+			struct rtattr *ra = (void *)a;
+
+			if (ra->rta_len < sizeof(*ra) || a + ra->rta_len > end)
+				break;
+			if (ra->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(ra) >= sizeof(uint32_t))
+				memcpy(&n, RTA_DATA(ra), sizeof(n));
+			a += RTA_ALIGN(ra->rta_len);
+		}
+		len -= NLMSG_ALIGN(nh->nlmsg_len);
+		pos += NLMSG_ALIGN(nh->nlmsg_len);
 	}
 	return n;
 }
