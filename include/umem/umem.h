@@ -6,6 +6,7 @@
 #include <umem/common.h>
 #include <umem/area.h>
 #include <umem/pool.h>
+#include <umem/classes.h>
 #include <umem/steer.h>
 
 #endif
