@@ -7,5 +7,6 @@
 #include <umem/area.h>
 #include <umem/pool.h>
 #include <umem/classes.h>
+#include <umem/steer.h>
 
 #endif
