@@ -61,6 +61,7 @@ _Static_assert(UMEM_DESC_F_CONTD == XDP_PKT_CONTD, "UMEM_DESC_F_CONTD is XDP_PKT
 #define PORT_REFILL_BATCH 64u      /* refill once this many fill slots are free: one bulk alloc */
 #define PORT_COPY_KICKS 8u         /* copy mode sends 32 frames per sendto(): retries per burst */
 #define PORT_DRAIN_TIMEOUT_MS 500  /* destroy waits this long for TX in flight to complete */
+#define PORT_REBIND_TIMEOUT_MS 500 /* create retries a queue still held by a closed socket */
 
 struct port_umem;
 
@@ -737,18 +738,7 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		why, strerror(-err));
 }
 
-static void unmap_umem_rings(struct port_umem *u, struct port_queue *q)
-{
-	struct xdp_mmap_offsets off;
-	socklen_t len = sizeof(off);
-
-	if (getsockopt(xsk_umem__fd(u->xsk), SOL_XDP, XDP_MMAP_OFFSETS, &off, &len))
-		return;
-	munmap((char *)q->fill.ring - off.fr.desc, off.fr.desc + u->fill_size * sizeof(uint64_t));
-	munmap((char *)q->comp.ring - off.cr.desc, off.cr.desc + u->comp_size * sizeof(uint64_t));
-}
-
-static int open_socket(struct umem_port *p, const struct port_cfg *c)
+static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool last_try)
 {
 	struct port_umem *u = p->u;
 	struct port_queue *q = p->q;
@@ -791,12 +781,10 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 	err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk, &p->rx, &p->tx,
 					&q->fill, &q->comp, &sc);
 	if (err) {
-		explain_bind_error(p, err, c);
+		if (last_try || err != -EBUSY)
+			explain_bind_error(p, err, c);
 		p->xsk = NULL;
 		if (u->owner == p) {
-			/* libxdp leaves the UMEM's own fill and completion rings mapped, and a mapping
-			 * keeps the socket (and its pinned pages) alive. */
-			unmap_umem_rings(u, q);
 			xsk_umem__delete(u->xsk);
 			u->xsk = NULL;
 			u->owner = NULL;
@@ -806,6 +794,22 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 	p->fd = xsk_socket__fd(p->xsk);
 	q->sockets++;
 	return 0;
+}
+
+/* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
+ * so a queue just freed by a destroyed port can still be busy for a moment: retry a while. */
+static int open_socket(struct umem_port *p, const struct port_cfg *c)
+{
+	int err;
+
+	for (int ms = 0;; ms += 5) {
+		bool last = ms >= PORT_REBIND_TIMEOUT_MS;
+
+		err = open_socket_once(p, c, last);
+		if (err != -EBUSY || last)
+			return err;
+		poll(NULL, 0, 5);
+	}
 }
 
 static void query_mode(struct umem_port *p, const struct port_cfg *c)
