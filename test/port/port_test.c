@@ -3,7 +3,9 @@
  * AF_XDP ports over veth pairs in private namespaces (label netns; root, else exit 77).
  *
  *   port_test rx <chunk>     receive ICMP echo and UDP at 64/512/1500 bytes; payloads compared.
- *                            chunk: 2048 | 4096:<headroom> | u<size> (unaligned mode)
+ *                            chunk: 2048 | 4096:<headroom> | u<size>[/<page size>] (unaligned
+ *                            mode; with 8 KiB pages and 2500-byte chunks RX buffers are
+ *                            fragments at unaligned offsets)
  *   port_test tx             frames sent by the port arrive at the peer's packet socket
  *   port_test shared         two veths on one UMEM: forward, flood (refs), several sockets on
  *                            one queue, the UMEM owner destroyed first, busy poll options
@@ -298,32 +300,44 @@ static void port_send(struct umem_port *p, const uint8_t *frame, uint32_t len)
 	port_send_descs(p, d, n);
 }
 
+/* The L4 header of an IPv4 frame of protocol proto (headers are copied out: frame bytes after
+ * the 14-byte Ethernet header are not aligned). */
 static const uint8_t *l4(const struct frame *f, uint8_t proto, uint32_t *l4len)
 {
-	const struct iphdr *ip = (const void *)(f->bytes + 14);
+	struct iphdr ip;
 
-	if (f->len < 14 + 20 || f->bytes[12] != 0x08 || f->bytes[13] != 0x00 || ip->protocol != proto)
+	if (f->len < 14 + sizeof(ip) || f->bytes[12] != 0x08 || f->bytes[13] != 0x00)
 		return NULL;
-	*l4len = f->len - 14 - ip->ihl * 4u;
-	return f->bytes + 14 + ip->ihl * 4u;
+	memcpy(&ip, f->bytes + 14, sizeof(ip));
+	if (ip.protocol != proto)
+		return NULL;
+	*l4len = f->len - 14 - ip.ihl * 4u;
+	return f->bytes + 14 + ip.ihl * 4u;
 }
 
 static bool is_udp_test(const struct frame *f, const void *arg)
 {
-	uint32_t len;
-	const struct udphdr *u = (const void *)l4(f, IPPROTO_UDP, &len);
+	uint32_t len = 0;
+	const uint8_t *p = l4(f, IPPROTO_UDP, &len);
+	struct udphdr u;
 
 	(void)arg;
-	return u && len >= 8 && ntohs(u->uh_dport) == UDP_DPORT;
+	if (!p || len < sizeof(u))
+		return false;
+	memcpy(&u, p, sizeof(u));
+	return ntohs(u.uh_dport) == UDP_DPORT;
 }
 
 static bool is_echo(const struct frame *f, const void *arg)
 {
-	uint32_t len;
-	const struct icmphdr *ic = (const void *)l4(f, IPPROTO_ICMP, &len);
+	uint32_t len = 0;
+	const uint8_t *p = l4(f, IPPROTO_ICMP, &len);
+	struct icmphdr ic;
 
-	return ic && len >= 8 && ic->type == ICMP_ECHO &&
-	       ntohs(ic->un.echo.sequence) == *(const uint16_t *)arg;
+	if (!p || len < sizeof(ic))
+		return false;
+	memcpy(&ic, p, sizeof(ic));
+	return ic.type == ICMP_ECHO && ntohs(ic.un.echo.sequence) == *(const uint16_t *)arg;
 }
 
 static struct umem_area *make_area(uint32_t pages, uint32_t chunk, uint32_t page_size)
@@ -342,16 +356,16 @@ static int test_rx(const char *mode)
 	static const uint32_t sizes[] = { 64, 512, 1500 };
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
 	struct umem_port_stats st = { .sz = sizeof(st) };
-	uint32_t chunk = 2048, headroom = 0, uchunk = 0;
+	uint32_t chunk = 2048, headroom = 0, uchunk = 0, page_size = 0;
 	struct world w;
 	static uint8_t payload[2048];
 
 	if (mode[0] == 'u')
-		uchunk = (uint32_t)atoi(mode + 1), chunk = 0;
+		sscanf(mode + 1, "%u/%u", &uchunk, &page_size), chunk = 0;
 	else if (sscanf(mode, "%u:%u", &chunk, &headroom) < 1)
 		CHECK(0, "bad mode %s", mode);
 	world_init(&w, 1);
-	struct umem_area *area = make_area(1024, chunk, 0);
+	struct umem_area *area = make_area(1024, chunk, page_size);
 	struct umem_pool *pool = umem_pool__create(area, NULL);
 	CHECK(pool, "pool");
 	po.headroom = headroom;
