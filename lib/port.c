@@ -106,19 +106,16 @@ struct port_prog {
 
 /* Counters written by the driving thread only: relaxed load + store, atomic only so a stats
  * reader elsewhere is not a data race (the pool's owner-counter scheme). */
+#define PORT_COUNTERS(X)                                                                      \
+	X(rx_packets) X(rx_bytes) X(rx_descs) X(tx_packets) X(tx_bytes) X(tx_descs)            \
+	X(tx_ring_full) X(tx_kicks) X(tx_kick_again) X(rx_kicks) X(completions) X(fill_added)  \
+	X(fill_alloc_fail)
+#define PORT_COUNTER_FIELD(name) _Atomic uint64_t name;
 struct port_counters {
-	_Atomic uint64_t rx_packets, rx_bytes, rx_descs, tx_packets, tx_bytes, tx_descs;
-	_Atomic uint64_t tx_ring_full, tx_kicks, tx_kick_again, rx_kicks, completions;
-	_Atomic uint64_t fill_added, fill_alloc_fail;
+	PORT_COUNTERS(PORT_COUNTER_FIELD)
 };
-#ifndef UMEM_NO_STATS
-#define PSTAT(p, field, n)                                                                    \
-	atomic_store_explicit(&(p)->st.field,                                                  \
-			      atomic_load_explicit(&(p)->st.field, memory_order_relaxed) + (n),   \
-			      memory_order_relaxed)
-#else
-#define PSTAT(p, field, n) ((void)(n))
-#endif
+/* Bumped with the pools' UMEM__STAT (pool_fast.h): it compiles away with UMEM_STATS=OFF. */
+#define PSTAT(p, field, n) UMEM__STAT(p, field, n)
 #define PSTAT_GET(p, field) atomic_load_explicit(&(p)->st.field, memory_order_relaxed)
 
 struct umem_port {
@@ -1168,19 +1165,9 @@ int umem_port__stats(const struct umem_port *p, struct umem_port_stats *s)
 
 	if (!p || !s || s->sz < sizeof(size_t))
 		return -EINVAL;
-	out.rx_packets = PSTAT_GET(p, rx_packets);
-	out.rx_bytes = PSTAT_GET(p, rx_bytes);
-	out.rx_descs = PSTAT_GET(p, rx_descs);
-	out.tx_packets = PSTAT_GET(p, tx_packets);
-	out.tx_bytes = PSTAT_GET(p, tx_bytes);
-	out.tx_descs = PSTAT_GET(p, tx_descs);
-	out.tx_ring_full = PSTAT_GET(p, tx_ring_full);
-	out.tx_kicks = PSTAT_GET(p, tx_kicks);
-	out.tx_kick_again = PSTAT_GET(p, tx_kick_again);
-	out.rx_kicks = PSTAT_GET(p, rx_kicks);
-	out.completions = PSTAT_GET(p, completions);
-	out.fill_added = PSTAT_GET(p, fill_added);
-	out.fill_alloc_fail = PSTAT_GET(p, fill_alloc_fail);
+#define PORT_COUNTER_COPY(name) out.name = PSTAT_GET(p, name);
+	PORT_COUNTERS(PORT_COUNTER_COPY)
+#undef PORT_COUNTER_COPY
 	out.tx_inflight = atomic_load_explicit(&p->q->tx_outstanding, memory_order_relaxed);
 	if (!getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 		out.rx_dropped = xs.rx_dropped;

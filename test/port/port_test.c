@@ -46,6 +46,8 @@ struct world {
 	int npairs;
 	char lif[2][IF_NAMESIZE], pif[2][IF_NAMESIZE];
 	uint8_t lmac[2][6], pmac[2][6];
+	struct umem_area *area;
+	struct umem_pool *pool;
 };
 
 struct frame {
@@ -71,9 +73,23 @@ static void pattern(uint8_t *buf, size_t len, uint32_t seed)
 		buf[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 8));
 }
 
-static void world_init(struct world *w, int npairs)
+static struct umem_area *make_area(uint32_t pages, uint32_t chunk, uint32_t page_size)
+{
+	UMEM_OPTS(umem_area_opts, ao, .chunk_size = chunk, .page_size = page_size);
+	struct umem_area *a = umem_area__create(pages, &ao);
+
+	CHECK(a, "area: %s", strerror(errno));
+	return a;
+}
+
+/* npairs veth pairs between the test's namespace and the peer's, and an area of pages pages
+ * (chunk_size and page_size as umem_area_opts) with one pool. */
+static void world_init(struct world *w, int npairs, uint32_t pages, uint32_t chunk, uint32_t page_size)
 {
 	netns_private(&w->ns);
+	w->area = make_area(pages, chunk, page_size);
+	w->pool = umem_pool__create(w->area, NULL);
+	CHECK(w->pool, "pool: %s", strerror(errno));
 	w->npairs = npairs;
 	for (int i = 0; i < npairs; i++) {
 		snprintf(w->lif[i], IF_NAMESIZE, "pt-l%d", i);
@@ -108,11 +124,14 @@ static void check_no_xdp(struct world *w)
 	}
 }
 
-static void check_accounting(struct umem_area *area, struct umem_pool *pool)
+/* Nothing attached any more, and frame accounting: the pool has no page in flight and every
+ * page is back in the area. */
+static void world_fini(struct world *w)
 {
-	CHECK_EQ(umem_pool__destroy(pool), 0);
-	CHECK_EQ(umem_area__free_pages(area), umem_area__nr_pages(area));
-	CHECK_EQ(umem_area__destroy(area), 0);
+	check_no_xdp(w);
+	CHECK_EQ(umem_pool__destroy(w->pool), 0);
+	CHECK_EQ(umem_area__free_pages(w->area), umem_area__nr_pages(w->area));
+	CHECK_EQ(umem_area__destroy(w->area), 0);
 }
 
 /* ---- peer side ---- */
@@ -340,15 +359,6 @@ static bool is_echo(const struct frame *f, const void *arg)
 	return ic.type == ICMP_ECHO && ntohs(ic.un.echo.sequence) == *(const uint16_t *)arg;
 }
 
-static struct umem_area *make_area(uint32_t pages, uint32_t chunk, uint32_t page_size)
-{
-	UMEM_OPTS(umem_area_opts, ao, .chunk_size = chunk, .page_size = page_size);
-	struct umem_area *a = umem_area__create(pages, &ao);
-
-	CHECK(a, "area: %s", strerror(errno));
-	return a;
-}
-
 /* ---- tests ---- */
 
 static int test_rx(const char *mode)
@@ -364,13 +374,10 @@ static int test_rx(const char *mode)
 		sscanf(mode + 1, "%u/%u", &uchunk, &page_size), chunk = 0;
 	else if (sscanf(mode, "%u:%u", &chunk, &headroom) < 1)
 		CHECK(0, "bad mode %s", mode);
-	world_init(&w, 1);
-	struct umem_area *area = make_area(1024, chunk, page_size);
-	struct umem_pool *pool = umem_pool__create(area, NULL);
-	CHECK(pool, "pool");
+	world_init(&w, 1, 1024, chunk, page_size);
 	po.headroom = headroom;
 	po.chunk_size = uchunk;
-	struct umem_port *p = umem_port__create(area, pool, w.lif[0], 0, &po);
+	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
 	CHECK(p, "port: %s", strerror(errno));
 	CHECK_EQ(umem_port__mode(p), UMEM_PORT_MODE_COPY); /* veth has no zero-copy */
 	CHECK_EQ(umem_port__xdp_mode(p), UMEM_PORT_XDP_NATIVE);
@@ -396,7 +403,7 @@ static int test_rx(const char *mode)
 		if (chunk)
 			CHECK(in_chunk >= 256 + headroom, "data at %llu of its chunk, headroom %u",
 			      (unsigned long long)in_chunk, headroom);
-		put_frame(pool, &rxf);
+		put_frame(w.pool, &rxf);
 
 		pattern(payload, plen, k + 100);
 		peer_ping(&w, 0, seq, payload, plen);
@@ -404,7 +411,7 @@ static int test_rx(const char *mode)
 		const uint8_t *ic = l4(&rxf, IPPROTO_ICMP, &l4len);
 		CHECK(l4len == 8 + plen && !memcmp(ic + 8, payload, plen), "ICMP payload of %u differs",
 		      sizes[k]);
-		put_frame(pool, &rxf);
+		put_frame(w.pool, &rxf);
 	}
 	CHECK(!umem_port__stats(p, &st), "stats");
 	CHECK(st.rx_packets >= 6 && st.rx_bytes >= 6 * 14 + 2 * (64 + 512 + 1500), "rx stats %llu %llu",
@@ -412,8 +419,7 @@ static int test_rx(const char *mode)
 	CHECK(st.fill_added >= 512, "fill ring topped up: %llu", (unsigned long long)st.fill_added);
 	CHECK_EQ(st.rx_invalid_descs, 0);
 	CHECK_EQ(umem_port__destroy(p), 0);
-	check_no_xdp(&w);
-	check_accounting(area, pool);
+	world_fini(&w);
 	return 0;
 }
 
@@ -436,10 +442,8 @@ static int test_tx(void)
 	struct umem_desc d[BURST];
 	struct world w;
 
-	world_init(&w, 1);
-	struct umem_area *area = make_area(1024, 2048, 0);
-	struct umem_pool *pool = umem_pool__create(area, NULL);
-	struct umem_port *p = umem_port__create(area, pool, w.lif[0], 0, &po);
+	world_init(&w, 1, 1024, 2048, 0);
+	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
 	CHECK(p, "port: %s", strerror(errno));
 	int pk = peer_packet_socket(&w, 0);
 
@@ -455,8 +459,8 @@ static int test_tx(void)
 	for (uint32_t i = 0; i < BURST; i++) {
 		uint32_t len = 60 + (i * 37) % 1455;
 
-		CHECK(!umem_pool__alloc_frag(pool, len, &d[i].addr, NULL), "alloc");
-		make_test_frame(&w, 0, umem_pool__ptr(pool, d[i].addr), len, 1000 + i);
+		CHECK(!umem_pool__alloc_frag(w.pool, len, &d[i].addr, NULL), "alloc");
+		make_test_frame(&w, 0, umem_pool__ptr(w.pool, d[i].addr), len, 1000 + i);
 		d[i].len = len;
 		d[i].options = 0;
 	}
@@ -480,8 +484,7 @@ static int test_tx(void)
 	       (unsigned long long)st.tx_kick_again, (unsigned long long)st.tx_ring_full);
 	close(pk);
 	CHECK_EQ(umem_port__destroy(p), 0);
-	check_no_xdp(&w);
-	check_accounting(area, pool);
+	world_fini(&w);
 	return 0;
 }
 
@@ -514,12 +517,10 @@ static int test_shared(void)
 	static uint8_t payload[2048];
 	struct world w;
 
-	world_init(&w, 2);
-	struct umem_area *area = make_area(1024, 2048, 0);
-	struct umem_pool *pool = umem_pool__create(area, NULL);
-	struct umem_port *p0 = umem_port__create(area, pool, w.lif[0], 0, &po);
+	world_init(&w, 2, 1024, 2048, 0);
+	struct umem_port *p0 = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
 	CHECK(p0, "port 0: %s", strerror(errno));
-	struct umem_port *p1 = umem_port__create(area, pool, w.lif[1], 0, &bp);
+	struct umem_port *p1 = umem_port__create(w.area, w.pool, w.lif[1], 0, &bp);
 	CHECK(p1, "port 1 (shared UMEM): %s", strerror(errno));
 	int pk0 = peer_packet_socket(&w, 0), pk1 = peer_packet_socket(&w, 1);
 
@@ -530,14 +531,14 @@ static int test_shared(void)
 
 	/* Flood: one buffer on both TX rings, one reference per port; recycled after both. */
 	udp_into(&w, p0, 0, 700, 2, payload);
-	CHECK(!umem_pool__ref(pool, rxf.d[0].addr, 1), "ref");
+	CHECK(!umem_pool__ref(w.pool, rxf.d[0].addr, 1), "ref");
 	CHECK_EQ(umem_port__tx_burst(p0, rxf.d, 1), 1);
 	CHECK_EQ(umem_port__tx_burst(p1, rxf.d, 1), 1);
 	expect_at_peer(pk0, &rxf);
 	expect_at_peer(pk1, &rxf);
 
 	/* Several sockets on one queue share its fill and completion rings. */
-	struct umem_port *p2 = umem_port__create(area, pool, w.lif[0], 0, &po);
+	struct umem_port *p2 = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
 	CHECK(p2, "second socket on %s:0: %s", w.lif[0], strerror(errno));
 	static uint8_t frame[1514], got[2048];
 	make_test_frame(&w, 0, frame, sizeof(frame), 7);
@@ -563,8 +564,7 @@ static int test_shared(void)
 	close(pk1);
 	CHECK_EQ(umem_port__destroy(p1), 0);
 	CHECK_EQ(umem_port__destroy(p2), 0);
-	check_no_xdp(&w);
-	check_accounting(area, pool);
+	world_fini(&w);
 	return 0;
 }
 
@@ -591,11 +591,9 @@ static int test_mbuf(void)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_MULTI_BUFFER);
 	struct world w;
 
-	world_init(&w, 1);
+	world_init(&w, 1, 2048, 4096, 0);
 	CHECK(!set_mtu(&w, 0, 9000), "MTU 9000 on veth");
-	struct umem_area *area = make_area(2048, 4096, 0);
-	struct umem_pool *pool = umem_pool__create(area, NULL);
-	struct umem_port *p = umem_port__create(area, pool, w.lif[0], 0, &po);
+	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
 	CHECK(p, "port: %s", strerror(errno));
 	CHECK(umem_port__multi_buffer(p), "multi-buffer on");
 	int pk = peer_packet_socket(&w, 0);
@@ -613,8 +611,7 @@ static int test_mbuf(void)
 		mbuf_round(&w, p, pk, 64000);
 	close(pk);
 	CHECK_EQ(umem_port__destroy(p), 0);
-	check_no_xdp(&w);
-	check_accounting(area, pool);
+	world_fini(&w);
 	return 0;
 }
 
@@ -643,17 +640,15 @@ static int test_errors(void)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
 	struct world w;
 
-	world_init(&w, 1);
-	struct umem_area *area = make_area(1024, 2048, 0);
-	struct umem_pool *pool = umem_pool__create(area, NULL);
+	world_init(&w, 1, 1024, 2048, 0);
 	int ifindex = (int)if_nametoindex(w.lif[0]);
 
-	EXPECT_FAIL(umem_port__create(area, pool, "pt-missing", 0, &po), ENODEV);
-	EXPECT_FAIL(umem_port__create(area, pool, w.lif[0], 5, &po), EINVAL);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, "pt-missing", 0, &po), ENODEV);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 5, &po), EINVAL);
 	UMEM_OPTS(umem_port_opts, small_fill, .rx_size = 256, .fill_size = 256);
-	EXPECT_FAIL(umem_port__create(area, pool, w.lif[0], 0, &small_fill), EINVAL);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &small_fill), EINVAL);
 	UMEM_OPTS(umem_port_opts, zc, .rx_size = 256, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
-	EXPECT_FAIL(umem_port__create(area, pool, w.lif[0], 0, &zc), EOPNOTSUPP);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &zc), EOPNOTSUPP);
 	check_no_xdp(&w);
 
 	/* Somebody else's program on the interface: refused, and theirs stays. */
@@ -661,17 +656,17 @@ static int test_errors(void)
 	uint32_t id = 0, id_after = 0;
 	CHECK(!bpf_xdp_attach(ifindex, fp, XDP_FLAGS_DRV_MODE, NULL), "attach foreign program");
 	CHECK(!bpf_xdp_query_id(ifindex, 0, &id) && id, "foreign program attached");
-	EXPECT_FAIL(umem_port__create(area, pool, w.lif[0], 0, &po), EBUSY);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &po), EBUSY);
 	CHECK(!bpf_xdp_query_id(ifindex, 0, &id_after) && id_after == id, "foreign program untouched");
 	/* ... unless the caller steers itself. */
 	UMEM_OPTS(umem_port_opts, ext, .rx_size = 256, .tx_size = 256, .xdp_prog = UMEM_PORT_PROG_NONE);
-	struct umem_port *p = umem_port__create(area, pool, w.lif[0], 0, &ext);
+	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &ext);
 	CHECK(p, "port without a program: %s", strerror(errno));
 	CHECK_EQ(umem_port__xdp_mode(p), UMEM_PORT_XDP_EXTERNAL);
 	/* UMEM-wide settings must match the first port's. */
 	UMEM_OPTS(umem_port_opts, other, .rx_size = 256, .tx_size = 256, .headroom = 64,
 		  .xdp_prog = UMEM_PORT_PROG_NONE);
-	EXPECT_FAIL(umem_port__create(area, pool, w.lif[0], 0, &other), EINVAL);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &other), EINVAL);
 	CHECK_EQ(umem_port__destroy(p), 0);
 	CHECK(!bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL), "detach foreign program");
 	close(fp);
@@ -680,15 +675,14 @@ static int test_errors(void)
 	/* Generic mode on request; frames still arrive. */
 	UMEM_OPTS(umem_port_opts, gen, .rx_size = 256, .tx_size = 256,
 		  .xdp_attach = UMEM_PORT_ATTACH_GENERIC);
-	p = umem_port__create(area, pool, w.lif[0], 0, &gen);
+	p = umem_port__create(w.area, w.pool, w.lif[0], 0, &gen);
 	CHECK(p, "generic port: %s", strerror(errno));
 	CHECK_EQ(umem_port__xdp_mode(p), UMEM_PORT_XDP_GENERIC);
 	static uint8_t payload[512];
 	udp_into(&w, p, 0, 400, 4, payload);
-	put_frame(pool, &rxf);
+	put_frame(w.pool, &rxf);
 	CHECK_EQ(umem_port__destroy(p), 0);
-	check_no_xdp(&w);
-	check_accounting(area, pool);
+	world_fini(&w);
 	return 0;
 }
 
