@@ -132,6 +132,7 @@ struct umem_port {
 	uint32_t queue;
 	uint32_t chunk_size;
 	uint32_t rx_frame_len;
+	uint64_t umem_size;
 	bool unaligned, need_wakeup, busy_poll, multi_buffer;
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
@@ -384,6 +385,22 @@ int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n
 	return (int)got;
 }
 
+/* NULL when the kernel will accept d, else why not. */
+static inline const char *tx_desc_invalid(const struct umem_port *p, const struct umem_desc *d)
+{
+	if (umem_unlikely(!d->len))
+		return "empty";
+	if (umem_unlikely(d->addr >= p->umem_size || d->len > p->umem_size - d->addr))
+		return "outside the UMEM";
+	if (umem_unlikely(d->options & ~(uint32_t)XDP_PKT_CONTD))
+		return "unknown options";
+	if (umem_unlikely(d->options && !p->multi_buffer))
+		return "a chain on a port without multi-buffer";
+	if (umem_unlikely(!p->unaligned && (d->addr & (p->chunk_size - 1)) + d->len > p->chunk_size))
+		return "crosses a chunk boundary";
+	return NULL;
+}
+
 int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint32_t n)
 {
 	uint32_t idx = 0, room, m = 0, packets = 0;
@@ -395,10 +412,21 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 		return 0;
 	umem_port__complete(p);
 	room = xsk_prod_nb_free(&p->tx, n);
-	/* Queue whole frames only: end at the last frame boundary that fits. */
-	for (uint32_t i = 0; i < n && i < room; i++)
+	/* Queue whole frames only: end at the last frame boundary that fits. An invalid
+	 * descriptor would be skipped by the kernel without a completion (a leak): refuse the
+	 * burst instead. */
+	for (uint32_t i = 0; i < n && i < room; i++) {
+		const char *why = tx_desc_invalid(p, &descs[i]);
+
+		if (umem_unlikely(why)) {
+			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) %s: "
+				"nothing queued\n", p->ifname, p->queue, i,
+				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
+			return -EINVAL;
+		}
 		if (!(descs[i].options & XDP_PKT_CONTD))
 			m = i + 1;
+	}
 	if (m < n)
 		PSTAT(p, tx_ring_full, room < n);
 	if (m) {
@@ -930,6 +958,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	p->need_wakeup = !(c.flags & UMEM_PORT_F_NO_NEED_WAKEUP);
 	p->multi_buffer = c.flags & UMEM_PORT_F_MULTI_BUFFER;
 	p->rx_frame_len = c.chunk_size - c.headroom - XDP_PACKET_HEADROOM;
+	p->umem_size = umem_area__size(area);
 	netns = current_netns();
 
 	pthread_mutex_lock(&ports_lock);

@@ -160,7 +160,10 @@ UMEM_API int umem_port__rx_burst(struct umem_port *port, struct umem_desc *descs
 /* Queues up to n descriptors for transmission and kicks the kernel when needed (every
  * non-empty burst that needs a wakeup, so a partial burst at a low rate never stalls). Drains
  * completions first to make room. Never splits a chain: returns how many descriptors were
- * queued (0..n, always at a frame boundary); the others still belong to the caller. */
+ * queued (0..n, always at a frame boundary); the others still belong to the caller.
+ * -EINVAL, queueing nothing, when a descriptor that fits is invalid (the kernel would drop it
+ * without a completion): empty, outside the UMEM, crossing a chunk boundary (aligned mode),
+ * options other than UMEM_DESC_F_CONTD, or a chain on a port without multi-buffer. */
 UMEM_API int umem_port__tx_burst(struct umem_port *port, const struct umem_desc *descs,
 				 uint32_t n);
 

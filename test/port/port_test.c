@@ -681,6 +681,24 @@ static int test_errors(void)
 	static uint8_t payload[512];
 	udp_into(&w, p, 0, 400, 4, payload);
 	put_frame(w.pool, &rxf);
+
+	/* Descriptors the kernel would drop without a completion are refused, nothing queued. */
+	struct umem_port_stats st = { .sz = sizeof(st) };
+	uint64_t buf;
+	CHECK(!umem_pool__alloc_frag(w.pool, 2048, &buf, NULL), "alloc");
+	const struct umem_desc bad[] = {
+		{ .addr = buf + 1024, .len = 1500 },                         /* crosses a chunk */
+		{ .addr = buf, .len = 0 },                                     /* empty */
+		{ .addr = umem_area__size(w.area), .len = 60 },               /* outside the UMEM */
+		{ .addr = buf, .len = 60, .options = UMEM_DESC_F_CONTD },    /* chain, no multi-buffer */
+	};
+	for (uint32_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const struct umem_desc burst[2] = { { .addr = buf, .len = 60 }, bad[i] };
+
+		CHECK_EQ(umem_port__tx_burst(p, burst, 2), -EINVAL);
+	}
+	CHECK(!umem_port__stats(p, &st) && st.tx_descs == 0, "nothing queued");
+	umem_pool__put(w.pool, buf);
 	CHECK_EQ(umem_port__destroy(p), 0);
 	world_fini(&w);
 	return 0;
