@@ -419,7 +419,7 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 		const char *why = tx_desc_invalid(p, &descs[i]);
 
 		if (umem_unlikely(why)) {
-			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) %s: "
+			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is invalid (%s): "
 				"nothing queued\n", p->ifname, p->queue, i,
 				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
 			return -EINVAL;
