@@ -136,6 +136,7 @@ struct umem_port {
 	bool unaligned, need_wakeup, busy_poll, multi_buffer;
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
+	int kick_errno;       /* last TX kick failure reported */
 	enum umem_port_mode mode;
 	enum umem_port_xdp_mode xdp_mode;
 	char ifname[IF_NAMESIZE];
@@ -315,7 +316,12 @@ static void tx_kick(struct umem_port *p)
 			continue;
 		}
 		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-			pr_warn("port %s:%u: TX kick failed: %s\n", p->ifname, p->queue, strerror(errno));
+			/* Once per cause: a link that is down would otherwise log at packet rate.
+			 * The frames stay queued; service() kicks again. */
+			if (errno != p->kick_errno)
+				pr_warn("port %s:%u: TX kick failed: %s\n", p->ifname, p->queue,
+					strerror(errno));
+			p->kick_errno = errno;
 			return;
 		}
 		umem_port__complete(p);

@@ -149,7 +149,8 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
  * port's rings still hold (unread RX, fill ring, TX not sent, completions) to the pools, and
  * closes the socket. Returns the number of buffers it had to abandon (0 normally; the kernel
  * never completed them; logged). The first port of an area owns the UMEM: its socket stays
- * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op. */
+ * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op.
+ * Destroy ports before their pools (and every port of an area before the area). */
 UMEM_API int umem_port__destroy(struct umem_port *port);
 
 /* Receives up to n descriptors. Whole frames only, unless one frame has more than n buffers
