@@ -10,6 +10,7 @@
  *   port_test shared         two veths on one UMEM: forward, flood (refs), several sockets on
  *                            one queue, the UMEM owner destroyed first, busy poll options
  *   port_test mbuf           multi-buffer chains at MTU 9000 (and 64000 when the kernel allows)
+ *   port_test queues         two queues of one interface, one shared default program
  *   port_test errors         missing interface, queue out of range, zero-copy on veth, a foreign
  *                            XDP program, bad options: clean errors, nothing left attached
  *
@@ -44,6 +45,7 @@
 struct world {
 	struct netns_pair ns;
 	int npairs;
+	unsigned queues; /* per veth end; 0: 1 */
 	char lif[2][IF_NAMESIZE], pif[2][IF_NAMESIZE];
 	uint8_t lmac[2][6], pmac[2][6];
 	struct umem_area *area;
@@ -97,7 +99,7 @@ static void world_init(struct world *w, int npairs, uint32_t pages, uint32_t chu
 		uint8_t l[6] = { 2, 0, 0, 0x77, (uint8_t)i, 1 }, p[6] = { 2, 0, 0, 0x77, (uint8_t)i, 2 };
 		memcpy(w->lmac[i], l, 6);
 		memcpy(w->pmac[i], p, 6);
-		netns_veth(&w->ns, w->lif[i], w->pif[i]);
+		netns_veth(&w->ns, w->lif[i], w->pif[i], w->queues);
 		NETNS_MUST(w->ns.local, "ip link set %s address 02:00:00:77:%02x:01 up && "
 			   "ip addr add 10.77.%d.1/24 dev %s", w->lif[i], i, i, w->lif[i]);
 		NETNS_MUST(w->ns.peer, "ip link set %s address 02:00:00:77:%02x:02 up && "
@@ -367,7 +369,7 @@ static int test_rx(const char *mode)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
 	struct umem_port_stats st = { .sz = sizeof(st) };
 	uint32_t chunk = 2048, headroom = 0, uchunk = 0, page_size = 0;
-	struct world w;
+	struct world w = { 0 };
 	static uint8_t payload[2048];
 
 	if (mode[0] == 'u')
@@ -440,7 +442,7 @@ static int test_tx(void)
 	static uint8_t frame[2048], got[4096];
 	enum { BURST = 200 };
 	struct umem_desc d[BURST];
-	struct world w;
+	struct world w = { 0 };
 
 	world_init(&w, 1, 1024, 2048, 0);
 	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
@@ -515,7 +517,7 @@ static int test_shared(void)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
 	UMEM_OPTS(umem_port_opts, bp, .rx_size = 256, .tx_size = 256, .busy_poll_usecs = 20);
 	static uint8_t payload[2048];
-	struct world w;
+	struct world w = { 0 };
 
 	world_init(&w, 2, 1024, 2048, 0);
 	struct umem_port *p0 = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
@@ -589,7 +591,7 @@ static void mbuf_round(struct world *w, struct umem_port *p, int pk, int mtu)
 static int test_mbuf(void)
 {
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_MULTI_BUFFER);
-	struct world w;
+	struct world w = { 0 };
 
 	world_init(&w, 1, 2048, 4096, 0);
 	CHECK(!set_mtu(&w, 0, 9000), "MTU 9000 on veth");
@@ -615,6 +617,72 @@ static int test_mbuf(void)
 	return 0;
 }
 
+#define EXPECT_FAIL(expr, err)                                                                  \
+	do {                                                                                    \
+		errno = 0;                                                                      \
+		CHECK((expr) == NULL && errno == (err), "%s: expected %s, got %s", #expr,         \
+		      strerror(err), strerror(errno));                                          \
+	} while (0)
+
+/* Two queues of one interface: one default program serves both ports (each queue with its own
+ * fill ring); it stays attached until the interface's last port goes. */
+static int test_queues(void)
+{
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	enum { N = 64 };
+	struct world w = { .queues = 2 };
+	uint32_t per_queue[2] = { 0 }, seen[N] = { 0 }, total = 0, id = 0;
+	long long end;
+
+	world_init(&w, 1, 1024, 2048, 0);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 2, &po), EINVAL);
+	struct umem_port *p[2];
+	for (uint32_t q = 0; q < 2; q++) {
+		p[q] = umem_port__create(w.area, w.pool, w.lif[0], q, &po);
+		CHECK(p[q], "port on queue %u: %s", q, strerror(errno));
+	}
+	/* Flows from different source ports spread over the peer's TX queues, which are our RX
+	 * queues. The payload carries the flow number. */
+	for (uint32_t i = 0; i < N; i++) {
+		struct sockaddr_in src = { .sin_family = AF_INET, .sin_port = htons((uint16_t)(20000 + i)) };
+		struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(UDP_DPORT) };
+		int fd = netns_socket(&w.ns, w.ns.peer, AF_INET, SOCK_DGRAM, 0);
+
+		inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
+		CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&src, sizeof(src)), "flow socket");
+		CHECK(sendto(fd, &i, sizeof(i), 0, (struct sockaddr *)&dst, sizeof(dst)) == sizeof(i), "send");
+		close(fd);
+	}
+	end = now_ms() + TIMEOUT_MS;
+	while (total < N && now_ms() < end)
+		for (uint32_t q = 0; q < 2; q++) {
+			uint32_t l4len = 0, flow;
+			struct umem_desc d[16];
+			int n = umem_port__rx_burst(p[q], d, 16);
+
+			for (int k = 0; k < n; k++) {
+				rxf.len = d[k].len;
+				memcpy(rxf.bytes, umem_pool__ptr(w.pool, d[k].addr), d[k].len);
+				umem_pool__put(w.pool, d[k].addr);
+				const uint8_t *u = l4(&rxf, IPPROTO_UDP, &l4len);
+				if (!is_udp_test(&rxf, NULL) || l4len != 8 + sizeof(flow))
+					continue;
+				memcpy(&flow, u + 8, sizeof(flow));
+				CHECK(flow < N && !seen[flow]++, "flow %u twice", flow);
+				per_queue[q]++;
+				total++;
+			}
+		}
+	printf("queues: %u flows, %u on queue 0, %u on queue 1\n", total, per_queue[0], per_queue[1]);
+	CHECK_EQ(total, N);
+	CHECK_EQ(umem_port__destroy(p[0]), 0);
+	CHECK(!bpf_xdp_query_id((int)if_nametoindex(w.lif[0]), 0, &id) && id,
+	      "program detached while queue 1 still has a port");
+	CHECK_EQ(umem_port__destroy(p[1]), 0);
+	world_fini(&w);
+	return 0;
+}
+
 /* A trivial XDP program ("return XDP_PASS") standing for somebody else's. */
 static int foreign_prog(void)
 {
@@ -628,17 +696,10 @@ static int foreign_prog(void)
 	return fd;
 }
 
-#define EXPECT_FAIL(expr, err)                                                                  \
-	do {                                                                                    \
-		errno = 0;                                                                      \
-		CHECK((expr) == NULL && errno == (err), "%s: expected %s, got %s", #expr,         \
-		      strerror(err), strerror(errno));                                          \
-	} while (0)
-
 static int test_errors(void)
 {
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
-	struct world w;
+	struct world w = { 0 };
 
 	world_init(&w, 1, 1024, 2048, 0);
 	int ifindex = (int)if_nametoindex(w.lif[0]);
@@ -715,6 +776,8 @@ int main(int argc, char **argv)
 		return test_shared();
 	if (argc >= 2 && !strcmp(argv[1], "mbuf"))
 		return test_mbuf();
+	if (argc >= 2 && !strcmp(argv[1], "queues"))
+		return test_queues();
 	if (argc >= 2 && !strcmp(argv[1], "errors"))
 		return test_errors();
 	fprintf(stderr, "usage: %s rx <2048|4096:headroom|u<chunk>> | tx | shared | mbuf | errors\n",

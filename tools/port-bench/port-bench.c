@@ -201,8 +201,8 @@ int main(int argc, char **argv)
 
 	parse(argc, argv);
 	netns_private(&ns);
-	netns_veth(&ns, "pb-l0", "pb-p0");
-	netns_veth(&ns, "pb-l1", "pb-p1");
+	netns_veth(&ns, "pb-l0", "pb-p0", 1);
+	netns_veth(&ns, "pb-l1", "pb-p1", 1);
 	NETNS_MUST(ns.local, "ip link set pb-l0 up && ip link set pb-l1 up");
 	NETNS_MUST(ns.peer, "ip link set pb-p0 up && ip link set pb-p1 up");
 	side_init(&local);
