@@ -10,6 +10,7 @@
  *   port_test shared         two veths on one UMEM: forward, flood (refs), several sockets on
  *                            one queue, the UMEM owner destroyed first, busy poll options
  *   port_test mbuf           multi-buffer chains at MTU 9000 (and 64000 when the kernel allows)
+ *   port_test threads        two threads, one port and pool each, forwarding between them
  *   port_test queues         two queues of one interface, one shared default program
  *   port_test errors         missing interface, queue out of range, zero-copy on veth, a foreign
  *                            XDP program, bad options: clean errors, nothing left attached
@@ -31,6 +32,7 @@
 #include <netinet/ip_icmp.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -683,6 +685,116 @@ static int test_queues(void)
 	return 0;
 }
 
+/* Two threads, each the owner of its pool and the driver of its port: frames received on port
+ * A (thread 0, pool 0) are sent on port B by thread 1, whose completions return pool 0's pages
+ * through pool 0's return ring. Run under TSan by the threads label. */
+enum { XT_FRAMES = 200, XT_PAYLOAD = 600 };
+
+struct xthread {
+	pthread_mutex_t lock;
+	struct umem_desc q[XT_FRAMES];
+	uint32_t head, tail;   /* handed over by thread 0, taken by thread 1 */
+	struct umem_port *a, *b;
+	struct umem_pool *pool0, *pool1;
+	_Atomic uint32_t received, forwarded;
+	_Atomic bool stop;
+};
+
+static void *xt_rx(void *arg)
+{
+	struct xthread *x = arg;
+	static struct frame f; /* this thread's only */
+
+	while (!atomic_load(&x->stop) && atomic_load(&x->received) < XT_FRAMES) {
+		struct umem_desc d[32];
+		int n = umem_port__rx_burst(x->a, d, 32);
+
+		for (int i = 0; i < n; i++) {
+			f.len = d[i].len < MAX_FRAME ? d[i].len : MAX_FRAME;
+			memcpy(f.bytes, umem_pool__ptr(x->pool0, d[i].addr), f.len);
+			if (!is_udp_test(&f, NULL)) {
+				umem_pool__put(x->pool0, d[i].addr);
+				continue;
+			}
+			pthread_mutex_lock(&x->lock);
+			x->q[x->tail++] = d[i];
+			pthread_mutex_unlock(&x->lock);
+			atomic_fetch_add(&x->received, 1);
+		}
+		if (!n)
+			poll(NULL, 0, 1);
+	}
+	return NULL;
+}
+
+static void *xt_tx(void *arg)
+{
+	struct xthread *x = arg;
+	struct umem_port_stats st = { .sz = sizeof(st) };
+
+	while (!atomic_load(&x->stop)) {
+		struct umem_desc d[32];
+		uint32_t n = 0;
+		int sent;
+
+		pthread_mutex_lock(&x->lock);
+		while (x->head < x->tail && n < 32)
+			d[n++] = x->q[x->head++];
+		pthread_mutex_unlock(&x->lock);
+		for (uint32_t done = 0; done < n; done += (uint32_t)sent) {
+			sent = umem_port__tx_burst(x->b, d + done, n - done);
+			CHECK(sent >= 0, "tx_burst: %d", sent);
+			umem_port__service(x->b);
+		}
+		atomic_fetch_add(&x->forwarded, n);
+		umem_port__service(x->b);
+		umem_port__stats(x->b, &st);
+		if (atomic_load(&x->forwarded) == XT_FRAMES && !st.tx_inflight)
+			break;
+		if (!n)
+			poll(NULL, 0, 1);
+	}
+	return NULL;
+}
+
+static int test_threads(void)
+{
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	static struct xthread x = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	static uint8_t payload[XT_PAYLOAD], got[2048];
+	struct world w = { 0 };
+	pthread_t t0, t1;
+	uint32_t arrived = 0;
+
+	world_init(&w, 2, 2048, 2048, 0);
+	x.pool0 = w.pool;
+	x.pool1 = umem_pool__create(w.area, NULL);
+	CHECK(x.pool1, "second pool");
+	x.a = umem_port__create(w.area, x.pool0, w.lif[0], 0, &po);
+	x.b = umem_port__create(w.area, x.pool1, w.lif[1], 0, &po);
+	CHECK(x.a && x.b, "ports: %s", strerror(errno));
+	int pk = peer_packet_socket(&w, 1);
+	CHECK(!pthread_create(&t0, NULL, xt_rx, &x) && !pthread_create(&t1, NULL, xt_tx, &x), "threads");
+	for (uint32_t i = 0; i < XT_FRAMES; i++) {
+		pattern(payload, sizeof(payload), i);
+		peer_udp(&w, 0, payload, sizeof(payload));
+	}
+	while (arrived < XT_FRAMES && peer_recv(pk, got, sizeof(got), 0x0800) == 14 + 28 + XT_PAYLOAD)
+		arrived++;
+	atomic_store(&x.stop, true);
+	pthread_join(t0, NULL);
+	pthread_join(t1, NULL);
+	printf("threads: %u received by thread 0, %u forwarded by thread 1, %u at the peer\n",
+	       atomic_load(&x.received), atomic_load(&x.forwarded), arrived);
+	CHECK_EQ(arrived, XT_FRAMES);
+	close(pk);
+	CHECK_EQ(umem_port__destroy(x.a), 0);
+	CHECK_EQ(umem_port__destroy(x.b), 0);
+	CHECK_EQ(umem_pool__destroy(x.pool1), 0);
+	world_fini(&w);
+	return 0;
+}
+
 /* A trivial XDP program ("return XDP_PASS") standing for somebody else's. */
 static int foreign_prog(void)
 {
@@ -776,6 +888,8 @@ int main(int argc, char **argv)
 		return test_shared();
 	if (argc >= 2 && !strcmp(argv[1], "mbuf"))
 		return test_mbuf();
+	if (argc >= 2 && !strcmp(argv[1], "threads"))
+		return test_threads();
 	if (argc >= 2 && !strcmp(argv[1], "queues"))
 		return test_queues();
 	if (argc >= 2 && !strcmp(argv[1], "errors"))
