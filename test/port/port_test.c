@@ -877,24 +877,29 @@ static int test_errors(void)
 	return 0;
 }
 
+static int test_rx_default(void)
+{
+	return test_rx("2048");
+}
+
 int main(int argc, char **argv)
 {
+	static const struct {
+		const char *name;
+		int (*run)(void);
+	} tests[] = {
+		{ "rx", test_rx_default }, { "tx", test_tx }, { "shared", test_shared },
+		{ "mbuf", test_mbuf }, { "threads", test_threads }, { "queues", test_queues },
+		{ "errors", test_errors },
+	};
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "rx"))
 		return test_rx(argv[2]);
-	if (argc >= 2 && !strcmp(argv[1], "tx"))
-		return test_tx();
-	if (argc >= 2 && !strcmp(argv[1], "shared"))
-		return test_shared();
-	if (argc >= 2 && !strcmp(argv[1], "mbuf"))
-		return test_mbuf();
-	if (argc >= 2 && !strcmp(argv[1], "threads"))
-		return test_threads();
-	if (argc >= 2 && !strcmp(argv[1], "queues"))
-		return test_queues();
-	if (argc >= 2 && !strcmp(argv[1], "errors"))
-		return test_errors();
-	fprintf(stderr, "usage: %s rx <2048|4096:headroom|u<chunk>> | tx | shared | mbuf | errors\n",
-		argv[0]);
+	for (size_t i = 0; argc >= 2 && i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (!strcmp(argv[1], tests[i].name))
+			return tests[i].run();
+	fprintf(stderr, "usage: %s rx [2048|4096:<headroom>|u<chunk>[/<page size>]] | tx | shared | "
+		"mbuf | threads | queues | errors\n", argv[0]);
 	return 2;
 }
