@@ -845,6 +845,19 @@ static int test_errors(void)
 	close(fp);
 	check_no_xdp(&w);
 
+	/* A device without native XDP (a bridge): AUTO falls back to generic mode, NATIVE fails cleanly. */
+	NETNS_MUST(w.ns.local, "ip link add pt-d0 type bridge && ip link set pt-d0 up");
+	UMEM_OPTS(umem_port_opts, native, .rx_size = 256, .tx_size = 256,
+		  .xdp_attach = UMEM_PORT_ATTACH_NATIVE);
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, "pt-d0", 0, &native), EOPNOTSUPP);
+	p = umem_port__create(w.area, w.pool, "pt-d0", 0, &po);
+	CHECK(p, "port on a bridge: %s", strerror(errno));
+	CHECK_EQ(umem_port__xdp_mode(p), UMEM_PORT_XDP_GENERIC);
+	CHECK_EQ(umem_port__destroy(p), 0);
+	uint32_t dummy_id = 0;
+	CHECK(!bpf_xdp_query_id((int)if_nametoindex("pt-d0"), 0, &dummy_id) && !dummy_id,
+	      "program left on the bridge");
+
 	/* Generic mode on request; frames still arrive. */
 	UMEM_OPTS(umem_port_opts, gen, .rx_size = 256, .tx_size = 256,
 		  .xdp_attach = UMEM_PORT_ATTACH_GENERIC);
