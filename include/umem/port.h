@@ -90,8 +90,9 @@ enum umem_port_xdp_prog {
 	 * a queue receives through it. */
 	UMEM_PORT_PROG_DEFAULT = 0,
 	/* Attach nothing: the caller steers frames itself, e.g. with the steering program
-	 * (umem_steer__*), by inserting umem_port__fd() into its XSKMAP. The caller must remove
-	 * the socket from its map before umem_port__destroy(). */
+	 * (umem_steer__set_socket(steer, index, umem_port__fd(port))). The kernel drops a closed
+	 * socket from every XSKMAP and destroy recovers every buffer either way; removing the
+	 * socket from the map first just stops traffic to it before the teardown. */
 	UMEM_PORT_PROG_NONE,
 };
 
