@@ -18,6 +18,7 @@
  * pool. TX is counted (queued - completed) per queue, since completions share a ring.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -844,6 +845,9 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 		return err;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
+	/* libxdp opens sockets without close-on-exec: a program started by the application would
+	 * otherwise keep the socket, and so its (device, queue), alive after destroy. */
+	fcntl(p->fd, F_SETFD, FD_CLOEXEC);
 	q->sockets++;
 	return 0;
 }
