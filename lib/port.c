@@ -661,7 +661,9 @@ struct port_cfg {
 
 static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, struct port_cfg *c)
 {
-	uint32_t area_chunk = umem_area__chunk_size(p->area);
+	uint32_t area_chunk = umem_area__chunk_size(p->area), area_page = umem_area__page_size(p->area);
+	/* AF_XDP chunks are at most one kernel page (8 KiB is refused even on hugepages). */
+	uint32_t kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
 
 	if (!OPTS_VALID(opts)) {
 		pr_warn("port %s:%u: bad opts size\n", p->ifname, p->queue);
@@ -693,11 +695,11 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 		return -EINVAL;
 	}
 	if (c->unaligned) {
-		c->chunk_size = c->chunk_size ?: 4096;
-		if (c->chunk_size < 2048 || c->chunk_size > 4096 ||
-		    c->chunk_size > umem_area__page_size(p->area)) {
-			pr_warn("port %s:%u: unaligned chunk size %u must be 2048..4096 and fit a page\n",
-				p->ifname, p->queue, c->chunk_size);
+		c->chunk_size = c->chunk_size ?: (kernel_page < area_page ? kernel_page : area_page);
+		if (c->chunk_size < 2048 || c->chunk_size > kernel_page || c->chunk_size > area_page) {
+			pr_warn("port %s:%u: unaligned chunk size %u must be 2048..%u (the kernel's page) "
+				"and fit an area page (%u)\n", p->ifname, p->queue, c->chunk_size,
+				kernel_page, area_page);
 			return -EINVAL;
 		}
 	} else if (c->chunk_size && c->chunk_size != area_chunk) {
@@ -706,9 +708,10 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 		return -EINVAL;
 	} else {
 		c->chunk_size = area_chunk;
-		if (c->chunk_size > 4096) {
-			pr_warn("port %s:%u: the kernel refuses chunks above 4096 bytes (area chunk %u): "
-				"use multi-buffer for larger frames\n", p->ifname, p->queue, c->chunk_size);
+		if (c->chunk_size > kernel_page) {
+			pr_warn("port %s:%u: the kernel refuses chunks above its page size %u (area chunk "
+				"%u): use multi-buffer for larger frames\n", p->ifname, p->queue,
+				kernel_page, c->chunk_size);
 			return -EINVAL;
 		}
 	}

@@ -115,7 +115,8 @@ struct umem_port_opts {
 	 * XDP_PACKET_HEADROOM (256). UMEM-wide. */
 	uint32_t headroom;
 	/* Unaligned mode only (area created with chunk_size 0): the AF_XDP chunk, any size from
-	 * 2048 to 4096 (e.g. 3000); 0 = 4096. Must be 0 or the area's chunk size in aligned mode.
+	 * 2048 to the kernel's page size (4096 on x86), e.g. 3000, and at most the area's page;
+	 * 0 = the smaller of the two pages. Must be 0 or the area's chunk size in aligned mode.
 	 * UMEM-wide. */
 	uint32_t chunk_size;
 	uint32_t flags;      /* enum umem_port_flags */
