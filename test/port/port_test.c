@@ -822,6 +822,12 @@ static int test_errors(void)
 	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &small_fill), EINVAL);
 	UMEM_OPTS(umem_port_opts, zc, .rx_size = 256, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
 	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &zc), EOPNOTSUPP);
+	/* 8 KiB chunks: the kernel takes at most one of its pages; refused before any socket. */
+	struct umem_area *big = make_area(64, 8192, 8192);
+	struct umem_pool *big_pool = umem_pool__create(big, NULL);
+	EXPECT_FAIL(umem_port__create(big, big_pool, w.lif[0], 0, &po), EINVAL);
+	CHECK_EQ(umem_pool__destroy(big_pool), 0);
+	CHECK_EQ(umem_area__destroy(big), 0);
 	check_no_xdp(&w);
 
 	/* Somebody else's program on the interface: refused, and theirs stays. */
