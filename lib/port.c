@@ -504,10 +504,11 @@ static struct port_queue *queue_get(struct port_umem *u, uint64_t netns, int ifi
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	/* Aligned mode: one bit per chunk. Unaligned: RX buffers are fragments on
-	 * UMEM_FRAG_ALIGN boundaries (or whole pages). */
-	q->bit_shift = u->unaligned ? (uint32_t)__builtin_ctz(UMEM_FRAG_ALIGN)
-				    : (uint32_t)__builtin_ctz(u->chunk_size);
+	/* One bit per possible RX buffer start: a chunk (aligned mode), a page (unaligned, one
+	 * buffer per page) or a UMEM_FRAG_ALIGN granule (unaligned fragments). */
+	uint32_t page_size = umem_area__page_size(u->area);
+	q->bit_shift = (uint32_t)__builtin_ctz(!u->unaligned ? u->chunk_size :
+					       u->chunk_size * 2 > page_size ? page_size : UMEM_FRAG_ALIGN);
 	granules = (umem_area__size(u->area) >> q->bit_shift) + 1;
 	q->in_kernel = calloc((granules + 63) / 64, sizeof(uint64_t));
 	if (!q->in_kernel) {
