@@ -442,7 +442,7 @@ static int test_tx(void)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
 	struct umem_port_stats st = { .sz = sizeof(st) };
 	static uint8_t frame[2048], got[4096];
-	enum { BURST = 200 };
+	enum { BURST = 600 }; /* more than the TX ring: ring full, completion ring wraps */
 	struct umem_desc d[BURST];
 	struct world w = { 0 };
 
@@ -459,7 +459,7 @@ static int test_tx(void)
 		CHECK(n == (int)sizes[k] && !memcmp(got, frame, sizes[k]), "frame of %u: peer got %d bytes",
 		      sizes[k], n);
 	}
-	/* A burst larger than what copy mode sends per kick (32). */
+	/* A burst larger than the TX ring (256) and than what copy mode sends per kick (32). */
 	for (uint32_t i = 0; i < BURST; i++) {
 		uint32_t len = 60 + (i * 37) % 1455;
 
@@ -483,6 +483,7 @@ static int test_tx(void)
 	CHECK_EQ(st.tx_inflight, 0);
 	CHECK_EQ(st.tx_invalid_descs, 0);
 	CHECK(st.tx_kicks >= BURST / 32, "kicks %llu", (unsigned long long)st.tx_kicks);
+	CHECK(st.tx_ring_full > 0, "a burst larger than the ring must have found it full");
 	printf("tx: %llu frames, %llu kicks (%llu deferred), %llu tx ring full\n",
 	       (unsigned long long)st.tx_packets, (unsigned long long)st.tx_kicks,
 	       (unsigned long long)st.tx_kick_again, (unsigned long long)st.tx_ring_full);
