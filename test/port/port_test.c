@@ -631,7 +631,8 @@ static int test_mbuf(void)
  * fill ring); it stays attached until the interface's last port goes. */
 static int test_queues(void)
 {
-	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	/* Also the need_wakeup-off paths (RX). */
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_NO_NEED_WAKEUP);
 	enum { N = 64 };
 	struct world w = { .queues = 2 };
 	uint32_t per_queue[2] = { 0 }, seen[N] = { 0 }, total = 0, id = 0;
@@ -760,7 +761,8 @@ static void *xt_tx(void *arg)
 
 static int test_threads(void)
 {
-	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	/* Also the need_wakeup-off paths (TX kicks on every burst). */
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_NO_NEED_WAKEUP);
 	static struct xthread x = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	static uint8_t payload[XT_PAYLOAD], got[2048];
 	struct world w = { 0 };
