@@ -205,6 +205,17 @@ static inline uint64_t rx_buffer(const struct umem_port *p, uint64_t raw)
 
 /* ---- rings ---- */
 
+/* Ring slots as uint64_t (libxdp's are __u64, unsigned long long). */
+static inline uint64_t *fill_slot(struct port_queue *q, uint32_t idx)
+{
+	return (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx);
+}
+
+static inline const uint64_t *comp_slot(const struct port_queue *q, uint32_t idx)
+{
+	return (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx);
+}
+
 static inline void tx_outstanding_add(struct port_queue *q, uint64_t n)
 {
 	atomic_store_explicit(&q->tx_outstanding,
@@ -227,10 +238,9 @@ int umem_port__complete(struct umem_port *p)
 	first = q->comp.size - (idx & q->comp.mask);
 	if (first > n)
 		first = n;
-	umem_pool__put_bulk(p->pool, (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx), first);
+	umem_pool__put_bulk(p->pool, comp_slot(q, idx), first);
 	if (n > first)
-		umem_pool__put_bulk(p->pool, (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx + first),
-				    n - first);
+		umem_pool__put_bulk(p->pool, comp_slot(q, idx + first), n - first);
 	xsk_ring_cons__release(&q->comp, n);
 	tx_outstanding_add(q, -(uint64_t)n);
 	PSTAT(p, completions, n);
@@ -248,8 +258,7 @@ static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
 		while (got < n) {
 			uint32_t at = (idx + got) & q->fill.mask;
 			uint32_t run = q->fill.size - at < n - got ? q->fill.size - at : n - got;
-			int k = umem_pool__alloc_bulk(p->pool,
-						      (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx + got), run);
+			int k = umem_pool__alloc_bulk(p->pool, fill_slot(q, idx + got), run);
 
 			if (k <= 0)
 				break;
@@ -259,12 +268,11 @@ static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
 		}
 	} else {
 		for (; got < n; got++)
-			if (umem_pool__alloc_frag(p->pool, p->chunk_size,
-						  (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx + got), NULL))
+			if (umem_pool__alloc_frag(p->pool, p->chunk_size, fill_slot(q, idx + got), NULL))
 				break;
 	}
 	for (uint32_t i = 0; i < got; i++)
-		bit_set(q->in_kernel, *xsk_ring_prod__fill_addr(&q->fill, idx + i) >> q->bit_shift);
+		bit_set(q->in_kernel, *fill_slot(q, idx + i) >> q->bit_shift);
 	return got;
 }
 
@@ -426,8 +434,8 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 		const char *why = tx_desc_invalid(p, &descs[i]);
 
 		if (umem_unlikely(why)) {
-			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is invalid (%s): "
-				"nothing queued\n", p->ifname, p->queue, i,
+			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is "
+				"invalid (%s): nothing queued\n", p->ifname, p->queue, i,
 				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
 			return -EINVAL;
 		}

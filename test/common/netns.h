@@ -124,8 +124,8 @@ static inline void netns_private(struct netns_pair *ns)
 		exit(77);
 	}
 	for (int i = 0; i < 2; i++)
-		NETNS_MUST(i ? ns->peer : ns->local, "ip link set lo up && "
-			   "sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1");
+		NETNS_MUST(i ? ns->peer : ns->local, "ip link set lo up && sysctl -q -w "
+			   "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1");
 }
 
 /* A veth pair with nqueues RX and TX queues per end (0: 1): local_if in the test's namespace,

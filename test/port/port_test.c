@@ -401,7 +401,8 @@ static int test_rx(const char *mode)
 		CHECK_EQ(rxf.nd, 1);
 		CHECK_EQ(rxf.len, 14 + sizes[k]);
 		const uint8_t *u = l4(&rxf, IPPROTO_UDP, &l4len);
-		CHECK(l4len == 8 + plen && !memcmp(u + 8, payload, plen), "UDP payload of %u differs", sizes[k]);
+		CHECK(l4len == 8 + plen && !memcmp(u + 8, payload, plen), "UDP payload of %u differs",
+		      sizes[k]);
 		/* The data starts behind the kernel's 256 bytes and our headroom. */
 		uint64_t in_chunk = chunk ? rxf.d[0].addr & (chunk - 1) : 0;
 		if (chunk)
@@ -584,7 +585,8 @@ static void mbuf_round(struct world *w, struct umem_port *p, int pk, int mtu)
 	CHECK(rxf.nd >= expect_descs && rxf.nd > 1, "MTU %d: %u descriptors, expected %u", mtu, rxf.nd,
 	      expect_descs);
 	for (uint32_t i = 0; i < rxf.nd; i++)
-		CHECK(!(rxf.d[i].options & UMEM_DESC_F_CONTD) == (i == rxf.nd - 1), "CONTD flags of the chain");
+		CHECK(!(rxf.d[i].options & UMEM_DESC_F_CONTD) == (i == rxf.nd - 1),
+		      "CONTD flags of the chain");
 	printf("mbuf: MTU %d frame of %u bytes arrived as %u descriptors\n", mtu, rxf.len, rxf.nd);
 	/* The received chain goes back out as a chain. */
 	port_send_descs(p, rxf.d, rxf.nd);
@@ -654,7 +656,8 @@ static int test_queues(void)
 
 		inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
 		CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&src, sizeof(src)), "flow socket");
-		CHECK(sendto(fd, &i, sizeof(i), 0, (struct sockaddr *)&dst, sizeof(dst)) == sizeof(i), "send");
+		CHECK(sendto(fd, &i, sizeof(i), 0, (struct sockaddr *)&dst, sizeof(dst)) == sizeof(i),
+		      "send");
 		close(fd);
 	}
 	end = now_ms() + TIMEOUT_MS;
