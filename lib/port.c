@@ -666,6 +666,7 @@ struct port_cfg {
 	uint32_t rx_size, tx_size, fill_size, comp_size, headroom, chunk_size, flags, zerocopy;
 	uint32_t xdp_prog, xdp_attach, busy_poll_usecs, busy_poll_budget;
 	bool unaligned;
+	bool fill_given, comp_given; /* else inherited from the UMEM's first port */
 };
 
 static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, struct port_cfg *c)
@@ -680,8 +681,12 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 	}
 	c->rx_size = OPTS_GET(opts, rx_size, 0) ?: UMEM_PORT_RX_SIZE_DEFAULT;
 	c->tx_size = OPTS_GET(opts, tx_size, 0) ?: UMEM_PORT_TX_SIZE_DEFAULT;
-	c->fill_size = OPTS_GET(opts, fill_size, 0) ?: 2 * c->rx_size;
-	c->comp_size = OPTS_GET(opts, comp_size, 0) ?: c->tx_size;
+	c->fill_size = OPTS_GET(opts, fill_size, 0);
+	c->comp_size = OPTS_GET(opts, comp_size, 0);
+	c->fill_given = c->fill_size;
+	c->comp_given = c->comp_size;
+	c->fill_size = c->fill_size ?: 2 * c->rx_size;
+	c->comp_size = c->comp_size ?: c->tx_size;
 	c->headroom = OPTS_GET(opts, headroom, 0);
 	c->chunk_size = OPTS_GET(opts, chunk_size, 0);
 	c->flags = OPTS_GET(opts, flags, 0);
@@ -735,9 +740,15 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 /* Later ports inherit the UMEM-wide settings: the kernel takes no bind flags from a socket
  * that shares a UMEM, so a different request could only be silently ignored. */
 static int check_umem_settings(const struct umem_port *p, const struct port_umem *u,
-			       const struct port_cfg *c)
+			       struct port_cfg *c)
 {
 	const char *field = NULL;
+
+	/* libxdp sizes every queue's fill and completion rings like the first one's. */
+	if (!c->fill_given)
+		c->fill_size = u->fill_size;
+	if (!c->comp_given)
+		c->comp_size = u->comp_size;
 
 	if (c->headroom != u->headroom)
 		field = "headroom";
@@ -956,12 +967,6 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	err = read_opts(p, opts, &c);
 	if (err)
 		goto free_port;
-	if (c.fill_size < 2 * c.rx_size) {
-		pr_warn("port %s:%u: fill ring %u must be at least twice the RX ring %u\n", ifname,
-			queue, c.fill_size, c.rx_size);
-		err = -EINVAL;
-		goto free_port;
-	}
 	p->ifindex = (int)if_nametoindex(ifname);
 	if (!p->ifindex) {
 		err = -ENODEV;
@@ -989,7 +994,14 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		err = check_umem_settings(p, u, &c);
 		if (err)
 			goto unlock;
-	} else {
+	}
+	if (c.fill_size < 2 * c.rx_size) {
+		pr_warn("port %s:%u: fill ring %u must be at least twice the RX ring %u\n", ifname,
+			queue, c.fill_size, c.rx_size);
+		err = -EINVAL;
+		goto unlock;
+	}
+	if (!u) {
 		u = calloc(1, sizeof(*u));
 		if (!u) {
 			err = -ENOMEM;

@@ -28,8 +28,9 @@
  * and may happen on any thread.
  *
  * UMEM-wide settings (headroom, unaligned chunk size, need_wakeup, multi-buffer, zero-copy
- * policy) are fixed by the first port on an area; later ports must pass the same values or get
- * -EINVAL naming the field (the kernel applies the owner's bind flags to shared sockets).
+ * policy, fill and completion ring sizes) are fixed by the first port on an area; later ports
+ * must pass the same values (or 0 for the ring sizes: inherited) or get -EINVAL naming the
+ * field (the kernel applies the owner's bind flags to shared sockets).
  *
  * Errors: constructors return NULL and set errno, other functions return negative errno.
  * A failed creation leaves nothing behind (no socket, no attached program, no map entry).
@@ -107,10 +108,12 @@ struct umem_port_opts {
 	size_t sz;           /* sizeof(struct umem_port_opts) */
 	uint32_t rx_size;    /* RX ring: power of two; 0 = UMEM_PORT_RX_SIZE_DEFAULT */
 	uint32_t tx_size;    /* TX ring: power of two; 0 = UMEM_PORT_TX_SIZE_DEFAULT */
-	/* Fill ring of the (interface, queue): power of two >= 2 * rx_size; 0 = 2 * rx_size.
-	 * Smaller is refused (-EINVAL). Set by the first port on the (interface, queue). */
+	/* Fill ring of each (interface, queue): power of two >= 2 * rx_size; 0 = 2 * rx_size
+	 * for the area's first port, the first port's value for later ones. Smaller than
+	 * 2 * rx_size is refused (-EINVAL). UMEM-wide (libxdp sizes every queue's rings alike). */
 	uint32_t fill_size;
-	uint32_t comp_size;  /* completion ring: power of two; 0 = tx_size */
+	/* Completion ring: power of two; 0 = tx_size (first port) or inherited. UMEM-wide. */
+	uint32_t comp_size;
 	/* Bytes reserved in front of each RX frame, in addition to the kernel's fixed
 	 * XDP_PACKET_HEADROOM (256). UMEM-wide. */
 	uint32_t headroom;
