@@ -8,5 +8,6 @@
 #include <umem/pool.h>
 #include <umem/classes.h>
 #include <umem/steer.h>
+#include <umem/port.h>
 
 #endif
