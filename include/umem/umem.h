@@ -6,5 +6,6 @@
 #include <umem/common.h>
 #include <umem/area.h>
 #include <umem/pool.h>
+#include <umem/port.h>
 
 #endif
