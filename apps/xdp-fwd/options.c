@@ -368,8 +368,8 @@ void fwd_usage(FILE *out, const char *prog)
 		const struct fwd_option *o = &options[i];
 		char lhs[64];
 
-		snprintf(lhs, sizeof(lhs), "%s%c%s--%s%s%s", o->short_name ? "-" : "   ",
-			 o->short_name ? o->short_name : ' ', o->short_name ? ", " : " ", o->name,
+		snprintf(lhs, sizeof(lhs), "%c%c%c --%s%s%s", o->short_name ? '-' : ' ',
+			 o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ', o->name,
 			 o->arg ? " " : "", o->arg ? o->arg : "");
 		fprintf(out, "  %-28s %s\n", lhs, o->help);
 	}
