@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <umem/steer.h>
 
 #define FWD_MAX_PORTS 16
 #define FWD_MAX_WORKERS 16
@@ -56,7 +57,10 @@ struct fwd_config {
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;
-	const char *rules[FWD_MAX_RULES];
+	/* Steering rules (text as given, and parsed): with any, the steering program replaces the
+	 * ports' default program; "sock N" names the port on queue N of each interface. */
+	const char *rule_text[FWD_MAX_RULES];
+	struct umem_steer_rule rules[FWD_MAX_RULES];
 	uint32_t nr_rules;
 	double duration;      /* seconds; 0: until a signal */
 	uint64_t count;       /* stop after this many forwarded frames; 0: no limit */

@@ -122,6 +122,8 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 
 	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
+	if (cfg->nr_rules)
+		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
 			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
 	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
@@ -133,6 +135,70 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 		return -err;
 	}
 	return 0;
+}
+
+/* First port on the interface of port i (the one that holds the interface's steering handle). */
+static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (!strcmp(ctx->cfg->ports[j].ifname, ctx->cfg->ports[i].ifname))
+			return j;
+	return i;
+}
+
+/* --rule: one steering program per interface with every rule; each port's socket registered at
+ * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
+static int attach_steering(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		const struct fwd_port_spec *spec = &cfg->ports[i];
+		uint32_t first = first_on_interface(ctx, i);
+		int err;
+
+		if (first == i) {
+			ctx->steer[i] = umem_steer__attach(spec->ifname, NULL);
+			if (!ctx->steer[i]) {
+				err = -errno;
+				fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n",
+					spec->ifname, strerror(-err));
+				return err;
+			}
+			for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+				struct umem_steer_rule rule = cfg->rules[r];
+
+				err = umem_steer__add_rule(ctx->steer[i], &rule);
+				if (err) {
+					fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", spec->ifname,
+						cfg->rule_text[r], strerror(-err));
+					return err;
+				}
+			}
+		}
+		err = umem_steer__set_socket(ctx->steer[first], spec->queue, umem_port__fd(ctx->ports[i].port));
+		if (err) {
+			fprintf(stderr, "xdp-fwd: %s: cannot register the socket of queue %u: %s\n",
+				spec->ifname, spec->queue, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void detach_steering(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		struct umem_steer *s = ctx->steer[first_on_interface(ctx, i)];
+
+		/* The port library wants its socket out of our map before it is destroyed. */
+		if (s && ctx->ports[i].port)
+			umem_steer__set_socket(s, ctx->cfg->ports[i].queue, -1);
+	}
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		umem_steer__detach(ctx->steer[i]);
+		ctx->steer[i] = NULL;
+	}
 }
 
 /* Ports are dealt to workers in contiguous blocks, so wire pairs (0,1), (2,3) stay on one
@@ -154,6 +220,7 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	int64_t out = 0;
 
 	fwd_workers_join(ctx);
+	detach_steering(ctx);
 	for (uint32_t i = ctx->nr_ports; i-- > 0;) {
 		if (ctx->ports[i].port) {
 			int left = umem_port__destroy(ctx->ports[i].port);
@@ -223,6 +290,11 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		err = create_port(ctx, i);
+		if (err)
+			return err;
+	}
+	if (cfg->nr_rules) {
+		err = attach_steering(ctx);
 		if (err)
 			return err;
 	}

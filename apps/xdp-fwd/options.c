@@ -255,7 +255,10 @@ static int set_rule(struct fwd_config *c, const char *a, char *e, size_t l)
 {
 	if (c->nr_rules == FWD_MAX_RULES)
 		return fail(e, l, "--rule: at most %d rules", FWD_MAX_RULES);
-	c->rules[c->nr_rules++] = a;
+	/* The library logs which token is wrong; the message here names the rule. */
+	if (umem_steer_rule__parse(a, &c->rules[c->nr_rules]))
+		return fail(e, l, "--rule '%s': not a steering rule (e.g. \"udp dport 53 -> pass\")", a);
+	c->rule_text[c->nr_rules++] = a;
 	return 0;
 }
 static int set_duration(struct fwd_config *c, const char *a, char *e, size_t l)
@@ -332,7 +335,7 @@ static const struct fwd_option options[] = {
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", set_busy_budget },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", set_multi_buffer },
 	{ "profile", 0, "NAME", "size-class profile: mvpp2 (copy mode, 2 KiB chunks, multi-buffer jumbo)", set_profile },
-	{ "rule", 'r', "RULE", "a steering rule for the XDP program; repeat", set_rule },
+	{ "rule", 'r', "RULE", "steering rule, e.g. \"arp -> pass\" or \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", set_rule },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", set_duration },
 	{ "count", 'n', "N", "stop after N forwarded frames", set_count },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", set_interval },

@@ -65,6 +65,8 @@ struct fwd_ctx {
 	struct umem_area *area;
 	struct fwd_port ports[FWD_MAX_PORTS];
 	uint32_t nr_ports;
+	/* --rule: the steering program, on the first port of each interface (NULL elsewhere). */
+	struct umem_steer *steer[FWD_MAX_PORTS];
 	struct fwd_worker workers[FWD_MAX_WORKERS];
 	uint32_t nr_workers;
 	struct fwd_xq xq[FWD_MAX_WORKERS][FWD_MAX_WORKERS]; /* [from][to] */

@@ -53,8 +53,8 @@ static void test_all_options(void)
 	CHECK_EQ(PARSE(&cfg, err, "-i", "eth1@3", "--interface=eth2@0", "-i", "eth3", "-m", "l2", "-b", "32",
 		       "--rx-ring", "512", "--tx-ring", "1024", "--fill-ring", "2048", "--comp-ring", "256",
 		       "--chunk-size", "3000", "--unaligned", "--hugepages", "--copy", "--no-need-wakeup",
-		       "--busy-poll", "20", "--busy-budget", "16", "-c", "0,1", "--rule", "udp dport 53 queue",
-		       "-r", "drop", "-d", "2.5", "-n", "1000", "--interval", "0.5", "--l2-aging", "7",
+		       "--busy-poll", "20", "--busy-budget", "16", "-c", "0,1", "--rule", "udp dport 53 -> queue",
+		       "-r", "any -> drop", "-d", "2.5", "-n", "1000", "--interval", "0.5", "--l2-aging", "7",
 		       "--l2-size", "256", "-j", "--multi-buffer"), 0);
 	CHECK_EQ(cfg.nr_ports, 3);
 	CHECK(!strcmp(cfg.ports[0].ifname, "eth1"), "ifname");
@@ -74,7 +74,9 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.nr_cpus, 2);
 	CHECK_EQ(cfg.workers, 2); /* one worker per listed CPU */
 	CHECK_EQ(cfg.nr_rules, 2);
-	CHECK(!strcmp(cfg.rules[0], "udp dport 53 queue"), "rule");
+	CHECK(!strcmp(cfg.rule_text[0], "udp dport 53 -> queue"), "rule");
+	CHECK_EQ(cfg.rules[0].action.type, UMEM_STEER_A_QUEUE);
+	CHECK_EQ(cfg.rules[1].action.type, UMEM_STEER_A_DROP);
 	CHECK(cfg.duration == 2.5, "duration");
 	CHECK_EQ(cfg.count, 1000);
 	CHECK(cfg.interval == 0.5, "interval");
@@ -122,6 +124,7 @@ static void test_bad_arguments(void)
 	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
 	BAD("no AF_XDP zero-copy", "-i", "a", "-i", "b", "--profile", "mvpp2", "--zero-copy");
 	BAD("unexpected argument 'b'", "-i", "a", "b");
+	BAD("--rule 'udp dport -> pass': not a steering rule", "-i", "a", "-i", "b", "--rule", "udp dport -> pass");
 }
 
 static void test_cpu_list(void)
