@@ -61,6 +61,7 @@ _Static_assert(UMEM_DESC_F_CONTD == XDP_PKT_CONTD, "UMEM_DESC_F_CONTD is XDP_PKT
 #define PORT_REFILL_BATCH 64u      /* refill once this many fill slots are free: one bulk alloc */
 #define PORT_COPY_KICKS 8u         /* copy mode sends 32 frames per sendto(): retries per burst */
 #define PORT_DRAIN_TIMEOUT_MS 500  /* destroy waits this long for TX in flight to complete */
+#define PORT_REBIND_TIMEOUT_MS 500 /* create retries a queue still held by a closed socket */
 
 struct port_umem;
 
@@ -75,7 +76,9 @@ struct port_queue {
 	uint32_t sockets;        /* open sockets bound here (a destroyed UMEM owner included) */
 	uint32_t bit_shift;      /* buffer address >> bit_shift indexes in_kernel */
 	uint64_t *in_kernel;     /* buffers on the fill ring or held by the kernel for RX */
-	uint64_t tx_outstanding; /* queued on a TX ring of this queue, not completed */
+	/* Queued on a TX ring of this queue, not completed. Written by the driving thread only;
+	 * atomic so that a stats reader elsewhere is not a data race. */
+	_Atomic uint64_t tx_outstanding;
 };
 
 struct port_umem {
@@ -108,10 +111,14 @@ struct port_counters {
 	_Atomic uint64_t tx_ring_full, tx_kicks, tx_kick_again, rx_kicks, completions;
 	_Atomic uint64_t fill_added, fill_alloc_fail;
 };
+#ifndef UMEM_NO_STATS
 #define PSTAT(p, field, n)                                                                    \
 	atomic_store_explicit(&(p)->st.field,                                                  \
 			      atomic_load_explicit(&(p)->st.field, memory_order_relaxed) + (n),   \
 			      memory_order_relaxed)
+#else
+#define PSTAT(p, field, n) ((void)(n))
+#endif
 #define PSTAT_GET(p, field) atomic_load_explicit(&(p)->st.field, memory_order_relaxed)
 
 struct umem_port {
@@ -198,6 +205,13 @@ static inline uint64_t rx_buffer(const struct umem_port *p, uint64_t raw)
 
 /* ---- rings ---- */
 
+static inline void tx_outstanding_add(struct port_queue *q, uint64_t n)
+{
+	atomic_store_explicit(&q->tx_outstanding,
+			      atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 int umem_port__complete(struct umem_port *p)
 {
 	struct port_queue *q;
@@ -218,7 +232,7 @@ int umem_port__complete(struct umem_port *p)
 		umem_pool__put_bulk(p->pool, (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx + first),
 				    n - first);
 	xsk_ring_cons__release(&q->comp, n);
-	q->tx_outstanding -= n;
+	tx_outstanding_add(q, -(uint64_t)n);
 	PSTAT(p, completions, n);
 	return (int)n;
 }
@@ -320,20 +334,16 @@ static void rx_kick(struct umem_port *p)
 	recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
 
-int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n)
+/* Takes up to n descriptors off the RX ring, whole frames only unless one frame alone is
+ * longer than n. */
+static uint32_t rx_take(struct umem_port *p, struct umem_desc *descs, uint32_t n)
 {
 	uint32_t idx = 0, avail, keep = 0, packets = 0;
 	uint64_t bytes = 0;
 
-	if (umem_unlikely(!p || (!descs && n)))
-		return -EINVAL;
 	avail = xsk_ring_cons__peek(&p->rx, n, &idx);
-	if (!avail) {
-		if (p->busy_poll || xsk_ring_prod__needs_wakeup(&p->q->fill))
-			rx_kick(p);
-		refill(p, PORT_REFILL_BATCH);
+	if (!avail)
 		return 0;
-	}
 	for (uint32_t i = 0; i < avail; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
 
@@ -342,27 +352,39 @@ int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n
 		descs[i].options = d->options;
 		if (!(d->options & XDP_PKT_CONTD))
 			keep = i + 1;
+	}
+	if (!keep)
+		keep = avail;
+	xsk_ring_cons__cancel(&p->rx, avail - keep);
+	for (uint32_t i = 0; i < keep; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
+
 		if (!bit_clear(p->q->in_kernel, rx_buffer(p, d->addr) >> p->q->bit_shift))
 			umem__die("port %s:%u: RX descriptor 0x%llx names a buffer this queue never "
 				  "gave the kernel", p->ifname, p->queue, (unsigned long long)d->addr);
+		bytes += d->len;
+		packets += !(d->options & XDP_PKT_CONTD);
 	}
-	/* Whole frames only, unless one frame alone is longer than the burst. */
-	if (!keep)
-		keep = avail;
-	for (uint32_t i = keep; i < avail; i++) /* handed back: the kernel still "holds" them */
-		bit_set(p->q->in_kernel, rx_buffer(p, xsk_ring_cons__rx_desc(&p->rx, idx + i)->addr) >>
-						 p->q->bit_shift);
-	xsk_ring_cons__cancel(&p->rx, avail - keep);
 	xsk_ring_cons__release(&p->rx, keep);
-	for (uint32_t i = 0; i < keep; i++) {
-		bytes += descs[i].len;
-		packets += !(descs[i].options & XDP_PKT_CONTD);
-	}
 	PSTAT(p, rx_descs, keep);
 	PSTAT(p, rx_packets, packets);
 	PSTAT(p, rx_bytes, bytes);
+	return keep;
+}
+
+int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n)
+{
+	uint32_t got;
+
+	if (umem_unlikely(!p || (!descs && n)))
+		return -EINVAL;
+	got = rx_take(p, descs, n);
+	/* An empty ring may mean the kernel waits for a wakeup (need_wakeup on the fill ring) or,
+	 * with busy polling, that this thread is the one that drives the driver. */
+	if (!got && (p->busy_poll || xsk_ring_prod__needs_wakeup(&p->q->fill)))
+		rx_kick(p);
 	refill(p, PORT_REFILL_BATCH);
-	return (int)keep;
+	return (int)got;
 }
 
 int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint32_t n)
@@ -394,7 +416,7 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 			packets += !(descs[i].options & XDP_PKT_CONTD);
 		}
 		xsk_ring_prod__submit(&p->tx, m);
-		p->q->tx_outstanding += m;
+		tx_outstanding_add(p->q, m);
 		PSTAT(p, tx_descs, m);
 		PSTAT(p, tx_packets, packets);
 		PSTAT(p, tx_bytes, bytes);
@@ -737,18 +759,7 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		why, strerror(-err));
 }
 
-static void unmap_umem_rings(struct port_umem *u, struct port_queue *q)
-{
-	struct xdp_mmap_offsets off;
-	socklen_t len = sizeof(off);
-
-	if (getsockopt(xsk_umem__fd(u->xsk), SOL_XDP, XDP_MMAP_OFFSETS, &off, &len))
-		return;
-	munmap((char *)q->fill.ring - off.fr.desc, off.fr.desc + u->fill_size * sizeof(uint64_t));
-	munmap((char *)q->comp.ring - off.cr.desc, off.cr.desc + u->comp_size * sizeof(uint64_t));
-}
-
-static int open_socket(struct umem_port *p, const struct port_cfg *c)
+static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool last_try)
 {
 	struct port_umem *u = p->u;
 	struct port_queue *q = p->q;
@@ -791,12 +802,10 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 	err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk, &p->rx, &p->tx,
 					&q->fill, &q->comp, &sc);
 	if (err) {
-		explain_bind_error(p, err, c);
+		if (last_try || err != -EBUSY)
+			explain_bind_error(p, err, c);
 		p->xsk = NULL;
 		if (u->owner == p) {
-			/* libxdp leaves the UMEM's own fill and completion rings mapped, and a mapping
-			 * keeps the socket (and its pinned pages) alive. */
-			unmap_umem_rings(u, q);
 			xsk_umem__delete(u->xsk);
 			u->xsk = NULL;
 			u->owner = NULL;
@@ -806,6 +815,22 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 	p->fd = xsk_socket__fd(p->xsk);
 	q->sockets++;
 	return 0;
+}
+
+/* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
+ * so a queue just freed by a destroyed port can still be busy for a moment: retry a while. */
+static int open_socket(struct umem_port *p, const struct port_cfg *c)
+{
+	int err;
+
+	for (int ms = 0;; ms += 5) {
+		bool last = ms >= PORT_REBIND_TIMEOUT_MS;
+
+		err = open_socket_once(p, c, last);
+		if (err != -EBUSY || last)
+			return err;
+		poll(NULL, 0, 5);
+	}
 }
 
 static void query_mode(struct umem_port *p, const struct port_cfg *c)
@@ -1020,7 +1045,7 @@ static uint32_t drain_tx(struct umem_port *p)
 		if (!tx_ring_empty(p))
 			tx_kick(p);
 		umem_port__complete(p);
-		if (!q->tx_outstanding)
+		if (!atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed))
 			return 0;
 		poll(NULL, 0, 1);
 	}
@@ -1030,8 +1055,8 @@ static uint32_t drain_tx(struct umem_port *p)
 	prod = *p->tx.producer;
 	for (uint32_t i = cons; i != prod; i++)
 		umem_pool__put(p->pool, xsk_ring_prod__tx_desc(&p->tx, i)->addr);
-	q->tx_outstanding -= prod - cons;
-	left = (uint32_t)q->tx_outstanding;
+	tx_outstanding_add(q, -(uint64_t)(prod - cons));
+	left = (uint32_t)atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed);
 	if (left)
 		pr_warn("port %s:%u: %u TX buffers never completed: abandoned\n", p->ifname, p->queue, left);
 	return left;
@@ -1044,7 +1069,7 @@ static void drain_rx(struct umem_port *p)
 	uint64_t addrs[64];
 	int n;
 
-	while ((n = umem_port__rx_burst(p, d, 64)) > 0) {
+	while ((n = (int)rx_take(p, d, 64)) > 0) {
 		for (int i = 0; i < n; i++)
 			addrs[i] = d[i].addr;
 		umem_pool__put_bulk(p->pool, addrs, (uint32_t)n);
@@ -1156,7 +1181,7 @@ int umem_port__stats(const struct umem_port *p, struct umem_port_stats *s)
 	out.completions = PSTAT_GET(p, completions);
 	out.fill_added = PSTAT_GET(p, fill_added);
 	out.fill_alloc_fail = PSTAT_GET(p, fill_alloc_fail);
-	out.tx_inflight = p->q->tx_outstanding;
+	out.tx_inflight = atomic_load_explicit(&p->q->tx_outstanding, memory_order_relaxed);
 	if (!getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 		out.rx_dropped = xs.rx_dropped;
 		out.rx_invalid_descs = xs.rx_invalid_descs;
