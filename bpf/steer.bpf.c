@@ -373,7 +373,7 @@ int umem_steer(struct xdp_md *ctx)
 	if ((t->flags & UMEM_STEER_F_HOST_CONTROL) && is_host_control(&p)) {
 		act.type = UMEM_STEER_A_PASS;
 		stat = UMEM_STEER_S_HOST_CONTROL;
-		rule = UMEM_STEER_RULE_DEFAULT + 1; /* counted in neither a rule nor the default */
+		rule = UMEM_STEER_RULE_HOST_CONTROL; /* counted as an action only */
 		goto decide;
 	}
 	s.t = t;

@@ -574,6 +574,27 @@ static int find_progs(uint32_t ifindex, struct found *f)
 	return 0;
 }
 
+/* Whether prog_id is attached to ifindex through a bpf_link (else through netlink). */
+static int attached_by_link(uint32_t ifindex, uint32_t prog_id)
+{
+	uint32_t id = 0;
+	int found = 0;
+
+	while (!found && !bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info li = {};
+		uint32_t len = sizeof(li);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &li, &len) && li.type == BPF_LINK_TYPE_XDP &&
+		    li.prog_id == prog_id && li.xdp.ifindex == ifindex)
+			found = 1;
+		close(fd);
+	}
+	return found;
+}
+
 /* Map fds of an attached program of ours, by name. */
 static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 {
@@ -684,7 +705,7 @@ struct umem_steer *umem_steer__open(const char *ifname)
 		goto err_free;
 	}
 	s->mode = f.xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
-	s->attach = f.in_dispatcher ? UMEM_STEER_ATTACH_LIBXDP : UMEM_STEER_ATTACH_LINK;
+	s->attach = attached_by_link(s->ifindex, f.prog_id) ? UMEM_STEER_ATTACH_LINK : UMEM_STEER_ATTACH_LIBXDP;
 	if ((err = open_maps_by_prog(s, f.prog_id)))
 		goto err_close;
 	return s;

@@ -2,6 +2,7 @@
 /* Steering rule text: one parser and one formatter, shared by the library's users and tools. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,68 +285,97 @@ int umem_steer_action__parse(const char *text, struct umem_steer_action *out)
 	return 0;
 }
 
-int umem_steer_action__format(const struct umem_steer_action *a, char *buf, size_t len)
+/* snprintf that appends, keeping the would-be length like snprintf does. */
+struct out {
+	char *buf;
+	size_t len;
+	size_t n;
+};
+
+static void __attribute__((format(printf, 2, 3))) outf(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(o->n < o->len ? o->buf + o->n : NULL, o->n < o->len ? o->len - o->n : 0, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		o->n += w;
+}
+
+static void format_action(struct out *o, const struct umem_steer_action *a)
 {
 	switch (a->type) {
-	case UMEM_STEER_A_SOCK: return snprintf(buf, len, "sock %u", a->index);
-	case UMEM_STEER_A_GROUP: return snprintf(buf, len, "group %u-%u", a->index, a->index + a->count - 1);
-	case UMEM_STEER_A_QUEUE: return snprintf(buf, len, "queue");
-	case UMEM_STEER_A_PASS: return snprintf(buf, len, "pass");
-	case UMEM_STEER_A_DROP: return snprintf(buf, len, "drop");
-	default: return snprintf(buf, len, "invalid(%u)", a->type);
+	case UMEM_STEER_A_SOCK: outf(o, "sock %u", a->index); break;
+	case UMEM_STEER_A_GROUP: outf(o, "group %u-%u", a->index, a->index + a->count - 1); break;
+	case UMEM_STEER_A_QUEUE: outf(o, "queue"); break;
+	case UMEM_STEER_A_PASS: outf(o, "pass"); break;
+	case UMEM_STEER_A_DROP: outf(o, "drop"); break;
+	default: outf(o, "invalid(%u)", a->type); break;
 	}
+}
+
+int umem_steer_action__format(const struct umem_steer_action *a, char *buf, size_t len)
+{
+	struct out o = { buf, len, 0 };
+
+	if (!a)
+		return -EINVAL;
+	if (len)
+		buf[0] = 0;
+	format_action(&o, a);
+	return o.n;
 }
 
 int umem_steer_rule__format(const struct umem_steer_rule *r, char *buf, size_t len)
 {
-	const struct umem_steer_match *m = &r->match;
-	char tmp[256];
-	size_t n = 0;
+	const struct umem_steer_match *m;
+	struct out o = { buf, len, 0 };
+	const char *name = NULL;
 
-	/* Appends while keeping n the would-be length, as snprintf does. */
-#define ADD(...) (n += snprintf(tmp + (n < sizeof(tmp) ? n : sizeof(tmp)), n < sizeof(tmp) ? sizeof(tmp) - n : 0, __VA_ARGS__))
+	if (!r)
+		return -EINVAL;
+	m = &r->match;
+	if (len)
+		buf[0] = 0;
 	if (r->prio)
-		ADD("prio %u ", r->prio);
+		outf(&o, "prio %u ", r->prio);
 	if (m->fields & UMEM_STEER_M_QUEUE)
-		ADD("queue %u ", m->queue);
+		outf(&o, "queue %u ", m->queue);
 	if (m->fields & UMEM_STEER_M_VLAN)
-		ADD("vlan %u ", m->vlan);
+		outf(&o, "vlan %u ", m->vlan);
 	if (m->fields & UMEM_STEER_M_ETHERTYPE) {
-		const char *name = NULL;
-
 		for (size_t i = 0; i < sizeof(eth_names) / sizeof(eth_names[0]) && !name; i++)
 			if (eth_names[i].type == m->ethertype)
 				name = eth_names[i].name;
 		if (name)
-			ADD("%s ", name);
+			outf(&o, "%s ", name);
 		else
-			ADD("ethertype 0x%04x ", m->ethertype);
+			outf(&o, "ethertype 0x%04x ", m->ethertype);
 	}
 	if (m->fields & UMEM_STEER_M_L4PROTO) {
-		const char *name = NULL;
-
+		name = NULL;
 		for (size_t i = 0; i < sizeof(l4_names) / sizeof(l4_names[0]) && !name; i++)
 			if (l4_names[i].proto == m->l4proto)
 				name = l4_names[i].name;
 		if (name)
-			ADD("%s ", name);
+			outf(&o, "%s ", name);
 		else
-			ADD("proto %u ", m->l4proto);
+			outf(&o, "proto %u ", m->l4proto);
 	}
 	if (m->fields & UMEM_STEER_M_SPORT)
-		ADD("sport %u ", m->sport);
+		outf(&o, "sport %u ", m->sport);
 	if (m->fields & UMEM_STEER_M_DPORT)
-		ADD("dport %u ", m->dport);
+		outf(&o, "dport %u ", m->dport);
 	if (m->fields & UMEM_STEER_M_DMAC)
-		ADD("dmac %02x:%02x:%02x:%02x:%02x:%02x ", m->dmac[0], m->dmac[1], m->dmac[2],
-		    m->dmac[3], m->dmac[4], m->dmac[5]);
+		outf(&o, "dmac %02x:%02x:%02x:%02x:%02x:%02x ", m->dmac[0], m->dmac[1], m->dmac[2],
+		     m->dmac[3], m->dmac[4], m->dmac[5]);
 	if (!(m->fields & UMEM_STEER_M_ALL))
-		ADD("any ");
-	ADD("-> ");
-#undef ADD
-	n += umem_steer_action__format(&r->action, tmp + (n < sizeof(tmp) ? n : sizeof(tmp)),
-				       n < sizeof(tmp) ? sizeof(tmp) - n : 0);
-	return snprintf(buf, len, "%s", tmp) < 0 ? -EINVAL : (int)n;
+		outf(&o, "any ");
+	outf(&o, "-> ");
+	format_action(&o, &r->action);
+	return o.n;
 }
 
 static const char *const stat_names[UMEM_STEER_S_NR] = {

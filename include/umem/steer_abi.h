@@ -17,6 +17,8 @@
 /* Index of the default action in the per-rule counters (rule ids are 0..MAX_RULES-1). */
 #define UMEM_STEER_RULE_DEFAULT UMEM_STEER_MAX_RULES
 #define UMEM_STEER_NR_RULE_STATS (UMEM_STEER_MAX_RULES + 1)
+/* Rule reported in a trace for ARP/ND sent to the kernel by UMEM_STEER_F_HOST_CONTROL. */
+#define UMEM_STEER_RULE_HOST_CONTROL (UMEM_STEER_MAX_RULES + 1)
 /* VLAN tags the parser walks through (802.1ad outer + 802.1Q inner). */
 #define UMEM_STEER_MAX_VLAN 2
 /* IPv6 extension headers the parser walks through before it gives up on the L4 protocol. */
@@ -113,7 +115,7 @@ struct umem_steer_counter {
 /* Last decision on a CPU, written when UMEM_STEER_F_TRACE is set. */
 struct umem_steer_trace {
 	__u64 seq;       /* decisions traced on this CPU */
-	__u32 rule;      /* id of the deciding rule, or UMEM_STEER_RULE_DEFAULT */
+	__u32 rule;      /* id of the deciding rule, UMEM_STEER_RULE_DEFAULT or _HOST_CONTROL */
 	__u32 index;     /* socket index chosen (SOCK, GROUP, QUEUE) */
 	__u32 hash;      /* flow hash (GROUP) */
 	__u32 present;   /* enum umem_steer_field bits the frame carried */

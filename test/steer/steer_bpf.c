@@ -325,11 +325,11 @@ static void test_actions(void)
 	EXPECT(&f, 0, UMEM_STEER_A_SOCK);
 	CHECK(umem_steer__set_table_flags(S, UMEM_STEER_F_TRACE | UMEM_STEER_F_HOST_CONTROL) == 0, "flags");
 	run(&f);
-	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_DEFAULT + 1, "arp not host control");
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "arp not host control");
 	f_eth(&f, MAC_A, 0x86dd), f_ipv6(&f, 58, 1, 2, 24), f_pad(&f, 24);
 	f.b[14 + 40] = 135; /* neighbour solicitation */
 	run(&f);
-	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_DEFAULT + 1, "NS not host control");
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "NS not host control");
 	f.b[14 + 40] = 128; /* echo request: not control */
 	EXPECT(&f, 0, UMEM_STEER_A_SOCK);
 	struct umem_steer_counter c[UMEM_STEER_S_NR];
