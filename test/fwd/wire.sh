@@ -15,17 +15,12 @@ for workers in 1 2; do
 	in_host 0 ip neigh show "$TOPO_IP1" | grep -q "$TOPO_MAC1" || fail "client has no ARP entry with $TOPO_MAC1"
 	in_host 1 ip neigh show "$TOPO_IP0" | grep -q "$TOPO_MAC0" || fail "server has no ARP entry with $TOPO_MAC0"
 	# TCP both ways; a changed byte would fail the TCP checksum and stall the transfer.
-	in_host 1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-	IPERF_PID=$!
-	wait_for 5 in_host 1 sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
-	in_host 0 iperf3 -c "$TOPO_IP1" -p 5201 -n 20M >"$WORK/iperf.out" 2>&1 || fail "iperf3 client->server: $(cat "$WORK/iperf.out")"
-	wait "$IPERF_PID" || true
-	in_host 1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-	IPERF_PID=$!
-	wait_for 5 in_host 1 sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
-	in_host 0 iperf3 -c "$TOPO_IP1" -p 5201 -R -n 20M >"$WORK/iperf.out" 2>&1 || fail "iperf3 server->client: $(cat "$WORK/iperf.out")"
-	wait "$IPERF_PID" || true
-	IPERF_PID=""
+	for dir in "" -R; do
+		iperf_server
+		in_host 0 iperf3 -c "$TOPO_IP1" -p 5201 $dir -n 20M >"$WORK/iperf.out" 2>&1 ||
+			fail "iperf3 $dir: $(cat "$WORK/iperf.out")"
+		netns_stop "$IPERF_PID"
+	done
 	fwd_stop INT
 	no_xdp_left || fail "an XDP program is still attached after exit"
 	# Every frame received on one port went out of the other.
