@@ -42,10 +42,15 @@ fwd_start() {
 	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
 }
 
-# fwd_stop [SIGNAL]: stops xdp-fwd, expects exit code 0 and every frame back in its pool.
+# fwd_stop [SIGNAL]: stops xdp-fwd (SIGINT by default), then fwd_reap.
 fwd_stop() {
-	local rc=0
 	kill "-${1:-INT}" "$FWD_PID"
+	fwd_reap
+}
+
+# fwd_reap: waits for xdp-fwd, expects exit code 0 and every frame back in its pool.
+fwd_reap() {
+	local rc=0
 	wait "$FWD_PID" || rc=$?
 	netns_stop "$FWD_PID" # already reaped: only leaves the cleanup list
 	FWD_PID=""

@@ -9,7 +9,7 @@ topo_up --hosts 2
 # fwd_wait_exit SECONDS: xdp-fwd ends by itself, with exit code 0 and every frame back.
 fwd_wait_exit() {
 	wait_for "$1" sh -c "! kill -0 $FWD_PID 2>/dev/null" || fail "xdp-fwd did not stop by itself"
-	fwd_stop 0 # signal 0: nothing to send, only the exit code and the frame count to check
+	fwd_reap
 }
 
 log "--duration: stops by itself"

@@ -38,4 +38,18 @@ for workers in 1 2; do
 		fi
 	done
 done
+
+log "reflect mode: frames come back to their sender with the MACs swapped"
+fwd_start -i "$TOPO_IF0" --mode reflect --json
+# A static neighbour: no ARP, just 5 echo requests to a MAC nobody has.
+in_host 0 ip neigh replace 10.77.0.99 lladdr 02:77:00:00:00:99 dev eth0 nud permanent || fail "ip neigh"
+# Back with host 0's own MAC as destination, an echo request for an address host 0 does not
+# have reaches its IP layer and is counted there (a frame still addressed to ...:99 would be
+# dropped as "other host" before IP).
+addr_errors() { in_host 0 nstat -asz IpInAddrErrors | awk '/IpInAddrErrors/ {print $2}'; }
+before=$(addr_errors)
+in_host 0 ping -c 5 -i 0.05 -W 1 10.77.0.99 >/dev/null 2>&1
+[ $(($(addr_errors) - before)) = 5 ] || fail "host 0's IP layer got $(($(addr_errors) - before)) of its 5 frames back"
+fwd_stop INT
+[ "$(port_total m0@0 tx_packets)" = 5 ] || fail "m0 sent $(port_total m0@0 tx_packets) frames, expected 5"
 log "ok"
