@@ -11,12 +11,25 @@
 
 #define FWD_VERSION "0.1"
 
+/* How an option stores its value: most are a number in a range or a boolean, written at an
+ * offset of struct fwd_config; the others have a function. */
+enum fwd_option_kind {
+	OPT_FN,   /* set() */
+	OPT_U32,  /* uint32_t in [min, max] */
+	OPT_POW2, /* the same, and a power of two */
+	OPT_BOOL, /* bool := value, no argument */
+};
+
 struct fwd_option {
 	const char *name;
 	int short_name; /* 0: long only */
-	const char *arg; /* NULL: a flag */
+	const char *arg; /* NULL: no argument */
 	const char *help;
-	/* Returns 0, or -1 after writing a message into err. */
+	enum fwd_option_kind kind;
+	size_t off;         /* OPT_U32, OPT_POW2, OPT_BOOL: the field */
+	uint32_t min, max;  /* OPT_U32, OPT_POW2 */
+	bool value;         /* OPT_BOOL */
+	/* OPT_FN: returns 0, or -1 after writing a message into err. */
 	int (*set)(struct fwd_config *cfg, const char *arg, char *err, size_t errlen);
 };
 
@@ -81,15 +94,6 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-static int ring_size(const char *opt, const char *arg, uint32_t *out, char *err, size_t errlen)
-{
-	if (parse_u32(opt, arg, 64, 65536, out, err, errlen))
-		return -1;
-	if (!is_pow2(*out))
-		return fail(err, errlen, "--%s: %u is not a power of two", opt, *out);
-	return 0;
-}
-
 static int set_interface(struct fwd_config *cfg, const char *arg, char *err, size_t errlen)
 {
 	const char *at = strchr(arg, '@');
@@ -134,52 +138,6 @@ static int set_mode(struct fwd_config *cfg, const char *arg, char *err, size_t e
 	return fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect)", arg);
 }
 
-static int set_batch(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("batch", a, 1, 256, &c->batch, e, l);
-}
-static int set_rx_ring(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return ring_size("rx-ring", a, &c->rx_ring, e, l);
-}
-static int set_tx_ring(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return ring_size("tx-ring", a, &c->tx_ring, e, l);
-}
-static int set_fill_ring(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return ring_size("fill-ring", a, &c->fill_ring, e, l);
-}
-static int set_comp_ring(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return ring_size("comp-ring", a, &c->comp_ring, e, l);
-}
-static int set_chunk_size(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("chunk-size", a, 2048, 4096, &c->chunk_size, e, l);
-}
-static int set_frames(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("frames", a, 256, 1u << 22, &c->frames, e, l);
-}
-static int set_unaligned(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->unaligned = true;
-	return 0;
-}
-static int set_hugepages(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->hugepages = true;
-	return 0;
-}
-static int set_busy_poll(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("busy-poll", a, 0, 1000000, &c->busy_poll_usecs, e, l);
-}
-static int set_busy_budget(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("busy-budget", a, 1, 65535, &c->busy_poll_budget, e, l);
-}
 static int set_zerocopy(struct fwd_config *c, const char *a, char *e, size_t l)
 {
 	c->bind = FWD_BIND_ZEROCOPY;
@@ -189,20 +147,6 @@ static int set_copy(struct fwd_config *c, const char *a, char *e, size_t l)
 {
 	c->bind = FWD_BIND_COPY;
 	return 0;
-}
-static int set_no_wakeup(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->need_wakeup = false;
-	return 0;
-}
-static int set_multi_buffer(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->multi_buffer = true;
-	return 0;
-}
-static int set_workers(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("workers", a, 1, FWD_MAX_WORKERS, &c->workers, e, l);
 }
 
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max)
@@ -275,18 +219,6 @@ static int set_interval(struct fwd_config *c, const char *a, char *e, size_t l)
 		return -1;
 	return 0;
 }
-static int set_l2_aging(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	return parse_u32("l2-aging", a, 1, 86400, &c->l2_aging, e, l);
-}
-static int set_l2_size(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	if (parse_u32("l2-size", a, 16, 1u << 20, &c->l2_size, e, l))
-		return -1;
-	if (!is_pow2(c->l2_size))
-		return fail(e, l, "--l2-size: %u is not a power of two", c->l2_size);
-	return 0;
-}
 static int set_profile(struct fwd_config *c, const char *a, char *e, size_t l)
 {
 	if (!strcmp(a, "mvpp2")) {
@@ -299,54 +231,67 @@ static int set_profile(struct fwd_config *c, const char *a, char *e, size_t l)
 	}
 	return fail(e, l, "--profile: unknown profile '%s' (mvpp2, none)", a);
 }
-static int set_json(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->json = true;
-	return 0;
-}
-static int set_quiet(struct fwd_config *c, const char *a, char *e, size_t l)
-{
-	c->quiet = true;
-	return 0;
-}
 
-/* Handled by the parser itself. */
-#define SET_HELP NULL
-#define SET_VERSION NULL
+#define FN(fn) .kind = OPT_FN, .set = fn
+#define U32(field, lo, hi) .kind = OPT_U32, .off = offsetof(struct fwd_config, field), .min = lo, .max = hi
+#define POW2(field, lo, hi) .kind = OPT_POW2, .off = offsetof(struct fwd_config, field), .min = lo, .max = hi
+#define BOOL(field, v) .kind = OPT_BOOL, .off = offsetof(struct fwd_config, field), .value = v
 
 static const struct fwd_option options[] = {
-	{ "interface", 'i', "IFNAME[@QUEUE]", "a port (queue 0 by default); repeat, in order", set_interface },
-	{ "mode", 'm', "MODE", "wire (ports in pairs 0<->1, 2<->3), l2 (learning bridge), reflect (swap MACs, send back); default wire", set_mode },
-	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order", set_workers },
-	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", set_cpus },
-	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", set_batch },
-	{ "rx-ring", 0, "N", "RX ring entries (power of two)", set_rx_ring },
-	{ "tx-ring", 0, "N", "TX ring entries (power of two)", set_tx_ring },
-	{ "fill-ring", 0, "N", "fill ring entries (power of two)", set_fill_ring },
-	{ "comp-ring", 0, "N", "completion ring entries (power of two)", set_comp_ring },
-	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 4096)", set_chunk_size },
-	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", set_frames },
-	{ "unaligned", 0, NULL, "unaligned chunk mode", set_unaligned },
-	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", set_hugepages },
-	{ "zero-copy", 'z', NULL, "require zero-copy (fail where the driver has none)", set_zerocopy },
-	{ "copy", 0, NULL, "force copy mode", set_copy },
-	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", set_no_wakeup },
-	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", set_busy_poll },
-	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", set_busy_budget },
-	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", set_multi_buffer },
-	{ "profile", 0, "NAME", "size-class profile: mvpp2 (copy mode, 2 KiB chunks, multi-buffer jumbo)", set_profile },
-	{ "rule", 'r', "RULE", "steering rule, e.g. \"arp -> pass\" or \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", set_rule },
-	{ "duration", 'd', "SECS", "stop after SECS seconds", set_duration },
-	{ "count", 'n', "N", "stop after N forwarded frames", set_count },
-	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", set_interval },
-	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", set_l2_aging },
-	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", set_l2_size },
-	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", set_json },
-	{ "quiet", 'q', NULL, "no live stats; totals on exit only", set_quiet },
-	{ "help", 'h', NULL, "this text", SET_HELP },
-	{ "version", 'V', NULL, "print the version", SET_VERSION },
+	{ "interface", 'i', "IFNAME[@QUEUE]", "a port (queue 0 by default); repeat, in order", FN(set_interface) },
+	{ "mode", 'm', "MODE", "wire (ports in pairs 0<->1, 2<->3), l2 (learning bridge), reflect (swap MACs, send back); default wire", FN(set_mode) },
+	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order", U32(workers, 1, FWD_MAX_WORKERS) },
+	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", FN(set_cpus) },
+	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", U32(batch, 1, 256) },
+	{ "rx-ring", 0, "N", "RX ring entries (power of two)", POW2(rx_ring, 64, 65536) },
+	{ "tx-ring", 0, "N", "TX ring entries (power of two)", POW2(tx_ring, 64, 65536) },
+	{ "fill-ring", 0, "N", "fill ring entries (power of two)", POW2(fill_ring, 64, 65536) },
+	{ "comp-ring", 0, "N", "completion ring entries (power of two)", POW2(comp_ring, 64, 65536) },
+	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 4096)", U32(chunk_size, 2048, 4096) },
+	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", U32(frames, 256, 1u << 22) },
+	{ "unaligned", 0, NULL, "unaligned chunk mode", BOOL(unaligned, true) },
+	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", BOOL(hugepages, true) },
+	{ "zero-copy", 'z', NULL, "require zero-copy (fail where the driver has none)", FN(set_zerocopy) },
+	{ "copy", 0, NULL, "force copy mode", FN(set_copy) },
+	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", BOOL(need_wakeup, false) },
+	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", U32(busy_poll_usecs, 0, 1000000) },
+	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", U32(busy_poll_budget, 1, 65535) },
+	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", BOOL(multi_buffer, true) },
+	{ "profile", 0, "NAME", "size-class profile: mvpp2 (copy mode, 2 KiB chunks, multi-buffer jumbo)", FN(set_profile) },
+	{ "rule", 'r', "RULE", "steering rule, e.g. \"arp -> pass\" or \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", FN(set_rule) },
+	{ "duration", 'd', "SECS", "stop after SECS seconds", FN(set_duration) },
+	{ "count", 'n', "N", "stop after N forwarded frames", FN(set_count) },
+	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", FN(set_interval) },
+	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", U32(l2_aging, 1, 86400) },
+	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", POW2(l2_size, 16, 1u << 20) },
+	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", BOOL(json, true) },
+	{ "quiet", 'q', NULL, "no live stats; totals on exit only", BOOL(quiet, true) },
+	{ "help", 'h', NULL, "this text", FN(NULL) },
+	{ "version", 'V', NULL, "print the version", FN(NULL) },
 };
 #define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int apply(struct fwd_config *cfg, const struct fwd_option *o, const char *arg, char *err,
+		 size_t errlen)
+{
+	uint32_t *u32 = (uint32_t *)((char *)cfg + o->off);
+
+	switch (o->kind) {
+	case OPT_FN:
+		return o->set(cfg, arg, err, errlen);
+	case OPT_BOOL:
+		*(bool *)((char *)cfg + o->off) = o->value;
+		return 0;
+	case OPT_U32:
+	case OPT_POW2:
+		if (parse_u32(o->name, arg, o->min, o->max, u32, err, errlen))
+			return -1;
+		if (o->kind == OPT_POW2 && !is_pow2(*u32))
+			return fail(err, errlen, "--%s: %u is not a power of two", o->name, *u32);
+		return 0;
+	}
+	return -1;
+}
 
 void fwd_config_defaults(struct fwd_config *cfg)
 {
@@ -459,7 +404,7 @@ int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, siz
 			printf("xdp-fwd %s\n", FWD_VERSION);
 			return 1;
 		}
-		if (o->set(cfg, optarg, err, errlen))
+		if (apply(cfg, o, optarg, err, errlen))
 			return -1;
 	}
 	if (optind < argc)
