@@ -18,6 +18,7 @@
  * pool. TX is counted (queued - completed) per queue, since completions share a ring.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
@@ -106,19 +107,16 @@ struct port_prog {
 
 /* Counters written by the driving thread only: relaxed load + store, atomic only so a stats
  * reader elsewhere is not a data race (the pool's owner-counter scheme). */
+#define PORT_COUNTERS(X)                                                                      \
+	X(rx_packets) X(rx_bytes) X(rx_descs) X(tx_packets) X(tx_bytes) X(tx_descs)            \
+	X(tx_ring_full) X(tx_kicks) X(tx_kick_again) X(rx_kicks) X(completions) X(fill_added)  \
+	X(fill_alloc_fail)
+#define PORT_COUNTER_FIELD(name) _Atomic uint64_t name;
 struct port_counters {
-	_Atomic uint64_t rx_packets, rx_bytes, rx_descs, tx_packets, tx_bytes, tx_descs;
-	_Atomic uint64_t tx_ring_full, tx_kicks, tx_kick_again, rx_kicks, completions;
-	_Atomic uint64_t fill_added, fill_alloc_fail;
+	PORT_COUNTERS(PORT_COUNTER_FIELD)
 };
-#ifndef UMEM_NO_STATS
-#define PSTAT(p, field, n)                                                                    \
-	atomic_store_explicit(&(p)->st.field,                                                  \
-			      atomic_load_explicit(&(p)->st.field, memory_order_relaxed) + (n),   \
-			      memory_order_relaxed)
-#else
-#define PSTAT(p, field, n) ((void)(n))
-#endif
+/* Bumped with the pools' UMEM__STAT (pool_fast.h): it compiles away with UMEM_STATS=OFF. */
+#define PSTAT(p, field, n) UMEM__STAT(p, field, n)
 #define PSTAT_GET(p, field) atomic_load_explicit(&(p)->st.field, memory_order_relaxed)
 
 struct umem_port {
@@ -135,9 +133,11 @@ struct umem_port {
 	uint32_t queue;
 	uint32_t chunk_size;
 	uint32_t rx_frame_len;
+	uint64_t umem_size;
 	bool unaligned, need_wakeup, busy_poll, multi_buffer;
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
+	int kick_errno;       /* last TX kick failure reported */
 	enum umem_port_mode mode;
 	enum umem_port_xdp_mode xdp_mode;
 	char ifname[IF_NAMESIZE];
@@ -205,6 +205,17 @@ static inline uint64_t rx_buffer(const struct umem_port *p, uint64_t raw)
 
 /* ---- rings ---- */
 
+/* Ring slots as uint64_t (libxdp's are __u64, unsigned long long). */
+static inline uint64_t *fill_slot(struct port_queue *q, uint32_t idx)
+{
+	return (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx);
+}
+
+static inline const uint64_t *comp_slot(const struct port_queue *q, uint32_t idx)
+{
+	return (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx);
+}
+
 static inline void tx_outstanding_add(struct port_queue *q, uint64_t n)
 {
 	atomic_store_explicit(&q->tx_outstanding,
@@ -227,10 +238,9 @@ int umem_port__complete(struct umem_port *p)
 	first = q->comp.size - (idx & q->comp.mask);
 	if (first > n)
 		first = n;
-	umem_pool__put_bulk(p->pool, (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx), first);
+	umem_pool__put_bulk(p->pool, comp_slot(q, idx), first);
 	if (n > first)
-		umem_pool__put_bulk(p->pool, (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx + first),
-				    n - first);
+		umem_pool__put_bulk(p->pool, comp_slot(q, idx + first), n - first);
 	xsk_ring_cons__release(&q->comp, n);
 	tx_outstanding_add(q, -(uint64_t)n);
 	PSTAT(p, completions, n);
@@ -248,8 +258,7 @@ static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
 		while (got < n) {
 			uint32_t at = (idx + got) & q->fill.mask;
 			uint32_t run = q->fill.size - at < n - got ? q->fill.size - at : n - got;
-			int k = umem_pool__alloc_bulk(p->pool,
-						      (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx + got), run);
+			int k = umem_pool__alloc_bulk(p->pool, fill_slot(q, idx + got), run);
 
 			if (k <= 0)
 				break;
@@ -259,12 +268,11 @@ static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
 		}
 	} else {
 		for (; got < n; got++)
-			if (umem_pool__alloc_frag(p->pool, p->chunk_size,
-						  (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx + got), NULL))
+			if (umem_pool__alloc_frag(p->pool, p->chunk_size, fill_slot(q, idx + got), NULL))
 				break;
 	}
 	for (uint32_t i = 0; i < got; i++)
-		bit_set(q->in_kernel, *xsk_ring_prod__fill_addr(&q->fill, idx + i) >> q->bit_shift);
+		bit_set(q->in_kernel, *fill_slot(q, idx + i) >> q->bit_shift);
 	return got;
 }
 
@@ -317,7 +325,12 @@ static void tx_kick(struct umem_port *p)
 			continue;
 		}
 		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-			pr_warn("port %s:%u: TX kick failed: %s\n", p->ifname, p->queue, strerror(errno));
+			/* Once per cause: a link that is down would otherwise log at packet rate.
+			 * The frames stay queued; service() kicks again. */
+			if (errno != p->kick_errno)
+				pr_warn("port %s:%u: TX kick failed: %s\n", p->ifname, p->queue,
+					strerror(errno));
+			p->kick_errno = errno;
 			return;
 		}
 		umem_port__complete(p);
@@ -387,6 +400,22 @@ int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n
 	return (int)got;
 }
 
+/* NULL when the kernel will accept d, else why not. */
+static inline const char *tx_desc_invalid(const struct umem_port *p, const struct umem_desc *d)
+{
+	if (umem_unlikely(!d->len))
+		return "empty";
+	if (umem_unlikely(d->addr >= p->umem_size || d->len > p->umem_size - d->addr))
+		return "outside the UMEM";
+	if (umem_unlikely(d->options & ~(uint32_t)XDP_PKT_CONTD))
+		return "unknown options";
+	if (umem_unlikely(d->options && !p->multi_buffer))
+		return "a chain on a port without multi-buffer";
+	if (umem_unlikely(!p->unaligned && (d->addr & (p->chunk_size - 1)) + d->len > p->chunk_size))
+		return "crosses a chunk boundary";
+	return NULL;
+}
+
 int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint32_t n)
 {
 	uint32_t idx = 0, room, m = 0, packets = 0;
@@ -398,10 +427,21 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 		return 0;
 	umem_port__complete(p);
 	room = xsk_prod_nb_free(&p->tx, n);
-	/* Queue whole frames only: end at the last frame boundary that fits. */
-	for (uint32_t i = 0; i < n && i < room; i++)
+	/* Queue whole frames only: end at the last frame boundary that fits. An invalid
+	 * descriptor would be skipped by the kernel without a completion (a leak): refuse the
+	 * burst instead. */
+	for (uint32_t i = 0; i < n && i < room; i++) {
+		const char *why = tx_desc_invalid(p, &descs[i]);
+
+		if (umem_unlikely(why)) {
+			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is "
+				"invalid (%s): nothing queued\n", p->ifname, p->queue, i,
+				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
+			return -EINVAL;
+		}
 		if (!(descs[i].options & XDP_PKT_CONTD))
 			m = i + 1;
+	}
 	if (m < n)
 		PSTAT(p, tx_ring_full, room < n);
 	if (m) {
@@ -472,10 +512,11 @@ static struct port_queue *queue_get(struct port_umem *u, uint64_t netns, int ifi
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	/* Aligned mode: one bit per chunk. Unaligned: RX buffers are fragments on
-	 * UMEM_FRAG_ALIGN boundaries (or whole pages). */
-	q->bit_shift = u->unaligned ? (uint32_t)__builtin_ctz(UMEM_FRAG_ALIGN)
-				    : (uint32_t)__builtin_ctz(u->chunk_size);
+	/* One bit per possible RX buffer start: a chunk (aligned mode), a page (unaligned, one
+	 * buffer per page) or a UMEM_FRAG_ALIGN granule (unaligned fragments). */
+	uint32_t page_size = umem_area__page_size(u->area);
+	q->bit_shift = (uint32_t)__builtin_ctz(!u->unaligned ? u->chunk_size :
+					       u->chunk_size * 2 > page_size ? page_size : UMEM_FRAG_ALIGN);
 	granules = (umem_area__size(u->area) >> q->bit_shift) + 1;
 	q->in_kernel = calloc((granules + 63) / 64, sizeof(uint64_t));
 	if (!q->in_kernel) {
@@ -625,11 +666,14 @@ struct port_cfg {
 	uint32_t rx_size, tx_size, fill_size, comp_size, headroom, chunk_size, flags, zerocopy;
 	uint32_t xdp_prog, xdp_attach, busy_poll_usecs, busy_poll_budget;
 	bool unaligned;
+	bool fill_given, comp_given; /* else inherited from the UMEM's first port */
 };
 
 static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, struct port_cfg *c)
 {
-	uint32_t area_chunk = umem_area__chunk_size(p->area);
+	uint32_t area_chunk = umem_area__chunk_size(p->area), area_page = umem_area__page_size(p->area);
+	/* AF_XDP chunks are at most one kernel page (8 KiB is refused even on hugepages). */
+	uint32_t kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
 
 	if (!OPTS_VALID(opts)) {
 		pr_warn("port %s:%u: bad opts size\n", p->ifname, p->queue);
@@ -637,8 +681,12 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 	}
 	c->rx_size = OPTS_GET(opts, rx_size, 0) ?: UMEM_PORT_RX_SIZE_DEFAULT;
 	c->tx_size = OPTS_GET(opts, tx_size, 0) ?: UMEM_PORT_TX_SIZE_DEFAULT;
-	c->fill_size = OPTS_GET(opts, fill_size, 0) ?: 2 * c->rx_size;
-	c->comp_size = OPTS_GET(opts, comp_size, 0) ?: c->tx_size;
+	c->fill_size = OPTS_GET(opts, fill_size, 0);
+	c->comp_size = OPTS_GET(opts, comp_size, 0);
+	c->fill_given = c->fill_size;
+	c->comp_given = c->comp_size;
+	c->fill_size = c->fill_size ?: 2 * c->rx_size;
+	c->comp_size = c->comp_size ?: c->tx_size;
 	c->headroom = OPTS_GET(opts, headroom, 0);
 	c->chunk_size = OPTS_GET(opts, chunk_size, 0);
 	c->flags = OPTS_GET(opts, flags, 0);
@@ -661,11 +709,11 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 		return -EINVAL;
 	}
 	if (c->unaligned) {
-		c->chunk_size = c->chunk_size ?: 4096;
-		if (c->chunk_size < 2048 || c->chunk_size > 4096 ||
-		    c->chunk_size > umem_area__page_size(p->area)) {
-			pr_warn("port %s:%u: unaligned chunk size %u must be 2048..4096 and fit a page\n",
-				p->ifname, p->queue, c->chunk_size);
+		c->chunk_size = c->chunk_size ?: (kernel_page < area_page ? kernel_page : area_page);
+		if (c->chunk_size < 2048 || c->chunk_size > kernel_page || c->chunk_size > area_page) {
+			pr_warn("port %s:%u: unaligned chunk size %u must be 2048..%u (the kernel's page) "
+				"and fit an area page (%u)\n", p->ifname, p->queue, c->chunk_size,
+				kernel_page, area_page);
 			return -EINVAL;
 		}
 	} else if (c->chunk_size && c->chunk_size != area_chunk) {
@@ -674,9 +722,10 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 		return -EINVAL;
 	} else {
 		c->chunk_size = area_chunk;
-		if (c->chunk_size > 4096) {
-			pr_warn("port %s:%u: the kernel refuses chunks above 4096 bytes (area chunk %u): "
-				"use multi-buffer for larger frames\n", p->ifname, p->queue, c->chunk_size);
+		if (c->chunk_size > kernel_page) {
+			pr_warn("port %s:%u: the kernel refuses chunks above its page size %u (area chunk "
+				"%u): use multi-buffer for larger frames\n", p->ifname, p->queue,
+				kernel_page, c->chunk_size);
 			return -EINVAL;
 		}
 	}
@@ -691,9 +740,15 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 /* Later ports inherit the UMEM-wide settings: the kernel takes no bind flags from a socket
  * that shares a UMEM, so a different request could only be silently ignored. */
 static int check_umem_settings(const struct umem_port *p, const struct port_umem *u,
-			       const struct port_cfg *c)
+			       struct port_cfg *c)
 {
 	const char *field = NULL;
+
+	/* libxdp sizes every queue's fill and completion rings like the first one's. */
+	if (!c->fill_given)
+		c->fill_size = u->fill_size;
+	if (!c->comp_given)
+		c->comp_size = u->comp_size;
 
 	if (c->headroom != u->headroom)
 		field = "headroom";
@@ -813,6 +868,9 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 		return err;
 	}
 	p->fd = xsk_socket__fd(p->xsk);
+	/* libxdp opens sockets without close-on-exec: a program started by the application would
+	 * otherwise keep the socket, and so its (device, queue), alive after destroy. */
+	fcntl(p->fd, F_SETFD, FD_CLOEXEC);
 	q->sockets++;
 	return 0;
 }
@@ -909,12 +967,6 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	err = read_opts(p, opts, &c);
 	if (err)
 		goto free_port;
-	if (c.fill_size < 2 * c.rx_size) {
-		pr_warn("port %s:%u: fill ring %u must be at least twice the RX ring %u\n", ifname,
-			queue, c.fill_size, c.rx_size);
-		err = -EINVAL;
-		goto free_port;
-	}
 	p->ifindex = (int)if_nametoindex(ifname);
 	if (!p->ifindex) {
 		err = -ENODEV;
@@ -933,6 +985,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	p->need_wakeup = !(c.flags & UMEM_PORT_F_NO_NEED_WAKEUP);
 	p->multi_buffer = c.flags & UMEM_PORT_F_MULTI_BUFFER;
 	p->rx_frame_len = c.chunk_size - c.headroom - XDP_PACKET_HEADROOM;
+	p->umem_size = umem_area__size(area);
 	netns = current_netns();
 
 	pthread_mutex_lock(&ports_lock);
@@ -941,7 +994,14 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		err = check_umem_settings(p, u, &c);
 		if (err)
 			goto unlock;
-	} else {
+	}
+	if (c.fill_size < 2 * c.rx_size) {
+		pr_warn("port %s:%u: fill ring %u must be at least twice the RX ring %u\n", ifname,
+			queue, c.fill_size, c.rx_size);
+		err = -EINVAL;
+		goto unlock;
+	}
+	if (!u) {
 		u = calloc(1, sizeof(*u));
 		if (!u) {
 			err = -ENOMEM;
@@ -1168,19 +1228,9 @@ int umem_port__stats(const struct umem_port *p, struct umem_port_stats *s)
 
 	if (!p || !s || s->sz < sizeof(size_t))
 		return -EINVAL;
-	out.rx_packets = PSTAT_GET(p, rx_packets);
-	out.rx_bytes = PSTAT_GET(p, rx_bytes);
-	out.rx_descs = PSTAT_GET(p, rx_descs);
-	out.tx_packets = PSTAT_GET(p, tx_packets);
-	out.tx_bytes = PSTAT_GET(p, tx_bytes);
-	out.tx_descs = PSTAT_GET(p, tx_descs);
-	out.tx_ring_full = PSTAT_GET(p, tx_ring_full);
-	out.tx_kicks = PSTAT_GET(p, tx_kicks);
-	out.tx_kick_again = PSTAT_GET(p, tx_kick_again);
-	out.rx_kicks = PSTAT_GET(p, rx_kicks);
-	out.completions = PSTAT_GET(p, completions);
-	out.fill_added = PSTAT_GET(p, fill_added);
-	out.fill_alloc_fail = PSTAT_GET(p, fill_alloc_fail);
+#define PORT_COUNTER_COPY(name) out.name = PSTAT_GET(p, name);
+	PORT_COUNTERS(PORT_COUNTER_COPY)
+#undef PORT_COUNTER_COPY
 	out.tx_inflight = atomic_load_explicit(&p->q->tx_outstanding, memory_order_relaxed);
 	if (!getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 		out.rx_dropped = xs.rx_dropped;

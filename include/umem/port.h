@@ -28,8 +28,9 @@
  * and may happen on any thread.
  *
  * UMEM-wide settings (headroom, unaligned chunk size, need_wakeup, multi-buffer, zero-copy
- * policy) are fixed by the first port on an area; later ports must pass the same values or get
- * -EINVAL naming the field (the kernel applies the owner's bind flags to shared sockets).
+ * policy, fill and completion ring sizes) are fixed by the first port on an area; later ports
+ * must pass the same values (or 0 for the ring sizes: inherited) or get -EINVAL naming the
+ * field (the kernel applies the owner's bind flags to shared sockets).
  *
  * Errors: constructors return NULL and set errno, other functions return negative errno.
  * A failed creation leaves nothing behind (no socket, no attached program, no map entry).
@@ -90,8 +91,9 @@ enum umem_port_xdp_prog {
 	 * a queue receives through it. */
 	UMEM_PORT_PROG_DEFAULT = 0,
 	/* Attach nothing: the caller steers frames itself, e.g. with the steering program
-	 * (umem_steer__*), by inserting umem_port__fd() into its XSKMAP. The caller must remove
-	 * the socket from its map before umem_port__destroy(). */
+	 * (umem_steer__set_socket(steer, index, umem_port__fd(port))). The kernel drops a closed
+	 * socket from every XSKMAP and destroy recovers every buffer either way; removing the
+	 * socket from the map first just stops traffic to it before the teardown. */
 	UMEM_PORT_PROG_NONE,
 };
 
@@ -106,15 +108,18 @@ struct umem_port_opts {
 	size_t sz;           /* sizeof(struct umem_port_opts) */
 	uint32_t rx_size;    /* RX ring: power of two; 0 = UMEM_PORT_RX_SIZE_DEFAULT */
 	uint32_t tx_size;    /* TX ring: power of two; 0 = UMEM_PORT_TX_SIZE_DEFAULT */
-	/* Fill ring of the (interface, queue): power of two >= 2 * rx_size; 0 = 2 * rx_size.
-	 * Smaller is refused (-EINVAL). Set by the first port on the (interface, queue). */
+	/* Fill ring of each (interface, queue): power of two >= 2 * rx_size; 0 = 2 * rx_size
+	 * for the area's first port, the first port's value for later ones. Smaller than
+	 * 2 * rx_size is refused (-EINVAL). UMEM-wide (libxdp sizes every queue's rings alike). */
 	uint32_t fill_size;
-	uint32_t comp_size;  /* completion ring: power of two; 0 = tx_size */
+	/* Completion ring: power of two; 0 = tx_size (first port) or inherited. UMEM-wide. */
+	uint32_t comp_size;
 	/* Bytes reserved in front of each RX frame, in addition to the kernel's fixed
 	 * XDP_PACKET_HEADROOM (256). UMEM-wide. */
 	uint32_t headroom;
 	/* Unaligned mode only (area created with chunk_size 0): the AF_XDP chunk, any size from
-	 * 2048 to 4096 (e.g. 3000); 0 = 4096. Must be 0 or the area's chunk size in aligned mode.
+	 * 2048 to the kernel's page size (4096 on x86), e.g. 3000, and at most the area's page;
+	 * 0 = the smaller of the two pages. Must be 0 or the area's chunk size in aligned mode.
 	 * UMEM-wide. */
 	uint32_t chunk_size;
 	uint32_t flags;      /* enum umem_port_flags */
@@ -149,7 +154,8 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
  * port's rings still hold (unread RX, fill ring, TX not sent, completions) to the pools, and
  * closes the socket. Returns the number of buffers it had to abandon (0 normally; the kernel
  * never completed them; logged). The first port of an area owns the UMEM: its socket stays
- * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op. */
+ * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op.
+ * Destroy ports before their pools (and every port of an area before the area). */
 UMEM_API int umem_port__destroy(struct umem_port *port);
 
 /* Receives up to n descriptors. Whole frames only, unless one frame has more than n buffers
@@ -160,7 +166,10 @@ UMEM_API int umem_port__rx_burst(struct umem_port *port, struct umem_desc *descs
 /* Queues up to n descriptors for transmission and kicks the kernel when needed (every
  * non-empty burst that needs a wakeup, so a partial burst at a low rate never stalls). Drains
  * completions first to make room. Never splits a chain: returns how many descriptors were
- * queued (0..n, always at a frame boundary); the others still belong to the caller. */
+ * queued (0..n, always at a frame boundary); the others still belong to the caller.
+ * -EINVAL, queueing nothing, when a descriptor that fits is invalid (the kernel would drop it
+ * without a completion): empty, outside the UMEM, crossing a chunk boundary (aligned mode),
+ * options other than UMEM_DESC_F_CONTD, or a chain on a port without multi-buffer. */
 UMEM_API int umem_port__tx_burst(struct umem_port *port, const struct umem_desc *descs,
 				 uint32_t n);
 

@@ -124,15 +124,19 @@ static inline void netns_private(struct netns_pair *ns)
 		exit(77);
 	}
 	for (int i = 0; i < 2; i++)
-		NETNS_MUST(i ? ns->peer : ns->local, "ip link set lo up && "
-			   "sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1");
+		NETNS_MUST(i ? ns->peer : ns->local, "ip link set lo up && sysctl -q -w "
+			   "net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1");
 }
 
-/* A veth pair: local_if in the test's namespace, peer_if in the peer namespace. */
-static inline void netns_veth(const struct netns_pair *ns, const char *local_if, const char *peer_if)
+/* A veth pair with nqueues RX and TX queues per end (0: 1): local_if in the test's namespace,
+ * peer_if in the peer namespace. */
+static inline void netns_veth(const struct netns_pair *ns, const char *local_if, const char *peer_if,
+			      unsigned nqueues)
 {
-	NETNS_MUST(ns->peer, "ip link add %s type veth peer name %s netns %d", peer_if, local_if,
-		   (int)getpid());
+	nqueues = nqueues ? nqueues : 1;
+	NETNS_MUST(ns->peer, "ip link add %s numtxqueues %u numrxqueues %u type veth peer name %s "
+		   "numtxqueues %u numrxqueues %u netns %d", peer_if, nqueues, nqueues, local_if,
+		   nqueues, nqueues, (int)getpid());
 }
 
 #endif
