@@ -74,18 +74,12 @@ struct {
 } steer_trace SEC(".maps");
 
 struct pkt {
-	__u32 present; /* enum umem_steer_field */
-	__u32 queue;
-	__u16 ethertype;
-	__u16 vlan;
-	__u16 sport;
-	__u16 dport;
-	__u8 l4proto;
+	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
+	struct umem_steer_match f;
 	__u8 icmp6_type;
 	__u8 has_icmp6_type;
 	__u8 malformed;
 	__u8 frag; /* an IP fragment: hashed on addresses only, so a datagram's fragments stay together */
-	__u8 dmac[6];
 	__u8 smac[6];
 	/* Flow endpoints folded to 32 bits each, for the symmetric hash. */
 	__u32 src;
@@ -121,7 +115,7 @@ static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, 
 {
 	__u32 need;
 
-	switch (p->l4proto) {
+	switch (p->f.l4proto) {
 	case IPPROTO_TCP: need = 20; break;
 	case IPPROTO_UDP: need = 8; break;
 	case IPPROTO_UDPLITE: need = 8; break;
@@ -129,19 +123,20 @@ static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, 
 	case IPPROTO_ICMPV6: need = 4; break;
 	default: return;
 	}
+	/* off > 1024 never holds for real headers; the bound keeps the verifier's range of off small. */
 	if (off + need > end_l3 || data + off + need > data_end || off > 1024) {
 		p->malformed = 1;
 		return;
 	}
-	if (p->l4proto == IPPROTO_ICMPV6) {
+	if (p->f.l4proto == IPPROTO_ICMPV6) {
 		p->icmp6_type = *(__u8 *)(data + off);
 		p->has_icmp6_type = 1;
 		return;
 	}
 	__be16 *ports = data + off;
-	p->sport = bpf_ntohs(ports[0]);
-	p->dport = bpf_ntohs(ports[1]);
-	p->present |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
+	p->f.sport = bpf_ntohs(ports[0]);
+	p->f.dport = bpf_ntohs(ports[1]);
+	p->f.fields |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
 }
 
 static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end, __u64 off, __u64 frame_len)
@@ -159,8 +154,8 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 		p->malformed = 1;
 		return;
 	}
-	p->l4proto = ip->protocol;
-	p->present |= UMEM_STEER_M_L4PROTO;
+	p->f.l4proto = ip->protocol;
+	p->f.fields |= UMEM_STEER_M_L4PROTO;
 	p->src = mix32(ip->saddr);
 	p->dst = mix32(ip->daddr);
 	if (ip->frag_off & bpf_htons(0x3fff)) { /* MF or an offset */
@@ -204,8 +199,8 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 			p->frag = 1;
 			/* Offset != 0: no transport header here. */
 			if ((eh[2] << 8 | eh[3]) & 0xfff8) {
-				p->l4proto = eh[0];
-				p->present |= UMEM_STEER_M_L4PROTO;
+				p->f.l4proto = eh[0];
+				p->f.fields |= UMEM_STEER_M_L4PROTO;
 				return;
 			}
 			nh = eh[0];
@@ -217,8 +212,8 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 	}
 	if (nh == NEXTHDR_HOP || nh == NEXTHDR_ROUTING || nh == NEXTHDR_DEST || nh == NEXTHDR_FRAGMENT)
 		return; /* more extension headers than we walk: protocol unknown */
-	p->l4proto = nh;
-	p->present |= UMEM_STEER_M_L4PROTO;
+	p->f.l4proto = nh;
+	p->f.fields |= UMEM_STEER_M_L4PROTO;
 	parse_l4(p, data, data_end, off, end);
 }
 
@@ -231,17 +226,17 @@ static __always_inline void parse(struct xdp_md *ctx, struct pkt *p)
 	__u64 off = sizeof(*eth);
 	__u16 proto;
 
-	p->queue = ctx->rx_queue_index;
-	p->present = UMEM_STEER_M_QUEUE;
+	p->f.queue = ctx->rx_queue_index;
+	p->f.fields = UMEM_STEER_M_QUEUE;
 	if ((void *)(eth + 1) > data_end) {
 		p->malformed = 1;
 		return;
 	}
-	__builtin_memcpy(p->dmac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(p->f.dmac, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(p->smac, eth->h_source, ETH_ALEN);
-	p->present |= UMEM_STEER_M_DMAC;
+	p->f.fields |= UMEM_STEER_M_DMAC;
 	p->src = fold_mac(p->smac);
-	p->dst = fold_mac(p->dmac);
+	p->dst = fold_mac(p->f.dmac);
 	proto = bpf_ntohs(eth->h_proto);
 #pragma unroll
 	for (int i = 0; i < UMEM_STEER_MAX_VLAN; i++) {
@@ -254,78 +249,75 @@ static __always_inline void parse(struct xdp_md *ctx, struct pkt *p)
 			return;
 		}
 		if (i == 0) {
-			p->vlan = bpf_ntohs(tag[0]) & 0x0fff;
-			p->present |= UMEM_STEER_M_VLAN;
+			p->f.vlan = bpf_ntohs(tag[0]) & 0x0fff;
+			p->f.fields |= UMEM_STEER_M_VLAN;
 		}
 		proto = bpf_ntohs(tag[1]);
 		off += 4;
 	}
 	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD_)
 		return; /* more tags than we walk: the payload's ethertype is unknown */
-	p->ethertype = proto;
-	p->present |= UMEM_STEER_M_ETHERTYPE;
+	p->f.ethertype = proto;
+	p->f.fields |= UMEM_STEER_M_ETHERTYPE;
 	if (proto == ETH_P_IP)
 		parse_ipv4(p, data, data_end, off, frame_len);
 	else if (proto == ETH_P_IPV6)
 		parse_ipv6(p, data, data_end, off, frame_len);
 }
 
-static __always_inline int rule_matches(const struct umem_steer_match *m, const struct pkt *p)
+static __always_inline int rule_matches(const struct umem_steer_match *m, const struct umem_steer_match *frame)
 {
 	__u32 f = m->fields;
 
-	if (f & ~p->present)
+	if (f & ~frame->fields)
 		return 0;
-	if ((f & UMEM_STEER_M_QUEUE) && m->queue != p->queue)
+	if ((f & UMEM_STEER_M_QUEUE) && m->queue != frame->queue)
 		return 0;
-	if ((f & UMEM_STEER_M_ETHERTYPE) && m->ethertype != p->ethertype)
+	if ((f & UMEM_STEER_M_ETHERTYPE) && m->ethertype != frame->ethertype)
 		return 0;
-	if ((f & UMEM_STEER_M_VLAN) && m->vlan != p->vlan)
+	if ((f & UMEM_STEER_M_VLAN) && m->vlan != frame->vlan)
 		return 0;
-	if ((f & UMEM_STEER_M_L4PROTO) && m->l4proto != p->l4proto)
+	if ((f & UMEM_STEER_M_L4PROTO) && m->l4proto != frame->l4proto)
 		return 0;
-	if ((f & UMEM_STEER_M_SPORT) && m->sport != p->sport)
+	if ((f & UMEM_STEER_M_SPORT) && m->sport != frame->sport)
 		return 0;
-	if ((f & UMEM_STEER_M_DPORT) && m->dport != p->dport)
+	if ((f & UMEM_STEER_M_DPORT) && m->dport != frame->dport)
 		return 0;
 	if (f & UMEM_STEER_M_DMAC) {
 		for (int i = 0; i < ETH_ALEN; i++)
-			if (m->dmac[i] != p->dmac[i])
+			if (m->dmac[i] != frame->dmac[i])
 				return 0;
 	}
 	return 1;
 }
 
-struct scan {
-	const struct umem_steer_table *t;
-	const struct pkt *p;
-	__u32 hit; /* position of the first matching rule, or MAX_RULES */
-};
-
-static long scan_one(__u32 i, void *arg)
+/* Position of the first rule that matches, or MAX_RULES. A plain bounded loop: bpf_loop()
+ * cost 12 ns per rule here against 1.5 ns for this (tools/steer-bench). */
+static __always_inline __u32 first_match(const struct umem_steer_table *t, const struct pkt *p)
 {
-	struct scan *s = arg;
+	__u32 nr = t->nr_rules;
 
-	if (i >= UMEM_STEER_MAX_RULES)
-		return 1;
-	if (rule_matches(&s->t->rules[i].match, s->p)) {
-		s->hit = i;
-		return 1;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < UMEM_STEER_MAX_RULES; i++) {
+		if (i >= nr)
+			break;
+		if (rule_matches(&t->rules[i].match, &p->f))
+			return i;
 	}
-	return 0;
+	return UMEM_STEER_MAX_RULES;
 }
 
 /* Symmetric: the endpoints are ordered before hashing, so both directions of a flow agree. */
 static __always_inline __u32 flow_hash(const struct pkt *p)
 {
 	__u32 a = p->src, b = p->dst, t;
-	__u32 pa = p->frag ? 0 : p->sport, pb = p->frag ? 0 : p->dport;
+	__u32 pa = p->frag ? 0 : p->f.sport, pb = p->frag ? 0 : p->f.dport;
 
 	if (a > b || (a == b && pa > pb)) {
 		t = a; a = b; b = t;
 		t = pa; pa = pb; pb = t;
 	}
-	return mix32(a ^ mix32(b ^ mix32((pa << 16 | pb) ^ mix32(p->l4proto))));
+	return mix32(a ^ mix32(b ^ mix32((pa << 16 | pb) ^ mix32(p->f.l4proto))));
 }
 
 static __always_inline void count(void *map, __u32 key, __u64 bytes)
@@ -340,10 +332,10 @@ static __always_inline void count(void *map, __u32 key, __u64 bytes)
 
 static __always_inline int is_host_control(const struct pkt *p)
 {
-	if ((p->present & UMEM_STEER_M_ETHERTYPE) && p->ethertype == ETH_P_ARP)
+	if ((p->f.fields & UMEM_STEER_M_ETHERTYPE) && p->f.ethertype == ETH_P_ARP)
 		return 1;
 	/* Router/neighbour solicitation and advertisement, redirect. */
-	return p->has_icmp6_type && p->l4proto == IPPROTO_ICMPV6 && p->icmp6_type >= 133 &&
+	return p->has_icmp6_type && p->f.l4proto == IPPROTO_ICMPV6 && p->icmp6_type >= 133 &&
 	       p->icmp6_type <= 137;
 }
 
@@ -354,7 +346,7 @@ int umem_steer(struct xdp_md *ctx)
 	struct umem_steer_table *t;
 	struct umem_steer_action act;
 	struct pkt p = {};
-	struct scan s;
+	__u32 hit;
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u32 *bank;
@@ -376,13 +368,10 @@ int umem_steer(struct xdp_md *ctx)
 		rule = UMEM_STEER_RULE_HOST_CONTROL; /* counted as an action only */
 		goto decide;
 	}
-	s.t = t;
-	s.p = &p;
-	s.hit = UMEM_STEER_MAX_RULES;
-	bpf_loop(t->nr_rules < UMEM_STEER_MAX_RULES ? t->nr_rules : UMEM_STEER_MAX_RULES, scan_one, &s, 0);
-	if (s.hit < UMEM_STEER_MAX_RULES) {
-		act = t->rules[s.hit].action;
-		rule = t->rules[s.hit].id;
+	hit = first_match(t, &p);
+	if (hit < UMEM_STEER_MAX_RULES) {
+		act = t->rules[hit].action;
+		rule = t->rules[hit].id;
 	} else {
 		act = t->default_action;
 	}
@@ -399,7 +388,7 @@ decide:
 		index = act.index + (__u32)(((__u64)hash * act.count) >> 32);
 		break;
 	case UMEM_STEER_A_QUEUE:
-		index = p.queue;
+		index = p.f.queue;
 		break;
 	case UMEM_STEER_A_DROP:
 		verdict = XDP_DROP;
@@ -424,7 +413,7 @@ out:
 			tr->rule = rule;
 			tr->index = index;
 			tr->hash = hash;
-			tr->present = p.present;
+			tr->present = p.f.fields;
 			tr->action = act.type;
 			tr->verdict = verdict;
 			tr->malformed = p.malformed;

@@ -69,28 +69,41 @@ static uint32_t rx_queues_netlink(uint32_t ifindex)
 		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK, .nlmsg_flags = NLM_F_REQUEST },
 		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex },
 	};
-	char buf[16384];
+	union {
+		struct nlmsghdr nh; /* aligns the buffer for the headers in it */
+		char buf[16384];
+	} resp;
 	uint32_t n = 0;
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	ssize_t len;
 
 	if (fd < 0)
 		return 0;
-	if (send(fd, &req, sizeof(req), 0) < 0 || (len = recv(fd, buf, sizeof(buf), 0)) < 0) {
+	if (send(fd, &req, sizeof(req), 0) < 0 || (len = recv(fd, resp.buf, sizeof(resp.buf), 0)) < 0) {
 		close(fd);
 		return 0;
 	}
 	close(fd);
-	for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, (size_t)len); nh = NLMSG_NEXT(nh, len)) {
-		struct ifinfomsg *ifi = NLMSG_DATA(nh);
-		int alen;
+	/* Walked by hand: the <linux/netlink.h> macros cast char * to aligned types (-Wcast-align). */
+	for (char *pos = resp.buf; len >= (ssize_t)sizeof(struct nlmsghdr);) {
+		struct nlmsghdr *nh = (void *)pos;
+		char *a, *end;
 
-		if (nh->nlmsg_type != RTM_NEWLINK)
-			continue;
-		alen = IFLA_PAYLOAD(nh);
-		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-			if (a->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(a) >= sizeof(uint32_t))
-				memcpy(&n, RTA_DATA(a), sizeof(n));
+		if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > (size_t)len)
+			break;
+		end = pos + nh->nlmsg_len;
+		a = (char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct ifinfomsg));
+		while (nh->nlmsg_type == RTM_NEWLINK && a + sizeof(struct rtattr) <= end) {
+			struct rtattr *ra = (void *)a;
+
+			if (ra->rta_len < sizeof(*ra) || a + ra->rta_len > end)
+				break;
+			if (ra->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(ra) >= sizeof(uint32_t))
+				memcpy(&n, RTA_DATA(ra), sizeof(n));
+			a += RTA_ALIGN(ra->rta_len);
+		}
+		len -= NLMSG_ALIGN(nh->nlmsg_len);
+		pos += NLMSG_ALIGN(nh->nlmsg_len);
 	}
 	return n;
 }
@@ -274,20 +287,6 @@ int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
 	return table_publish(s, &t, bank);
 }
 
-int umem_steer__clear_rules(struct umem_steer *s)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	t.nr_rules = 0;
-	return table_publish(s, &t, bank);
-}
-
 int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max)
 {
 	struct umem_steer_table t;
@@ -298,41 +297,16 @@ int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_
 		return -EINVAL;
 	if ((err = table_read(s, &t, &bank)))
 		return err;
-	memcpy(out, t.rules, (max < t.nr_rules ? max : t.nr_rules) * sizeof(t.rules[0]));
+	if (max)
+		memcpy(out, t.rules, (max < t.nr_rules ? max : t.nr_rules) * sizeof(t.rules[0]));
 	return t.nr_rules;
-}
-
-int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s || !action)
-		return -EINVAL;
-	if ((err = check_action(s, action)) || (err = table_read(s, &t, &bank)))
-		return err;
-	t.default_action = *action;
-	return table_publish(s, &t, bank);
-}
-
-int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out)
-{
-	struct umem_steer_table t;
-	uint32_t bank;
-	int err;
-
-	if (!s || !out)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	*out = t.default_action;
-	return 0;
 }
 
 #define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE)
 
-int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
+/* Table-wide edits: each non-NULL argument replaces its part of the table. */
+static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt, const uint32_t *flags,
+		     bool clear_rules)
 {
 	struct umem_steer_table t;
 	uint32_t bank;
@@ -340,28 +314,58 @@ int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
 
 	if (!s)
 		return -EINVAL;
-	if (table_flags & ~TABLE_FLAGS_ALL) {
-		pr_warn("steer %s: unknown table flags 0x%x\n", s->ifname, table_flags & ~TABLE_FLAGS_ALL);
+	if (dflt && (err = check_action(s, dflt)))
+		return err;
+	if (flags && (*flags & ~TABLE_FLAGS_ALL)) {
+		pr_warn("steer %s: unknown table flags 0x%x\n", s->ifname, *flags & ~TABLE_FLAGS_ALL);
 		return -EINVAL;
 	}
 	if ((err = table_read(s, &t, &bank)))
 		return err;
-	t.flags = table_flags;
+	if (dflt)
+		t.default_action = *dflt;
+	if (flags)
+		t.flags = *flags;
+	if (clear_rules)
+		t.nr_rules = 0;
 	return table_publish(s, &t, bank);
+}
+
+int umem_steer__clear_rules(struct umem_steer *s)
+{
+	return table_set(s, NULL, NULL, true);
+}
+
+int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action)
+{
+	return action ? table_set(s, action, NULL, false) : -EINVAL;
+}
+
+int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags)
+{
+	return table_set(s, NULL, &table_flags, false);
+}
+
+int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out)
+{
+	struct umem_steer_table t;
+	uint32_t bank;
+	int err = s && out ? table_read(s, &t, &bank) : -EINVAL;
+
+	if (!err)
+		*out = t.default_action;
+	return err;
 }
 
 int umem_steer__table_flags(struct umem_steer *s, uint32_t *out)
 {
 	struct umem_steer_table t;
 	uint32_t bank;
-	int err;
+	int err = s && out ? table_read(s, &t, &bank) : -EINVAL;
 
-	if (!s || !out)
-		return -EINVAL;
-	if ((err = table_read(s, &t, &bank)))
-		return err;
-	*out = t.flags;
-	return 0;
+	if (!err)
+		*out = t.flags;
+	return err;
 }
 
 int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd)
@@ -484,6 +488,8 @@ int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out)
 	out->owner_pid = t.owner_pid;
 	out->owned = s->skel != NULL;
 	out->generation = t.generation;
+	if (OPTS_HAS(out, owner_alive))
+		out->owner_alive = owner_alive(&t);
 	return 0;
 }
 
@@ -505,6 +511,7 @@ struct found {
 	int in_dispatcher;   /* a component of libxdp's dispatcher */
 	uint32_t foreign_id; /* a program that is not ours (first found), 0 if none */
 	uint32_t foreign_flags;
+	int foreign_in_dispatcher;
 	char foreign_name[BPF_OBJ_NAME_LEN];
 };
 
@@ -538,6 +545,7 @@ static void note_prog(struct found *f, uint32_t id, uint32_t flags, int in_dispa
 	} else if (!f->foreign_id) {
 		f->foreign_id = id;
 		f->foreign_flags = flags;
+		f->foreign_in_dispatcher = in_dispatcher;
 		memcpy(f->foreign_name, name, sizeof(name));
 	}
 }
@@ -562,8 +570,10 @@ static int find_progs(uint32_t ifindex, struct found *f)
 			struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 			struct xdp_program *p = NULL;
 
-			if (libxdp_get_error(mp))
+			if (libxdp_get_error(mp)) { /* unreadable: the dispatcher counts as foreign */
+				note_prog(f, id, modes[m].flags, 0);
 				continue;
+			}
 			while ((p = xdp_multiprog__next_prog(p, mp)))
 				note_prog(f, xdp_program__id(p), modes[m].flags, 1);
 			xdp_multiprog__close(mp);
@@ -646,22 +656,32 @@ static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 	return 0;
 }
 
-static struct umem_steer *handle_new(const char *ifname)
+/* A handle with no fds yet; with an interface name, its index and queue count. */
+static int handle_new(const char *ifname, struct umem_steer **out)
 {
 	struct umem_steer *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		return NULL;
+		return -ENOMEM;
 	s->link_fd = s->prog_fd = -1;
 	s->tables_fd = s->active_fd = s->xsks_fd = s->rstats_fd = s->astats_fd = s->trace_fd = -1;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname ? ifname : "(none)");
 	if (s->nr_cpus <= 0) {
 		free(s);
-		errno = EIO;
-		return NULL;
+		return -EIO;
 	}
-	return s;
+	if (ifname) {
+		s->ifindex = if_nametoindex(ifname);
+		if (!s->ifindex) {
+			pr_warn("steer: no interface '%s'\n", ifname);
+			free(s);
+			return -ENODEV;
+		}
+		s->nr_queues = rx_queues(ifname, s->ifindex);
+	}
+	*out = s;
+	return 0;
 }
 
 static void close_fds(struct umem_steer *s)
@@ -686,17 +706,11 @@ struct umem_steer *umem_steer__open(const char *ifname)
 		errno = EINVAL;
 		return NULL;
 	}
-	s = handle_new(ifname);
-	if (!s)
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
 		return NULL;
-	s->own_fds = 1;
-	s->ifindex = if_nametoindex(ifname);
-	if (!s->ifindex) {
-		pr_warn("steer: no interface '%s'\n", ifname);
-		err = -ENODEV;
-		goto err_free;
 	}
-	s->nr_queues = rx_queues(ifname, s->ifindex);
+	s->own_fds = 1;
 	if ((err = find_progs(s->ifindex, &f)))
 		goto err_free;
 	if (!f.prog_id) {
@@ -772,7 +786,7 @@ static int replace_foreign(struct umem_steer *s, const struct found *f, uint32_t
 	}
 	pr_info("steer %s: replacing XDP program '%s' (id %u) as asked\n", s->ifname, f->foreign_name,
 		f->foreign_id);
-	if (!strncmp(f->foreign_name, "xdp_dispatcher", 14)) {
+	if (f->foreign_in_dispatcher) { /* the dispatcher goes, with every program in it */
 		struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(s->ifindex);
 		int err = libxdp_get_error(mp);
 
@@ -908,17 +922,9 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 		errno = EINVAL;
 		return NULL;
 	}
-	s = handle_new(ifname);
-	if (!s)
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
 		return NULL;
-	if (ifname) {
-		s->ifindex = if_nametoindex(ifname);
-		if (!s->ifindex) {
-			pr_warn("steer: no interface '%s'\n", ifname);
-			err = -ENODEV;
-			goto err_free;
-		}
-		s->nr_queues = rx_queues(ifname, s->ifindex);
 	}
 	s->attach = attach;
 	s->nr_sockets = OPTS_GET(opts, nr_sockets, 0);
@@ -935,8 +941,8 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 		if (f.prog_id && (err = clear_stale(s, &f)))
 			goto err_free;
 		/* In libxdp's dispatcher, others' programs are neighbours, not obstacles. */
-		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && !strncmp(f.foreign_name, "xdp_dispatcher", 14)) &&
-		    !(attach == UMEM_STEER_ATTACH_LIBXDP && f.in_dispatcher) && (err = replace_foreign(s, &f, flags)))
+		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && f.foreign_in_dispatcher) &&
+		    (err = replace_foreign(s, &f, flags)))
 			goto err_free;
 	}
 

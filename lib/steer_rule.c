@@ -95,6 +95,19 @@ static int l4_by_name(const char *s)
 	return -1;
 }
 
+/* The value after keyword `what`: a name by_name knows, or a number <= max. */
+static int name_or_number(struct tokens *t, const char *what, int (*by_name)(const char *),
+			  unsigned long max, unsigned long *out)
+{
+	int k = t->i < t->n ? by_name(t->v[t->i]) : -1;
+
+	if (k < 0)
+		return number(t, what, max, out);
+	t->i++;
+	*out = k;
+	return 0;
+}
+
 static int parse_mac(struct tokens *t, uint8_t *mac)
 {
 	const char *tok = next(t);
@@ -138,26 +151,14 @@ static int parse_match(struct tokens *t, const char *tok, struct umem_steer_matc
 		return set_field(t, m, UMEM_STEER_M_L4PROTO, tok);
 	}
 	if (!strcmp(tok, "ethertype")) {
-		const char *val = t->i < t->n ? t->v[t->i] : "";
-
-		if ((k = eth_by_name(val)) >= 0) {
-			t->i++;
-			v = k;
-		} else if ((err = number(t, tok, 0xffff, &v))) {
+		if ((err = name_or_number(t, tok, eth_by_name, 0xffff, &v)))
 			return err;
-		}
 		m->ethertype = v;
 		return set_field(t, m, UMEM_STEER_M_ETHERTYPE, tok);
 	}
 	if (!strcmp(tok, "proto")) {
-		const char *val = t->i < t->n ? t->v[t->i] : "";
-
-		if ((k = l4_by_name(val)) >= 0) {
-			t->i++;
-			v = k;
-		} else if ((err = number(t, tok, 0xff, &v))) {
+		if ((err = name_or_number(t, tok, l4_by_name, 0xff, &v)))
 			return err;
-		}
 		m->l4proto = v;
 		return set_field(t, m, UMEM_STEER_M_L4PROTO, tok);
 	}

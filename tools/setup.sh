@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-	build-essential cmake pkg-config clang llvm bpftool
+	build-essential cmake pkg-config clang llvm libclang-rt-14-dev bpftool
 	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
 	iproute2 iputils-ping ethtool iperf3 procps
 	gnuplot-nox

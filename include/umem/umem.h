@@ -7,5 +7,7 @@
 #include <umem/area.h>
 #include <umem/pool.h>
 #include <umem/port.h>
+#include <umem/classes.h>
+#include <umem/steer.h>
 
 #endif

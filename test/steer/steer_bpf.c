@@ -131,6 +131,8 @@ static void udp6(struct frame *f, uint32_t src, uint32_t dst, uint16_t sport, ui
 /* ---- running ---- */
 
 static struct umem_steer_trace T; /* last decision */
+/* Bytes in the first buffer (0: up to 3500); the rest of the frame becomes fragments. */
+static size_t linear_len;
 
 static int run_q(struct frame *f, uint32_t queue)
 {
@@ -139,7 +141,7 @@ static int run_q(struct frame *f, uint32_t queue)
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 	struct umem_steer_trace before;
 
-	ctx.data_end = f->len > 3500 ? 3500 : f->len; /* linear part; the rest becomes frags */
+	ctx.data_end = linear_len ? linear_len : f->len > 3500 ? 3500 : f->len;
 	CHECK(umem_steer__trace(S, 0, &before) == 0, "trace");
 	CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
 	CHECK(umem_steer__trace(S, 0, &T) == 0, "trace");
@@ -351,6 +353,19 @@ static void test_malformed(void)
 	add("dport 2 -> drop");
 	add("proto 0 -> drop"); /* a zeroed protocol must not match a frame without one */
 
+	/* A runt: test runs refuse frames under 14 bytes, but a first buffer of 10 bytes (the rest
+	 * in a fragment) gives the program the same view. */
+	uint32_t id_dmac = add("dmac 02:00:00:00:00:0a -> drop");
+	udp4(&f, 1, 2, 1, 2, 20);
+	linear_len = 10;
+	EXPECT(&f, D, UMEM_STEER_A_PASS), n_malformed++;
+	CHECK(T.malformed && T.present == UMEM_STEER_M_QUEUE, "runt: present 0x%x", T.present);
+	/* Headers split across buffers are not parsed: UDP header beyond the first buffer. */
+	linear_len = 14 + 20 + 2;
+	EXPECT(&f, 0, UMEM_STEER_A_DROP), n_malformed++; /* "udp" needs only the IP header */
+	CHECK(!(T.present & UMEM_STEER_M_DPORT), "ports past the first buffer");
+	linear_len = 0;
+	CHECK(umem_steer__remove_rule(S, id_dmac) == 0, "remove");
 	/* Ethernet header alone, claiming IPv4. */
 	f_eth(&f, MAC_A, 0x0800);
 	EXPECT(&f, D, UMEM_STEER_A_PASS), n_malformed++;
@@ -632,7 +647,8 @@ static void test_attach(void)
 	CHECK(bpf_xdp_query(lo, 0, &q) == 0 && q.skb_prog_id == info.prog_id, "not attached");
 	seen = umem_steer__open("lo");
 	CHECK(seen, "open: %s", strerror(errno));
-	CHECK(umem_steer__info(seen, &info) == 0 && !info.owned && info.owner_pid == (uint32_t)getpid(), "open info");
+	CHECK(umem_steer__info(seen, &info) == 0 && !info.owned && info.owner_pid == (uint32_t)getpid() && info.owner_alive,
+	      "open info");
 	/* A second steerer while the first lives: refused. */
 	CHECK(!umem_steer__attach("lo", &o) && errno == EBUSY, "second attach: %d", errno);
 	umem_steer__detach(seen);

@@ -7,6 +7,7 @@
 
 static char last_msg[512];
 
+__attribute__((format(printf, 2, 0)))
 static int capture(enum umem_print_level level, const char *fmt, va_list args)
 {
 	vsnprintf(last_msg, sizeof(last_msg), fmt, args);

@@ -2,7 +2,6 @@
 /* umem-steer: show (and edit) the libumem steering program on an interface. */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +75,7 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 		return n;
 	printf("program %u, %s XDP via %s, owner pid %u%s\n", info.prog_id, mode_name(info.mode),
 	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp (outlives its owner)" : "bpf_link (dies with its owner)", info.owner_pid,
-	       info.owner_pid && kill(info.owner_pid, 0) && errno == ESRCH ? " (gone)" : "");
+	       info.owner_alive ? "" : " (gone)");
 	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s\n", info.nr_sockets,
 	       info.nr_queues, (unsigned long long)info.generation,
 	       flags & UMEM_STEER_F_HOST_CONTROL ? " host-control" : "", flags & UMEM_STEER_F_TRACE ? " trace" : "",
