@@ -154,7 +154,7 @@ start_xdp_redirect() {
 }
 
 start_xdp_fwd() {
-	bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --interval 3600 >"$LOG.fwd" 2>&1
+	bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 >"$LOG.fwd" 2>&1
 	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
