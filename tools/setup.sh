@@ -7,7 +7,7 @@ PKGS=(
 	build-essential cmake pkg-config clang llvm bpftool
 	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
 	iproute2 iputils-ping ethtool iperf3 procps
-	gnuplot-nox
+	gnuplot-nox jq
 )
 
 missing=()
