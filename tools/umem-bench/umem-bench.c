@@ -577,7 +577,7 @@ static const struct {
 	const char *name, *why;
 } not_built[] = {
 #ifndef UMEM_BENCH_DPDK
-	{ "dpdk_mempool", "libdpdk was not found by pkg-config at build time (Debian: libdpdk-dev)" },
+	{ "dpdk_mempool", UMEM_BENCH_NO_DPDK_WHY },
 #endif
 	{ NULL, NULL },
 };
