@@ -72,7 +72,7 @@ struct path {
 	uint64_t (*loop)(struct run *r, uint64_t ops);
 	void (*fini)(struct run *r);
 	uint32_t frag_size, page_size; /* frag_* paths */
-	uint32_t variant;              /* pool_ring*: enum ring_mode */
+	uint32_t variant;              /* pool_ring*: enum ring_mode; frag_*: enum frag_put */
 	bool pool_stats;               /* report slow-path allocations */
 };
 
@@ -462,6 +462,11 @@ static void ring_fini(struct run *r)
 
 /* ---- fragments ---------------------------------------------------------------------------- */
 
+enum frag_put {
+	FRAG_PUT_EACH, /* umem_pool__put per fragment */
+	FRAG_PUT_BULK, /* umem_pool__put_bulk per batch */
+};
+
 static int frag_init(struct run *r)
 {
 	int err = env_init(r, 256, r->path->page_size);
@@ -481,8 +486,11 @@ static uint64_t frag_run(struct run *r, uint64_t ops)
 		for (uint32_t i = 0; i < FRAG_BATCH; i++)
 			if (umem_unlikely(umem_pool__alloc_frag(r->pool, size, &addrs[i], NULL)))
 				die("frag: alloc_frag", ENOMEM);
-		for (uint32_t i = 0; i < FRAG_BATCH; i++)
-			umem_pool__put(r->pool, addrs[i]);
+		if (r->path->variant == FRAG_PUT_BULK)
+			umem_pool__put_bulk(r->pool, addrs, FRAG_BATCH);
+		else
+			for (uint32_t i = 0; i < FRAG_BATCH; i++)
+				umem_pool__put(r->pool, addrs[i]);
 	}
 	return n * FRAG_BATCH;
 }
@@ -516,10 +524,10 @@ static void ref_fini(struct run *r)
 
 /* ---- the path table (order of the output) ------------------------------------------------ */
 
-/* FRAG(name, size, page_size, help): a fragment path. */
-#define FRAG(n, size, page, help)                                                               \
+/* FRAG(name, size, page_size, put, help): a fragment path. */
+#define FRAG(n, size, page, put, help)                                                          \
 	{ .name = n, .what = help, .init = frag_init, .loop = frag_run, .fini = env_fini,        \
-	  .frag_size = size, .page_size = page, .pool_stats = true }
+	  .frag_size = size, .page_size = page, .pool_stats = true, .variant = put }
 
 static const struct path paths[] = {
 	{ .name = "loop", .what = "empty loop: the loop and timer overhead", .init = none_init,
@@ -559,12 +567,16 @@ static const struct path paths[] = {
 		  "from the area (refills of 64) and most puts release to the area; per page, pool "
 		  "create/destroy amortized",
 	  .init = slow_init, .loop = slow_run, .fini = env_fini, .pool_stats = true },
-	FRAG("frag_64", 64, 4096,
-	     "umem_pool__alloc_frag of 32 x 64 B (4 KiB pages), then put them; per fragment"),
-	FRAG("frag_256", 256, 4096, "the same with 256-B fragments (4 KiB pages)"),
-	FRAG("frag_1500", 1500, 4096, "the same with 1500-B fragments (4 KiB pages: 2 per page)"),
-	FRAG("frag_1500_32k", 1500, 32768,
+	FRAG("frag_64", 64, 4096, FRAG_PUT_EACH,
+	     "umem_pool__alloc_frag of 32 x 64 B (4 KiB pages), then umem_pool__put of each; "
+	     "per fragment"),
+	FRAG("frag_256", 256, 4096, FRAG_PUT_EACH, "the same with 256-B fragments (4 KiB pages)"),
+	FRAG("frag_1500", 1500, 4096, FRAG_PUT_EACH,
+	     "the same with 1500-B fragments (4 KiB pages: 2 per page)"),
+	FRAG("frag_1500_32k", 1500, 32768, FRAG_PUT_EACH,
 	     "the same with 1500-B fragments on 32 KiB pages (21 per page)"),
+	FRAG("frag_64_bulk", 64, 4096, FRAG_PUT_BULK,
+	     "frag_64 with the 32 fragments put by one umem_pool__put_bulk"),
 	{ .name = "frag_ref",
 	  .what = "umem_pool__ref + umem_pool__put of a live 64-B fragment (a second user of a "
 		  "frame, e.g. sent on two ports)",
@@ -790,7 +802,22 @@ static bool target_met(const struct target *t, double ratio)
 
 /* ---- output ------------------------------------------------------------------------------- */
 
+/* The 1-minute load average: the machine may be shared; other work skews the numbers. */
+static double loadavg(void)
+{
+	double l = NAN;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = NAN;
+		fclose(f);
+	}
+	return l;
+}
+
 struct report {
+	double load_start, load_end;
 	unsigned rounds;
 	uint64_t ops;
 	double counter_hz;
@@ -814,6 +841,8 @@ static void print_json(const struct report *rp)
 
 	printf("{\"counter\":{\"name\":\"%s\",\"what\":\"%s\",", COUNTER_NAME, COUNTER_WHAT);
 	json_num("hz", rp->counter_hz, "},");
+	json_num("loadavg_start", rp->load_start, ",");
+	json_num("loadavg_end", rp->load_end, ",");
 	printf("\"rounds\":%u,\"ops\":%llu,\"results\":[", rp->rounds, (unsigned long long)rp->ops);
 	for (size_t i = 0; i < NR_PATHS; i++) {
 		const struct result *r = &rp->res[i];
@@ -879,9 +908,10 @@ static void print_text(const struct report *rp)
 	for (size_t i = 0; i < NR_PATHS; i++)
 		any |= rp->res[i].ran;
 	if (any) {
-		printf("umem-bench: %u rounds x %llu ops per path; counter %s, %.1f MHz (%s)\n\n",
+		printf("umem-bench: %u rounds x %llu ops per path; counter %s, %.1f MHz (%s)\n"
+		       "load average %.2f at start, %.2f at end\n\n",
 		       rp->rounds, (unsigned long long)rp->ops, COUNTER_NAME, rp->counter_hz / 1e6,
-		       COUNTER_WHAT);
+		       COUNTER_WHAT, rp->load_start, rp->load_end);
 		printf("%-15s %8s %19s %10s %8s %8s %12s\n", "path", "ns/op", "[min - max] ns",
 		       "cycles/op", "x mutex", "x fast", "slow/area*");
 		for (size_t i = 0; i < NR_PATHS; i++) {
@@ -1063,6 +1093,7 @@ int main(int argc, char **argv)
 	struct mem_row rows[NR_MEM_FRAMES];
 	unsigned rounds = 7;
 	uint64_t ops = 2000000, ticks = 0, ns = 0;
+	double load_start = loadavg();
 	int c;
 
 	memset(lopts, 0, sizeof(lopts));
@@ -1105,7 +1136,7 @@ int main(int argc, char **argv)
 		memory_table(rows);
 
 	struct report rp = {
-		.rounds = rounds, .ops = ops, .res = res, .rows = rows, .have_mem = !only,
+		.load_start = load_start, .load_end = loadavg(), .rounds = rounds, .ops = ops, .res = res, .rows = rows, .have_mem = !only,
 		.counter_hz = counter_hz_declared() ? (double)counter_hz_declared()
 			      : ns ? (double)ticks * 1e9 / (double)ns : NAN,
 	};
