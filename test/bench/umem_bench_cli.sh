@@ -49,7 +49,7 @@ jq -e '.steady_state.slow_allocs_after_warmup == 0 and .steady_state.area_pages_
 mem=$(jq -c '[.memory[] | [.frame_bytes, .chunk_4k, .chunk_2k]]' "$tmp/all.json")
 [ "$mem" = '[[64,4096,2048],[256,4096,2048],[1500,4096,2048],[9000,12288,10240]]' ] ||
 	fail "memory table chunks: $mem"
-jq -e '[.memory[] | .frame_bytes as $f | (.frag_4k, .frag_16k, .frag_64k) | select(. != null)
+jq -e '[.memory[] | .frame_bytes as $f | (.frag_4k, .frag_16k, .frag_32k, .frag_64k) | select(. != null)
 	| select(. < $f)] | length == 0' "$tmp/all.json" >/dev/null ||
 	fail "a fragment truesize below its frame size"
 jq -e '.memory[3].frag_4k == null and .memory[3].frag_64k != null' "$tmp/all.json" >/dev/null ||

@@ -529,6 +529,11 @@ static void ref_fini(struct run *r)
 	{ .name = n, .what = help, .init = frag_init, .loop = frag_run, .fini = env_fini,        \
 	  .frag_size = size, .page_size = page, .pool_stats = true, .variant = put }
 
+/* RING(name, mode, pool_stats, help): a two-thread hand-over path. */
+#define RING(n, mode, stats, help)                                                              \
+	{ .name = n, .what = help, .init = ring_init, .loop = ring_run, .fini = ring_fini,       \
+	  .pool_stats = stats, .variant = mode }
+
 static const struct path paths[] = {
 	{ .name = "loop", .what = "empty loop: the loop and timer overhead", .init = none_init,
 	  .loop = loop_run, .fini = none_fini },
@@ -548,20 +553,16 @@ static const struct path paths[] = {
 	{ .name = "pool_bulk",
 	  .what = "umem_pool__alloc_bulk + umem_pool__put_bulk of 64 pages by the owner; per page",
 	  .init = pages_init, .loop = bulk_run, .fini = env_fini, .pool_stats = true },
-	{ .name = "pool_ring",
-	  .what = "owner allocates, a second thread (on another CPU) puts each page with its own "
-		  "pool, so it returns through the owner's return ring, which refills the owner's "
-		  "cache; per page round trip (handed over in batches of 32)",
-	  .init = ring_init, .loop = ring_run, .fini = ring_fini, .pool_stats = true },
-	{ .name = "pool_ring_bulk",
-	  .what = "the same, the worker putting each batch of 32 with umem_pool__put_bulk (one "
-		  "ring operation per batch, as a completion-ring drain does)",
-	  .init = ring_init, .loop = ring_run, .fini = ring_fini, .pool_stats = true,
-	  .variant = RING_PUT_BULK },
-	{ .name = "mutex_xthread",
-	  .what = "baseline for pool_ring: the same two threads and hand-over, allocating from "
-		  "and putting to one mutex free list (contended)",
-	  .init = ring_init, .loop = ring_run, .fini = ring_fini, .variant = RING_MUTEX },
+	RING("pool_ring", RING_PUT, true,
+	     "owner allocates, a second thread (on another CPU) puts each page with its own pool, "
+	     "so it returns through the owner's return ring, which refills the owner's cache; per "
+	     "page round trip (handed over in batches of 32)"),
+	RING("pool_ring_bulk", RING_PUT_BULK, true,
+	     "the same, the worker putting each batch of 32 with umem_pool__put_bulk (one ring "
+	     "operation per batch, as a completion-ring drain does)"),
+	RING("mutex_xthread", RING_MUTEX, false,
+	     "baseline for pool_ring: the same two threads and hand-over, allocating from and "
+	     "putting to one mutex free list (contended)"),
 	{ .name = "pool_slow",
 	  .what = "nothing cached: a fresh pool (ring of 64) per 1024 pages, so every page comes "
 		  "from the area (refills of 64) and most puts release to the area; per page, pool "
@@ -675,7 +676,7 @@ out:
 /* ---- memory efficiency -------------------------------------------------------------------- */
 
 static const uint32_t mem_frames[] = { 64, 256, 1500, 9000 };
-static const uint32_t mem_pages[] = { 4096, 16384, 65536 };
+static const uint32_t mem_pages[] = { 4096, 16384, 32768, 65536 };
 #define NR_MEM_FRAMES (sizeof(mem_frames) / sizeof(mem_frames[0]))
 #define NR_MEM_PAGES (sizeof(mem_pages) / sizeof(mem_pages[0]))
 
