@@ -30,6 +30,7 @@ done
 # The full run, briefly.
 "$bench" --rounds 1 --ops 10000 --json >"$tmp/all.json" || fail "umem-bench --json exited $?"
 jq -e . "$tmp/all.json" >/dev/null || fail "output is not JSON"
+jq -e '.failed == []' "$tmp/all.json" >/dev/null || fail "paths failed to set up: $(jq -c .failed "$tmp/all.json")"
 expected=("${paths[@]}")
 for p in "${optional[@]}"; do
 	jq -e --arg p "$p" '.not_built | index($p)' "$tmp/all.json" >/dev/null || expected+=("$p")

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 /* EAL still makes a runtime directory (/var/run/dpdk/<prefix>): a prefix of our own, removed
  * after rte_eal_cleanup(). */
 static char runtime_dir[256];
+static bool eal_up; /* bench_dpdk_fini undoes only what bench_dpdk_init did */
 
 int bench_dpdk_init(void **ctx)
 {
@@ -41,19 +43,21 @@ int bench_dpdk_init(void **ctx)
 	if (sched_getaffinity(0, sizeof(saved), &saved))
 		return -errno;
 	rte_openlog_stream(stderr); /* stdout carries the results (JSON) */
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0) {
+	int ret = rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
+
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (ret < 0) {
 		fprintf(stderr, "umem-bench: dpdk_mempool: rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return -ENODEV;
 	}
-	sched_setaffinity(0, sizeof(saved), &saved);
+	eal_up = true;
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s", rte_eal_get_runtime_dir());
 	mp = rte_mempool_create("umem_bench", DPDK_OBJS, DPDK_OBJ_SIZE, DPDK_CACHE, 0, NULL, NULL,
 				NULL, NULL, SOCKET_ID_ANY, 0);
 	if (!mp) {
 		fprintf(stderr, "umem-bench: dpdk_mempool: rte_mempool_create: %s\n",
 			rte_strerror(rte_errno));
-		bench_dpdk_fini(NULL);
-		return -ENOMEM;
+		return -ENOMEM; /* the caller's bench_dpdk_fini() stops the EAL */
 	}
 	*ctx = mp;
 	return 0;
@@ -66,8 +70,10 @@ uint64_t bench_dpdk_run(void *ctx, uint64_t ops)
 	for (uint64_t i = 0; i < ops; i++) {
 		void *obj;
 
-		if (rte_mempool_get(mp, &obj))
-			abort(); /* 2047 objects, one out at a time */
+		if (rte_mempool_get(mp, &obj)) { /* 2047 objects, one out at a time */
+			fprintf(stderr, "umem-bench: dpdk_mempool: rte_mempool_get failed\n");
+			abort();
+		}
 		__asm__ __volatile__("" : : "r"(obj) : "memory");
 		rte_mempool_put(mp, obj);
 	}
@@ -77,7 +83,10 @@ uint64_t bench_dpdk_run(void *ctx, uint64_t ops)
 void bench_dpdk_fini(void *ctx)
 {
 	rte_mempool_free(ctx);
+	if (!eal_up)
+		return;
 	rte_eal_cleanup();
+	eal_up = false;
 	if (!runtime_dir[0])
 		return;
 	if (rmdir(runtime_dir))

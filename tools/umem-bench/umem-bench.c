@@ -501,7 +501,10 @@ static int ref_init(struct run *r)
 
 	if (err)
 		return err;
-	return umem_pool__alloc_frag(r->pool, 64, r->priv, NULL);
+	err = umem_pool__alloc_frag(r->pool, 64, r->priv, NULL);
+	if (err)
+		*(uint64_t *)r->priv = UINT64_MAX; /* nothing for ref_fini to put */
+	return err;
 }
 
 static uint64_t ref_run(struct run *r, uint64_t ops)
@@ -518,7 +521,8 @@ static uint64_t ref_run(struct run *r, uint64_t ops)
 
 static void ref_fini(struct run *r)
 {
-	umem_pool__put(r->pool, *(uint64_t *)r->priv);
+	if (r->priv && *(uint64_t *)r->priv != UINT64_MAX)
+		umem_pool__put(r->pool, *(uint64_t *)r->priv);
 	env_fini(r);
 }
 
@@ -607,7 +611,7 @@ static const struct path *path_find(const char *name)
 
 struct result {
 	const struct path *path;
-	bool ran;
+	bool ran, failed; /* failed: its set-up failed (the reason went to stderr) */
 	double ns, cycles, min_ns, max_ns, min_cycles, max_cycles;
 	uint64_t slow, held; /* after warm-up */
 	uint64_t total_ns, total_ticks;
@@ -867,6 +871,13 @@ static void print_json(const struct report *rp)
 	printf("],\"not_built\":[");
 	for (size_t i = 0; not_built[i].name; i++)
 		printf("%s\"%s\"", i ? "," : "", not_built[i].name);
+	printf("],\"failed\":[");
+	first = true;
+	for (size_t i = 0; i < NR_PATHS; i++)
+		if (rp->res[i].failed) {
+			printf("%s\"%s\"", first ? "" : ",", rp->res[i].path->name);
+			first = false;
+		}
 	printf("],\"steady_state\":");
 	if (fast)
 		printf("{\"path\":\"pool_fast\",\"slow_allocs_after_warmup\":%llu,"
@@ -907,7 +918,7 @@ static void print_text(const struct report *rp)
 	bool any = false;
 
 	for (size_t i = 0; i < NR_PATHS; i++)
-		any |= rp->res[i].ran;
+		any |= rp->res[i].ran || rp->res[i].failed;
 	if (any) {
 		printf("umem-bench: %u rounds x %llu ops per path; counter %s, %.1f MHz (%s)\n"
 		       "load average %.2f at start, %.2f at end\n\n",
@@ -935,6 +946,10 @@ static void print_text(const struct report *rp)
 		printf("* slow-path allocation calls / pages taken from the area, after warm-up\n");
 		for (size_t i = 0; not_built[i].name; i++)
 			printf("not built: %s (%s)\n", not_built[i].name, not_built[i].why);
+		for (size_t i = 0; i < NR_PATHS; i++)
+			if (rp->res[i].failed)
+				printf("FAILED: %s could not be set up (see the message above)\n",
+				       rp->res[i].path->name);
 		if (fast)
 			printf("\nsteady state: pool_fast slow-path allocations after warm-up: %llu "
 			       "(pages from the area: %llu)\n", (unsigned long long)fast->slow,
@@ -1089,7 +1104,7 @@ static void parse_only(const char *list, bool *want)
 int main(int argc, char **argv)
 {
 	struct option lopts[NR_OPTS + 1];
-	bool want[NR_PATHS], only = false, json = false, memory_only = false;
+	bool want[NR_PATHS], only = false, json = false, memory_only = false, failed = false;
 	struct result res[NR_PATHS];
 	struct mem_row rows[NR_MEM_FRAMES];
 	unsigned rounds = 7;
@@ -1128,8 +1143,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NR_PATHS && !memory_only; i++) {
 		if (only && !want[i])
 			continue;
-		if (measure(&paths[i], rounds, ops, &res[i]))
-			return 1;
+		/* A path that cannot be set up (e.g. DPDK's EAL) does not cost the others. */
+		if (measure(&paths[i], rounds, ops, &res[i])) {
+			res[i].path = &paths[i];
+			res[i].failed = true;
+			failed = true;
+			continue;
+		}
 		ticks += res[i].total_ticks;
 		ns += res[i].total_ns;
 	}
@@ -1145,5 +1165,5 @@ int main(int argc, char **argv)
 		print_json(&rp);
 	else
 		print_text(&rp);
-	return 0;
+	return failed;
 }
