@@ -25,6 +25,7 @@ static inline uint64_t now_ns(void)
 
 #if defined(__x86_64__)
 #define COUNTER_NAME "tsc"
+#define COUNTER_UNIT "cycles"
 #define COUNTER_WHAT "x86 TSC (rdtsc): constant-rate reference cycles at the nominal frequency"
 static inline uint64_t counter_read(void)
 {
@@ -37,6 +38,7 @@ static inline uint64_t counter_read(void)
 static inline uint64_t counter_hz_declared(void) { return 0; }
 #elif defined(__aarch64__)
 #define COUNTER_NAME "cntvct_el0"
+#define COUNTER_UNIT "ticks"
 #define COUNTER_WHAT "arm64 generic timer (cntvct_el0): system-counter ticks at cntfrq_el0, not core cycles"
 static inline uint64_t counter_read(void)
 {
@@ -55,6 +57,7 @@ static inline uint64_t counter_hz_declared(void)
 }
 #else
 #define COUNTER_NAME "clock_gettime"
+#define COUNTER_UNIT "ns"
 #define COUNTER_WHAT "no cycle counter on this architecture: CLOCK_MONOTONIC nanoseconds"
 static inline uint64_t counter_read(void) { return now_ns(); }
 static inline uint64_t counter_hz_declared(void) { return 1000000000ull; }

@@ -925,7 +925,7 @@ static void print_text(const struct report *rp)
 		       rp->rounds, (unsigned long long)rp->ops, COUNTER_NAME, rp->counter_hz / 1e6,
 		       COUNTER_WHAT, rp->load_start, rp->load_end);
 		printf("%-15s %8s %19s %10s %8s %8s %12s\n", "path", "ns/op", "[min - max] ns",
-		       "cycles/op", "x mutex", "x fast", "slow/area*");
+		       COUNTER_UNIT "/op", "x mutex", "x fast", "slow/area*");
 		for (size_t i = 0; i < NR_PATHS; i++) {
 			const struct result *r = &rp->res[i];
 			char range[40], slow[32] = "-", xm[16] = "-", xf[16] = "-";
@@ -956,8 +956,8 @@ static void print_text(const struct report *rp)
 			       (unsigned long long)fast->held);
 		if (fast)
 			printf("kernel page_pool fast path: %d cycles(tsc), %.1f ns (Xeon E5-1650 v4, seed "
-			       "004); pool_fast here: %.1f %s cycles, %.2f ns\n", KERNEL_FAST_CYCLES,
-			       KERNEL_FAST_NS, fast->cycles, COUNTER_NAME, fast->ns);
+			       "004); pool_fast here: %.1f %s %s, %.2f ns\n", KERNEL_FAST_CYCLES,
+			       KERNEL_FAST_NS, fast->cycles, COUNTER_NAME, COUNTER_UNIT, fast->ns);
 	}
 	if (rp->have_mem) {
 		printf("\nUMEM bytes per live frame (fragments: mean truesize of %u live frames)\n",
@@ -1041,8 +1041,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: umem-bench [options]\n"
 		   "Micro-benchmark of the libumem allocator, with baselines measured in the same run.\n"
-		   "Per path: median ns/op and %s cycles/op over the rounds, with min and max.\n\n"
-		   "options:\n", COUNTER_NAME);
+		   "Per path: median ns/op and %s %s/op over the rounds, with min and max\n"
+		   "(JSON: cycles_per_op, whatever the counter).\n\n"
+		   "options:\n", COUNTER_NAME, COUNTER_UNIT);
 	for (size_t i = 0; i < NR_OPTS; i++) {
 		char left[40];
 
