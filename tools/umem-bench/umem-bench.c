@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <umem/pool.h>
 #include "counter.h"
 #include "dpdk.h"
@@ -821,6 +822,15 @@ static double loadavg(void)
 	return l;
 }
 
+/* A heuristic: other work keeps 3/4 of the CPUs busy before we start (the load at the end
+ * includes our own threads), so it will also take CPUs the measured paths run on. */
+static bool machine_busy(double load_start)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus > 0 && !isnan(load_start) && load_start >= 0.75 * (double)cpus;
+}
+
 struct report {
 	double load_start, load_end;
 	unsigned rounds;
@@ -848,6 +858,7 @@ static void print_json(const struct report *rp)
 	json_num("hz", rp->counter_hz, "},");
 	json_num("loadavg_start", rp->load_start, ",");
 	json_num("loadavg_end", rp->load_end, ",");
+	printf("\"busy\":%s,", machine_busy(rp->load_start) ? "true" : "false");
 	printf("\"rounds\":%u,\"ops\":%llu,\"results\":[", rp->rounds, (unsigned long long)rp->ops);
 	for (size_t i = 0; i < NR_PATHS; i++) {
 		const struct result *r = &rp->res[i];
@@ -924,6 +935,10 @@ static void print_text(const struct report *rp)
 		       "load average %.2f at start, %.2f at end\n\n",
 		       rp->rounds, (unsigned long long)rp->ops, COUNTER_NAME, rp->counter_hz / 1e6,
 		       COUNTER_WHAT, rp->load_start, rp->load_end);
+		if (machine_busy(rp->load_start))
+			printf("WARNING: the machine is busy (load average %.2f on %ld CPUs): other work "
+			       "skews these numbers, above all the two-thread paths; run again when "
+			       "quiet, several times\n\n", rp->load_start, sysconf(_SC_NPROCESSORS_ONLN));
 		printf("%-15s %8s %19s %10s %8s %8s %12s\n", "path", "ns/op", "[min - max] ns",
 		       COUNTER_UNIT "/op", "x mutex", "x fast", "slow/area*");
 		for (size_t i = 0; i < NR_PATHS; i++) {
