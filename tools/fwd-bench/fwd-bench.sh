@@ -205,6 +205,9 @@ proc_ticks() { # PID: utime + stime (clock ticks), 0 without a process
 }
 softirq_ticks() { awk '/^cpu / {print $8}' /proc/stat; }
 HZ=$(getconf CLK_TCK)
+# cpu_mark: appends "wall forwarder softirq" to $LOG.cpu; the workloads call it right before and
+# after their traffic, so set-up and teardown do not dilute the CPU figures.
+cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks)" >>"$LOG.cpu"; }
 
 # --- workloads: run_<kind> prints the figure (Gbit/s or Mpps) ---
 
@@ -212,7 +215,9 @@ run_tcp() {
 	local srv
 	bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
+	cpu_mark
 	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" -J >"$LOG.client" 2>&1 || true
+	cpu_mark
 	stop_job "$srv"
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
 	tr -d ' \n\t' <"$LOG.client" | grep -o '"sum_received":{[^}]*}' |
@@ -223,8 +228,10 @@ run_udp64() {
 	local sink
 	bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
 	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
+	cpu_mark
 	ip netns exec "$H0" "$GEN" gen -i eth0 --dst-ip "$IP1" --size 64 --duration "$DURATION" --json \
 		>"$LOG.gen" 2>"$LOG.gen.err" || true
+	cpu_mark
 	wait "$sink" 2>/dev/null || true
 	stop_job "$sink"
 	grep -o '"pps":[0-9.]*' "$LOG.sink" | cut -d: -f2 | awk '{printf "%.4f\n", $1 / 1e6}'
@@ -237,9 +244,10 @@ sample() {
 	LOG=$OUT/logs/$wl-$sys-$rep
 	set_mtu "$mtu"
 	start_system "$sys" "$mtu" || return 0
-	p0=$(proc_ticks "$FWD_PID"); s0=$(softirq_ticks); t0=$(date +%s.%N)
+	rm -f "$LOG.cpu"
 	case "$wl" in tcp*) value=$(run_tcp) || value="" ;; udp64) value=$(run_udp64) || value="" ;; esac
-	p1=$(proc_ticks "$FWD_PID"); s1=$(softirq_ticks); t1=$(date +%s.%N)
+	read -r t0 p0 s0 < <(head -1 "$LOG.cpu")
+	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
 	if [ "$wl" = udp64 ]; then
