@@ -81,37 +81,20 @@ SAMPLES=$OUT/samples.jsonl
 : >"$SAMPLES"
 PREFIX="gnb-$$"
 DPDK_PREFIX="gnb-dpdk-$$" # EAL runtime directory under /var/run/dpdk, removed at exit
-JOBS=()                   # background PIDs (each its own process group)
 FWD_PID=""
 NOTES=()
 
 note() { NOTES+=("$*"); echo "note: $*" >&2; }
 
-# bg VAR NS CMD...: CMD in namespace NS in its own process group; PID in VAR (exec keeps it).
-bg() {
-	local __var=$1 ns=$2
-	shift 2
-	setsid ip netns exec "$ns" "$@" &
-	JOBS+=("$!")
-	printf -v "$__var" '%s' "$!"
-}
-
-stop_job() { # PID [SIGNAL]
-	local pid=$1 keep=() p
-	kill "-${2:-TERM}" -- "-$pid" 2>/dev/null || true
-	# Bounded: a forwarder that ignores the signal gets SIGKILL after 5 s.
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	kill -KILL -- "-$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	for p in "${JOBS[@]}"; do [ "$p" = "$pid" ] || keep+=("$p"); done
-	JOBS=("${keep[@]}")
-}
+# Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
+# wait_for: the helpers the netns tests use.
+# shellcheck source=../../test/common/netns.sh
+. "$SRC/test/common/netns.sh"
 
 cleanup() {
-	local rc=$? p
+	local rc=$?
 	set +e
-	for p in "${JOBS[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
-	for p in "${JOBS[@]}"; do wait "$p" 2>/dev/null; done
+	netns_cleanup
 	"$TOPO" down --prefix "$PREFIX" 2>/dev/null
 	rm -rf "/var/run/dpdk/$DPDK_PREFIX"
 	exit $rc
@@ -119,12 +102,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-wait_for() { # TIMEOUT_S CMD...
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do [ "$SECONDS" -lt "$end" ] || return 1; sleep 0.05; done
-}
 
 eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)"
 H0=$TOPO_H0 H1=$TOPO_H1 MID=$TOPO_MID IP1=$TOPO_IP1
@@ -149,12 +126,12 @@ start_bridge() {
 }
 
 start_xdp_redirect() {
-	bg FWD_PID "$MID" "$REDIRECT" m0 m1 >"$LOG.fwd" 2>&1
+	netns_bg FWD_PID "$MID" "$REDIRECT" m0 m1 >"$LOG.fwd" 2>&1
 	wait_for 10 grep -q ready "$LOG.fwd"
 }
 
 start_xdp_fwd() {
-	bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 >"$LOG.fwd" 2>&1
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 >"$LOG.fwd" 2>&1
 	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
@@ -163,7 +140,7 @@ start_dpdk_af_xdp() {
 	[ "$1" -le 1500 ] || mbuf=(--mbuf-size=3840)
 	# Main lcore 0, forwarding lcore 1; no hugepages, no PCI; stats every second keep it running
 	# without a terminal (it stops on SIGINT).
-	bg FWD_PID "$MID" dpdk-testpmd -l 0,1 --no-huge -m 512 --no-pci --file-prefix "$DPDK_PREFIX" \
+	netns_bg FWD_PID "$MID" dpdk-testpmd -l 0,1 --no-huge -m 512 --no-pci --file-prefix "$DPDK_PREFIX" \
 		--vdev net_af_xdp0,iface=m0 --vdev net_af_xdp1,iface=m1 -- --forward-mode=io \
 		--auto-start --nb-cores=1 --total-num-mbufs=16384 "${mbuf[@]}" --stats-period 1 >"$LOG.fwd" 2>&1
 	wait_for 15 grep -q "Port statistics" "$LOG.fwd"
@@ -184,7 +161,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 stop_system() {
 	local sys=$1
 	if [ -n "$FWD_PID" ]; then
-		stop_job "$FWD_PID" INT
+		netns_stop "$FWD_PID" || true
 		FWD_PID=""
 	fi
 	if [ "$sys" = bridge ]; then
@@ -213,12 +190,12 @@ cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks)" >>"
 
 run_tcp() {
 	local srv
-	bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
+	netns_bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
 	cpu_mark
 	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" -J >"$LOG.client" 2>&1 || true
 	cpu_mark
-	stop_job "$srv"
+	netns_stop "$srv" || true
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
 	tr -d ' \n\t' <"$LOG.client" | grep -o '"sum_received":{[^}]*}' |
 		grep -o '"bits_per_second":[0-9.e+]*' | cut -d: -f2 | awk '{printf "%.3f\n", $1 / 1e9}'
@@ -226,14 +203,14 @@ run_tcp() {
 
 run_udp64() {
 	local sink
-	bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
+	netns_bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
 	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
 	cpu_mark
 	ip netns exec "$H0" "$GEN" gen -i eth0 --dst-ip "$IP1" --size 64 --duration "$DURATION" --json \
 		>"$LOG.gen" 2>"$LOG.gen.err" || true
 	cpu_mark
 	wait "$sink" 2>/dev/null || true
-	stop_job "$sink"
+	netns_stop "$sink" || true
 	grep -o '"pps":[0-9.]*' "$LOG.sink" | cut -d: -f2 | awk '{printf "%.4f\n", $1 / 1e6}'
 }
 
