@@ -4,7 +4,7 @@
  * alloc, extra references, put, bulk put and cross-thread put. Every live allocation is tagged
  * and shadow-mapped: no two live allocations may overlap, none may be overwritten before its last
  * put, and every page must come back at the end. The stats must show that every path ran.
- *   test_pool_model [--debug] [--seed N] [--ops N]
+ *   test_pool_model [--debug] [--seed N] [--ops N] [--inline-cross]
  */
 #include <pthread.h>
 #include "model.h"
@@ -24,6 +24,18 @@ struct cross {
 	int bulk, pending, stop;
 };
 
+static void cross_put(struct cross *c)
+{
+	if (c->bulk == 1)
+		umem_pool__put_bulk(c->pool, c->addrs, c->n);
+	else if (c->bulk == 2)
+		umem_put_bulk(c->area, c->addrs, c->n);
+	else
+		for (uint32_t i = 0; i < c->n; i++)
+			umem_put(c->area, c->addrs[i]);
+	c->pending = 0;
+}
+
 static void *cross_main(void *arg)
 {
 	struct cross *c = arg;
@@ -34,22 +46,19 @@ static void *cross_main(void *arg)
 			pthread_cond_wait(&c->cond, &c->lock);
 		if (c->stop)
 			break;
-		if (c->bulk == 1)
-			umem_pool__put_bulk(c->pool, c->addrs, c->n);
-		else if (c->bulk == 2)
-			umem_put_bulk(c->area, c->addrs, c->n);
-		else
-			for (uint32_t i = 0; i < c->n; i++)
-				umem_put(c->area, c->addrs[i]);
-		c->pending = 0;
+		cross_put(c);
 		pthread_cond_broadcast(&c->cond);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
 }
 
+static bool inline_cross;
+
 static void cross_run(struct cross *c)
 {
+	if (inline_cross)
+		return cross_put(c);
 	pthread_mutex_lock(&c->lock);
 	c->pending = 1;
 	pthread_cond_broadcast(&c->cond);
@@ -71,6 +80,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--debug"))
 			debug = true;
+		else if (!strcmp(argv[i], "--inline-cross"))
+			inline_cross = true;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
@@ -90,7 +101,8 @@ int main(int argc, char **argv)
 	struct cross c = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			   .area = a, .pool = other };
 	pthread_t th;
-	CHECK(!pthread_create(&th, NULL, cross_main, &c), "thread");
+	if (!inline_cross)
+		CHECK(!pthread_create(&th, NULL, cross_main, &c), "thread");
 
 	uint64_t addrs[CROSS_MAX];
 	for (uint64_t op = 0; op < ops; op++) {
@@ -168,11 +180,13 @@ int main(int argc, char **argv)
 		model_drop(&m, 0);
 		umem_pool__put(p, addr);
 	}
-	pthread_mutex_lock(&c.lock);
-	c.stop = 1;
-	pthread_cond_broadcast(&c.cond);
-	pthread_mutex_unlock(&c.lock);
-	pthread_join(th, NULL);
+	if (!inline_cross) {
+		pthread_mutex_lock(&c.lock);
+		c.stop = 1;
+		pthread_cond_broadcast(&c.cond);
+		pthread_mutex_unlock(&c.lock);
+		pthread_join(th, NULL);
+	}
 
 	struct umem_pool_stats s = { .sz = sizeof(s) };
 	CHECK_EQ(umem_pool__stats(p, &s), 0);
