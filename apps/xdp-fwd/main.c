@@ -64,7 +64,7 @@ static uint32_t fill_size(const struct fwd_config *cfg)
  * when an MTU needs it. */
 static int check_system(struct fwd_config *cfg)
 {
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : 4096;
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 
 	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
 		const char *ifname = cfg->ports[i].ifname;
@@ -87,7 +87,7 @@ static int check_system(struct fwd_config *cfg)
 
 static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
 {
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : 4096;
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
 	uint64_t frames = cfg->frames;
 	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
@@ -100,7 +100,7 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 		frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
 			 nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
 		if (nr_workers > 1)
-			frames += nr_workers * (nr_workers - 1ull) * 4096;
+			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
 	}
 	/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned). */
 	pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
@@ -468,8 +468,7 @@ int main(int argc, char **argv)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
 	sample(&ctx, &total);
-	if (!cfg.json || !cfg.quiet)
-		print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
 	out = teardown(&ctx);
 	if (cfg.json)
 		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);

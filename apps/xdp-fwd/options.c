@@ -9,8 +9,6 @@
 
 #include "fwd.h"
 
-#define FWD_VERSION "0.1"
-
 /* How an option stores its value: most are a number in a range or a boolean, written at an
  * offset of struct fwd_config; the others have a function. */
 enum fwd_option_kind {
@@ -401,7 +399,7 @@ int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, siz
 			return 1;
 		}
 		if (!strcmp(o->name, "version")) {
-			printf("xdp-fwd %s\n", FWD_VERSION);
+			printf("xdp-fwd (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR);
 			return 1;
 		}
 		if (apply(cfg, o, optarg, err, errlen))
