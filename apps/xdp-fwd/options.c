@@ -272,7 +272,8 @@ static const struct fwd_option options[] = {
 static int apply(struct fwd_config *cfg, const struct fwd_option *o, const char *arg, char *err,
 		 size_t errlen)
 {
-	uint32_t *u32 = (uint32_t *)((char *)cfg + o->off);
+	/* Table offsets come from offsetof() of uint32_t fields, so the cast keeps alignment. */
+	uint32_t *u32 = (uint32_t *)(void *)((char *)cfg + o->off);
 
 	switch (o->kind) {
 	case OPT_FN:
