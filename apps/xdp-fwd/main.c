@@ -271,13 +271,17 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	assign_ports(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
-		uint64_t ring = 0;
+		uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+		uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
+		uint64_t frames = 0, pages;
 
 		for (uint32_t i = 0; i < w->nr_ports; i++)
-			ring += fill_size(cfg);
-		/* The return ring takes every page of this pool that another worker completes:
-		 * room for all of its fill rings, so a burst of returns never spills to the area. */
-		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(ring < 1024 ? 1024 : ring > 65536 ? 65536 : ring));
+			frames += fill_size(cfg) + tx;
+		/* The worker's working set: its fill rings and TX rings full at once. The return
+		 * ring holds all of it, so a burst of returns never spills to the area, and the
+		 * pool takes it up front: no slow-path allocation once traffic flows. */
+		pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(pages < 1024 ? 1024 : pages > 65536 ? 65536 : pages));
 		w->ctx = ctx;
 		w->idx = k;
 		w->cpu = k < cfg->nr_cpus ? cfg->cpus[k] : -1;
@@ -287,6 +291,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			fprintf(stderr, "xdp-fwd: cannot create pool %u: %s\n", k, strerror(-err));
 			return err;
 		}
+		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		err = create_port(ctx, i);
