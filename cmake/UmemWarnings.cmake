@@ -20,3 +20,10 @@ elseif(UMEM_SANITIZE STREQUAL "thread")
 elseif(NOT UMEM_SANITIZE STREQUAL "")
   message(FATAL_ERROR "UMEM_SANITIZE must be '', 'address' or 'thread' (got '${UMEM_SANITIZE}')")
 endif()
+
+# libFuzzer builds (clang): every target gets coverage instrumentation so the fuzzers see
+# inside libumem; only the fuzz targets link the libFuzzer main (test/fuzz).
+option(UMEM_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+if(UMEM_FUZZ)
+  target_compile_options(umem_flags INTERFACE -fsanitize=fuzzer-no-link)
+endif()

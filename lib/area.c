@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "internal.h"
 
 static bool env_debug(void)
@@ -47,10 +48,15 @@ struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_op
 		pr_warn("area: %u pages of %u bytes is not a valid size\n", nr_pages, page_size);
 		goto fail;
 	}
+	/* The area is populated up front (and AF_XDP pins it): it must fit in memory. */
+	err = -ENOMEM;
+	if (size > (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE)) {
+		pr_warn("area: %llu bytes is more than the machine's memory\n", (unsigned long long)size);
+		goto fail;
+	}
 	if (flags & UMEM_AREA_F_HUGEPAGES)
 		size = (size + UMEM_HUGEPAGE_SIZE - 1) & ~(uint64_t)(UMEM_HUGEPAGE_SIZE - 1);
 
-	err = -ENOMEM;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		goto fail;

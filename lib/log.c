@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "internal.h"
 
+__attribute__((format(printf, 2, 0)))
 static int default_print(enum umem_print_level level, const char *fmt, va_list args)
 {
 	if (level == UMEM_DEBUG && !getenv("LIBUMEM_VERBOSE"))

@@ -6,5 +6,8 @@
 #include <umem/common.h>
 #include <umem/area.h>
 #include <umem/pool.h>
+#include <umem/classes.h>
+#include <umem/steer.h>
+#include <umem/port.h>
 
 #endif

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * XDP steering: per frame, pick the AF_XDP socket that gets it, or the kernel, or nobody.
+ *
+ * The frame is parsed once into struct pkt (which fields it carries, and their values); the
+ * rules are then scanned in priority order and the first whose fields are all present and
+ * equal decides. Every header read is bounds-checked against data_end, and a header that is
+ * cut short or invalid (IHL < 5, a length beyond the frame) stops the parse: the fields behind
+ * it are absent, so no rule that needs them can match.
+ *
+ * Multi-buffer (xdp.frags): headers are read from the first buffer, which on every driver we
+ * know (and on veth) holds at least the first 256 bytes; lengths are checked against the whole
+ * frame (bpf_xdp_get_buff_len), so a jumbo frame is steered like any other.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <umem/steer_abi.h>
+
+#ifndef IPPROTO_ICMPV6
+#define IPPROTO_ICMPV6 58
+#endif
+#define NEXTHDR_HOP 0
+#define NEXTHDR_ROUTING 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_DEST 60
+#define ETH_P_8021AD_ 0x88A8
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct umem_steer_table);
+} steer_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} steer_active SEC(".maps");
+
+/* Sized by the loader (umem_steer_opts.nr_sockets) before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} steer_xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UMEM_STEER_NR_RULE_STATS);
+	__type(key, __u32);
+	__type(value, struct umem_steer_counter);
+} steer_rstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UMEM_STEER_S_NR);
+	__type(key, __u32);
+	__type(value, struct umem_steer_counter);
+} steer_astats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct umem_steer_trace);
+} steer_trace SEC(".maps");
+
+struct pkt {
+	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
+	struct umem_steer_match f;
+	__u8 icmp6_type;
+	__u8 has_icmp6_type;
+	__u8 malformed;
+	__u8 frag; /* an IP fragment: hashed on addresses only, so a datagram's fragments stay together */
+	__u8 smac[6];
+	/* Flow endpoints folded to 32 bits each, for the symmetric hash. */
+	__u32 src;
+	__u32 dst;
+};
+
+static __always_inline __u32 mix32(__u32 h)
+{
+	/* murmur3 finalizer: cheap, and every input bit reaches every output bit. */
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+static __always_inline __u32 fold_mac(const __u8 *m)
+{
+	return mix32(((__u32)m[0] << 8 | m[1]) ^ mix32((__u32)m[2] << 24 | (__u32)m[3] << 16 |
+						       (__u32)m[4] << 8 | m[5]));
+}
+
+static __always_inline __u32 fold_in6(const struct in6_addr *a)
+{
+	return mix32(a->in6_u.u6_addr32[0] ^ mix32(a->in6_u.u6_addr32[1] ^
+		     mix32(a->in6_u.u6_addr32[2] ^ mix32(a->in6_u.u6_addr32[3]))));
+}
+
+/* L4 ports (and the ICMPv6 type, for host control) at off; sets malformed if the transport
+ * header is shorter than its minimum or runs past end_l3 (the end the IP length declares). */
+static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, __u64 off, __u64 end_l3)
+{
+	__u32 need;
+
+	switch (p->f.l4proto) {
+	case IPPROTO_TCP: need = 20; break;
+	case IPPROTO_UDP: need = 8; break;
+	case IPPROTO_UDPLITE: need = 8; break;
+	case IPPROTO_SCTP: need = 12; break;
+	case IPPROTO_ICMPV6: need = 4; break;
+	default: return;
+	}
+	/* off > 1024 never holds for real headers; the bound keeps the verifier's range of off small. */
+	if (off + need > end_l3 || data + off + need > data_end || off > 1024) {
+		p->malformed = 1;
+		return;
+	}
+	if (p->f.l4proto == IPPROTO_ICMPV6) {
+		p->icmp6_type = *(__u8 *)(data + off);
+		p->has_icmp6_type = 1;
+		return;
+	}
+	__be16 *ports = data + off;
+	p->f.sport = bpf_ntohs(ports[0]);
+	p->f.dport = bpf_ntohs(ports[1]);
+	p->f.fields |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
+}
+
+static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end, __u64 off, __u64 frame_len)
+{
+	struct iphdr *ip = data + off;
+	__u32 hlen, tot;
+
+	if ((void *)(ip + 1) > data_end || ip->version != 4 || ip->ihl < 5) {
+		p->malformed = 1;
+		return;
+	}
+	hlen = ip->ihl * 4;
+	tot = bpf_ntohs(ip->tot_len);
+	if (data + off + hlen > data_end || tot < hlen || off + tot > frame_len) {
+		p->malformed = 1;
+		return;
+	}
+	p->f.l4proto = ip->protocol;
+	p->f.fields |= UMEM_STEER_M_L4PROTO;
+	p->src = mix32(ip->saddr);
+	p->dst = mix32(ip->daddr);
+	if (ip->frag_off & bpf_htons(0x3fff)) { /* MF or an offset */
+		p->frag = 1;
+		if (ip->frag_off & bpf_htons(0x1fff))
+			return; /* only the first fragment carries the transport header */
+	}
+	parse_l4(p, data, data_end, off + hlen, off + tot);
+}
+
+static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end, __u64 off, __u64 frame_len)
+{
+	struct ipv6hdr *ip6 = data + off;
+	__u64 end;
+	__u8 nh;
+
+	if ((void *)(ip6 + 1) > data_end || ip6->version != 6) {
+		p->malformed = 1;
+		return;
+	}
+	end = off + sizeof(*ip6) + bpf_ntohs(ip6->payload_len);
+	if (end > frame_len || ip6->payload_len == 0) { /* 0: jumbogram, not ours to parse */
+		p->malformed = 1;
+		return;
+	}
+	p->src = fold_in6(&ip6->saddr);
+	p->dst = fold_in6(&ip6->daddr);
+	nh = ip6->nexthdr;
+	off += sizeof(*ip6);
+#pragma unroll
+	for (int i = 0; i < UMEM_STEER_MAX_EXTHDR; i++) {
+		__u8 *eh = data + off;
+
+		if (nh != NEXTHDR_HOP && nh != NEXTHDR_ROUTING && nh != NEXTHDR_DEST && nh != NEXTHDR_FRAGMENT)
+			break;
+		if ((void *)(eh + 8) > data_end || off + 8 > end) {
+			p->malformed = 1;
+			return;
+		}
+		if (nh == NEXTHDR_FRAGMENT) {
+			p->frag = 1;
+			/* Offset != 0: no transport header here. */
+			if ((eh[2] << 8 | eh[3]) & 0xfff8) {
+				p->f.l4proto = eh[0];
+				p->f.fields |= UMEM_STEER_M_L4PROTO;
+				return;
+			}
+			nh = eh[0];
+			off += 8;
+			continue;
+		}
+		nh = eh[0];
+		off += (eh[1] + 1) * 8;
+	}
+	if (nh == NEXTHDR_HOP || nh == NEXTHDR_ROUTING || nh == NEXTHDR_DEST || nh == NEXTHDR_FRAGMENT)
+		return; /* more extension headers than we walk: protocol unknown */
+	p->f.l4proto = nh;
+	p->f.fields |= UMEM_STEER_M_L4PROTO;
+	parse_l4(p, data, data_end, off, end);
+}
+
+static __always_inline void parse(struct xdp_md *ctx, struct pkt *p)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u64 frame_len = bpf_xdp_get_buff_len(ctx);
+	__u64 off = sizeof(*eth);
+	__u16 proto;
+
+	p->f.queue = ctx->rx_queue_index;
+	p->f.fields = UMEM_STEER_M_QUEUE;
+	if ((void *)(eth + 1) > data_end) {
+		p->malformed = 1;
+		return;
+	}
+	__builtin_memcpy(p->f.dmac, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(p->smac, eth->h_source, ETH_ALEN);
+	p->f.fields |= UMEM_STEER_M_DMAC;
+	p->src = fold_mac(p->smac);
+	p->dst = fold_mac(p->f.dmac);
+	proto = bpf_ntohs(eth->h_proto);
+#pragma unroll
+	for (int i = 0; i < UMEM_STEER_MAX_VLAN; i++) {
+		__u16 *tag = data + off;
+
+		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD_)
+			break;
+		if ((void *)(tag + 2) > data_end) {
+			p->malformed = 1;
+			return;
+		}
+		if (i == 0) {
+			p->f.vlan = bpf_ntohs(tag[0]) & 0x0fff;
+			p->f.fields |= UMEM_STEER_M_VLAN;
+		}
+		proto = bpf_ntohs(tag[1]);
+		off += 4;
+	}
+	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD_)
+		return; /* more tags than we walk: the payload's ethertype is unknown */
+	p->f.ethertype = proto;
+	p->f.fields |= UMEM_STEER_M_ETHERTYPE;
+	if (proto == ETH_P_IP)
+		parse_ipv4(p, data, data_end, off, frame_len);
+	else if (proto == ETH_P_IPV6)
+		parse_ipv6(p, data, data_end, off, frame_len);
+}
+
+static __always_inline int rule_matches(const struct umem_steer_match *m, const struct umem_steer_match *frame)
+{
+	__u32 f = m->fields;
+
+	if (f & ~frame->fields)
+		return 0;
+	if ((f & UMEM_STEER_M_QUEUE) && m->queue != frame->queue)
+		return 0;
+	if ((f & UMEM_STEER_M_ETHERTYPE) && m->ethertype != frame->ethertype)
+		return 0;
+	if ((f & UMEM_STEER_M_VLAN) && m->vlan != frame->vlan)
+		return 0;
+	if ((f & UMEM_STEER_M_L4PROTO) && m->l4proto != frame->l4proto)
+		return 0;
+	if ((f & UMEM_STEER_M_SPORT) && m->sport != frame->sport)
+		return 0;
+	if ((f & UMEM_STEER_M_DPORT) && m->dport != frame->dport)
+		return 0;
+	if (f & UMEM_STEER_M_DMAC) {
+		for (int i = 0; i < ETH_ALEN; i++)
+			if (m->dmac[i] != frame->dmac[i])
+				return 0;
+	}
+	return 1;
+}
+
+/* Position of the first rule that matches, or MAX_RULES. A plain bounded loop: bpf_loop()
+ * cost 12 ns per rule here against 1.5 ns for this (tools/steer-bench). */
+static __always_inline __u32 first_match(const struct umem_steer_table *t, const struct pkt *p)
+{
+	__u32 nr = t->nr_rules;
+
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < UMEM_STEER_MAX_RULES; i++) {
+		if (i >= nr)
+			break;
+		if (rule_matches(&t->rules[i].match, &p->f))
+			return i;
+	}
+	return UMEM_STEER_MAX_RULES;
+}
+
+/* Symmetric: the endpoints are ordered before hashing, so both directions of a flow agree. */
+static __always_inline __u32 flow_hash(const struct pkt *p)
+{
+	__u32 a = p->src, b = p->dst, t;
+	__u32 pa = p->frag ? 0 : p->f.sport, pb = p->frag ? 0 : p->f.dport;
+
+	if (a > b || (a == b && pa > pb)) {
+		t = a; a = b; b = t;
+		t = pa; pa = pb; pb = t;
+	}
+	return mix32(a ^ mix32(b ^ mix32((pa << 16 | pb) ^ mix32(p->f.l4proto))));
+}
+
+static __always_inline void count(void *map, __u32 key, __u64 bytes)
+{
+	struct umem_steer_counter *c = bpf_map_lookup_elem(map, &key);
+
+	if (c) {
+		c->packets++;
+		c->bytes += bytes;
+	}
+}
+
+static __always_inline int is_host_control(const struct pkt *p)
+{
+	if ((p->f.fields & UMEM_STEER_M_ETHERTYPE) && p->f.ethertype == ETH_P_ARP)
+		return 1;
+	/* Router/neighbour solicitation and advertisement, redirect. */
+	return p->has_icmp6_type && p->f.l4proto == IPPROTO_ICMPV6 && p->icmp6_type >= 133 &&
+	       p->icmp6_type <= 137;
+}
+
+SEC("xdp.frags")
+int umem_steer(struct xdp_md *ctx)
+{
+	struct umem_steer_trace *tr;
+	struct umem_steer_table *t;
+	struct umem_steer_action act;
+	struct pkt p = {};
+	__u32 hit;
+	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
+	__u64 bytes = bpf_xdp_get_buff_len(ctx);
+	__u32 *bank;
+	int verdict;
+
+	bank = bpf_map_lookup_elem(&steer_active, &zero);
+	if (!bank)
+		return XDP_PASS;
+	t = bpf_map_lookup_elem(&steer_tables, bank);
+	if (!t)
+		return XDP_PASS; /* never: the bank index is 0 or 1 */
+	parse(ctx, &p);
+	if (p.malformed)
+		count(&steer_astats, UMEM_STEER_S_MALFORMED, bytes);
+
+	if ((t->flags & UMEM_STEER_F_HOST_CONTROL) && is_host_control(&p)) {
+		act.type = UMEM_STEER_A_PASS;
+		stat = UMEM_STEER_S_HOST_CONTROL;
+		rule = UMEM_STEER_RULE_HOST_CONTROL; /* counted as an action only */
+		goto decide;
+	}
+	hit = first_match(t, &p);
+	if (hit < UMEM_STEER_MAX_RULES) {
+		act = t->rules[hit].action;
+		rule = t->rules[hit].id;
+	} else {
+		act = t->default_action;
+	}
+	stat = act.type;
+
+decide:
+	switch (act.type) {
+	case UMEM_STEER_A_SOCK:
+		index = act.index;
+		break;
+	case UMEM_STEER_A_GROUP:
+		hash = flow_hash(&p);
+		/* Multiply-shift maps the hash onto [0, count) without a division. */
+		index = act.index + (__u32)(((__u64)hash * act.count) >> 32);
+		break;
+	case UMEM_STEER_A_QUEUE:
+		index = p.f.queue;
+		break;
+	case UMEM_STEER_A_DROP:
+		verdict = XDP_DROP;
+		goto out;
+	default:
+		verdict = XDP_PASS;
+		goto out;
+	}
+	/* An empty slot (socket not registered yet, or its owner died) falls back to the kernel:
+	 * a missing consumer never black-holes traffic. */
+	verdict = bpf_redirect_map(&steer_xsks, index, XDP_PASS);
+	if (verdict != XDP_REDIRECT)
+		count(&steer_astats, UMEM_STEER_S_NO_SOCKET, bytes);
+out:
+	if (rule <= UMEM_STEER_RULE_DEFAULT)
+		count(&steer_rstats, rule, bytes);
+	count(&steer_astats, stat, bytes);
+	if (t->flags & UMEM_STEER_F_TRACE) {
+		tr = bpf_map_lookup_elem(&steer_trace, &zero);
+		if (tr) {
+			tr->seq++;
+			tr->rule = rule;
+			tr->index = index;
+			tr->hash = hash;
+			tr->present = p.f.fields;
+			tr->action = act.type;
+			tr->verdict = verdict;
+			tr->malformed = p.malformed;
+		}
+	}
+	return verdict;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

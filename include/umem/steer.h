@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libumem steering: the XDP program that picks, per frame, the AF_XDP socket that receives it
+ * (or the kernel stack, or nobody), and its control API.
+ *
+ * One call attaches it: umem_steer__attach("eth0", NULL) loads the program, attaches it in
+ * native mode (generic with a notice when the driver has none) through a bpf_link, and sends
+ * every frame to the socket registered for its ingress queue (umem_steer__set_socket(s, queue,
+ * xsk_fd)); a frame whose socket is not registered goes to the kernel. Rules (at most
+ * UMEM_STEER_MAX_RULES, scanned by priority) override that default; see docs/STEERING.md.
+ *
+ * Crash safety: the bpf_link dies with the process that holds it, so a killed owner leaves the
+ * interface as it was. A program of ours whose owner is dead (left by UMEM_STEER_ATTACH_LIBXDP,
+ * which pins) is replaced at the next attach; a live one is reported (-EBUSY). A program that
+ * is not ours is never removed unless UMEM_STEER_F_REPLACE says so.
+ *
+ * A part of a process that finds the program already attached (by xdp-fwd, say) uses
+ * umem_steer__open() instead: attach refuses a second steerer while the first owner lives.
+ *
+ * Threading: a handle is not thread-safe; one process should edit an interface's rules at a
+ * time (the table is switched atomically, but two editors can lose each other's change).
+ * Errors: negative errno, with a message through the libumem print callback.
+ */
+#ifndef UMEM_STEER_H
+#define UMEM_STEER_H
+
+#include <umem/common.h>
+#include <umem/steer_abi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct umem_steer;
+
+enum umem_steer_mode {
+	UMEM_STEER_MODE_AUTO = 0, /* native; generic with a notice when the driver has no XDP */
+	UMEM_STEER_MODE_NATIVE,
+	UMEM_STEER_MODE_GENERIC,
+};
+
+enum umem_steer_attach_kind {
+	/* bpf_link owned by this process: detached by the kernel when the process dies. The
+	 * interface holds no other XDP program in that mode meanwhile. */
+	UMEM_STEER_ATTACH_LINK = 0,
+	/* libxdp: coexists with other programs through libxdp's dispatcher (bpffs mounted).
+	 * Survives its owner; a stale one is replaced at the next attach. */
+	UMEM_STEER_ATTACH_LIBXDP,
+};
+
+enum umem_steer_flags {
+	/* Replace an XDP program on the interface that is not ours (default: refuse). */
+	UMEM_STEER_F_REPLACE = 1u << 0,
+	/* Load the program and its maps but attach nothing (BPF_PROG_TEST_RUN, dry runs). The
+	 * interface name may then be NULL; without it, queues are not validated. */
+	UMEM_STEER_F_LOAD_ONLY = 1u << 1,
+};
+
+struct umem_steer_opts {
+	size_t sz;            /* sizeof(struct umem_steer_opts) */
+	uint32_t mode;        /* enum umem_steer_mode */
+	uint32_t attach;      /* enum umem_steer_attach_kind */
+	uint32_t flags;       /* enum umem_steer_flags */
+	uint32_t table_flags; /* enum umem_steer_table_flags (HOST_CONTROL, TRACE) */
+	uint32_t nr_sockets;  /* socket map size; 0 = max(64, rx queues) */
+	uint32_t :32;
+	/* What a frame no rule matches gets; NULL = UMEM_STEER_A_QUEUE. */
+	const struct umem_steer_action *default_action;
+};
+
+/* Loads and attaches the steering program on ifname. NULL and errno on failure (ENODEV no such
+ * interface, EOPNOTSUPP native XDP unsupported, EBUSY another program is there); nothing stays
+ * attached then. opts may be NULL. */
+UMEM_API struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts);
+
+/* Opens the steering program already attached to ifname (by any process) to inspect or edit
+ * it. The handle does not own the attachment. NULL and errno (ENOENT: none there). */
+UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
+
+/* Detaches the program if this handle attached it, and frees the handle. NULL is a no-op. */
+UMEM_API void umem_steer__detach(struct umem_steer *s);
+
+/* Adds a rule (its id is written to rule->id). -EINVAL for an unknown field or action, a socket
+ * index beyond nr_sockets, a queue the interface does not have; -ENOSPC when the table is full.
+ * On error the table is unchanged. */
+UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
+/* -ENOENT if no rule has that id. */
+UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
+/* Removes every rule. */
+UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
+/* Copies up to max rules in evaluation order; returns how many there are (may exceed max). */
+UMEM_API int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max);
+UMEM_API int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action);
+UMEM_API int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out);
+UMEM_API int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags);
+UMEM_API int umem_steer__table_flags(struct umem_steer *s, uint32_t *out);
+
+/* Registers an AF_XDP socket (any bound AF_XDP socket fd) at index; xsk_fd < 0 clears it. A
+ * closed socket leaves the map by itself. */
+UMEM_API int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd);
+
+/* Counters summed over CPUs. rule_id: a rule's id or UMEM_STEER_RULE_DEFAULT. */
+UMEM_API int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem_steer_counter *out);
+/* out[UMEM_STEER_S_NR], indexed by enum umem_steer_stat. */
+UMEM_API int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter *out);
+UMEM_API int umem_steer__reset_counters(struct umem_steer *s);
+/* Last decision on a CPU (needs UMEM_STEER_F_TRACE). */
+UMEM_API int umem_steer__trace(struct umem_steer *s, int cpu, struct umem_steer_trace *out);
+
+struct umem_steer_info {
+	size_t sz;             /* sizeof(struct umem_steer_info) */
+	uint32_t ifindex;      /* 0 when loaded without an interface */
+	uint32_t prog_id;
+	uint32_t mode;         /* enum umem_steer_mode actually in use (NATIVE or GENERIC) */
+	uint32_t attach;       /* enum umem_steer_attach_kind */
+	uint32_t nr_sockets;
+	uint32_t nr_queues;    /* rx queues of the interface; 0 unknown */
+	uint32_t owner_pid;    /* process that attached it */
+	uint32_t owned;        /* 1 if this handle attached it */
+	uint64_t generation;   /* table changes so far */
+	uint32_t owner_alive;  /* 1 if the owner process still runs (pid and start time match) */
+	uint32_t :32;
+};
+UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
+UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);
+UMEM_API int umem_steer__xsks_fd(const struct umem_steer *s);
+
+/* Rule text, shared by every tool ("udp dport 5000 -> sock 1", "prio 5 arp -> pass"):
+ *   rule   := [prio N] match... -> action
+ *   match  := queue N | vlan N | ethertype (N|arp|ipv4|ipv6) | arp | ipv4 | ipv6
+ *           | tcp | udp | sctp | udplite | icmp | icmp6 | proto N | sport N | dport N
+ *           | dmac XX:XX:XX:XX:XX:XX | any
+ *   action := sock N | group FIRST-LAST | queue | pass | drop
+ * Numbers are decimal or 0x-hex. -EINVAL with a message naming the bad token; out untouched. */
+UMEM_API int umem_steer_rule__parse(const char *text, struct umem_steer_rule *out);
+UMEM_API int umem_steer_action__parse(const char *text, struct umem_steer_action *out);
+/* Writes the rule as parseable text; returns the length snprintf would have written. */
+UMEM_API int umem_steer_rule__format(const struct umem_steer_rule *rule, char *buf, size_t len);
+UMEM_API int umem_steer_action__format(const struct umem_steer_action *action, char *buf, size_t len);
+/* "sock", "group", ..., "no_socket", "host_control", "malformed"; NULL when out of range. */
+UMEM_API const char *umem_steer_stat__name(uint32_t stat);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

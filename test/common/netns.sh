@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Shared helpers for netns test scripts (label netns). Source it, then call netns_init <tag>.
+#
+#   netns_init TAG               skip (exit 77) unless root with `ip netns`; installs the cleanup
+#                                trap (EXIT, INT, TERM, HUP): every namespace and background job
+#                                this script created goes, whatever path the script exits by
+#   netns_add VAR                new namespace ns-TAG-PID-N; its name is stored in VAR
+#   netns_veth NS1 IF1 NS2 IF2   veth pair with one end in each namespace, both up
+#   netns_bg VAR NS CMD...       CMD in NS in the background, in its own process group; its PID
+#                                in VAR; killed (by PID) at cleanup
+#   netns_stop PID               stops one background job (its process group) and reaps it
+#   wait_for TIMEOUT_S CMD...    runs CMD every 50 ms until it succeeds; 1 after TIMEOUT_S
+#
+# Interface names are per namespace, so short fixed names inside generated namespaces are safe.
+
+NETNS_TAG=""
+NETNS_LIST=()
+NETNS_JOBS=()
+NETNS_SEQ=0
+
+netns_cleanup() {
+	local pid ns
+	for pid in "${NETNS_JOBS[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null
+	done
+	for pid in "${NETNS_JOBS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	NETNS_JOBS=()
+	for ns in "${NETNS_LIST[@]}"; do
+		ip netns delete "$ns" 2>/dev/null
+	done
+	NETNS_LIST=()
+}
+
+netns_init() {
+	NETNS_TAG=${1:?netns_init needs a tag}
+	if [ "$(id -u)" != 0 ]; then
+		echo "skip: needs root" >&2
+		exit 77
+	fi
+	if ! ip netns list >/dev/null 2>&1; then
+		echo "skip: ip netns unavailable" >&2
+		exit 77
+	fi
+	trap 'rc=$?; netns_cleanup; exit $rc' EXIT
+	trap 'exit 130' INT TERM HUP
+}
+
+netns_add() {
+	local __var=$1 name
+	NETNS_SEQ=$((NETNS_SEQ + 1))
+	name="ns-$NETNS_TAG-$$-$NETNS_SEQ"
+	ip netns add "$name" || return 1
+	NETNS_LIST+=("$name")
+	ip -n "$name" link set lo up
+	printf -v "$__var" '%s' "$name"
+}
+
+netns_veth() {
+	local ns1=$1 if1=$2 ns2=$3 if2=$4
+	ip -n "$ns1" link add "$if1" type veth peer name "$if2" netns "$ns2" || return 1
+	ip -n "$ns1" link set "$if1" up && ip -n "$ns2" link set "$if2" up
+}
+
+netns_bg() {
+	local __var=$1 ns=$2
+	shift 2
+	# setsid: its own process group, so cleanup stops the job and everything it started.
+	setsid ip netns exec "$ns" "$@" &
+	NETNS_JOBS+=("$!")
+	printf -v "$__var" '%s' "$!"
+}
+
+netns_stop() {
+	local pid=$1 keep=() p
+	kill -TERM -- "-$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	for p in "${NETNS_JOBS[@]}"; do
+		[ "$p" = "$pid" ] || keep+=("$p")
+	done
+	NETNS_JOBS=("${keep[@]}")
+}
+
+wait_for() {
+	local timeout=$1 end
+	shift
+	end=$((SECONDS + timeout))
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* The area: validation of every argument, the page store, and hugepage backing. */
+#include <stdio.h>
+#include <umem/pool.h>
+#include "testutil.h"
+
+static int warnings;
+static char last_warning[512];
+
+__attribute__((format(printf, 2, 0)))
+static int capture(enum umem_print_level level, const char *fmt, va_list args)
+{
+	if (level == UMEM_WARN) {
+		warnings++;
+		vsnprintf(last_warning, sizeof(last_warning), fmt, args);
+	}
+	return 0;
+}
+
+static void refused(uint32_t pages, uint32_t page_size, uint32_t flags, uint32_t chunk, int err,
+		    const char *mentions)
+{
+	UMEM_OPTS(umem_area_opts, ao, .page_size = page_size, .flags = flags, .chunk_size = chunk);
+	int before = warnings;
+
+	errno = 0;
+	CHECK(!umem_area__create(pages, &ao), "%u x %u flags %x chunk %u accepted", pages, page_size, flags, chunk);
+	CHECK(errno == err, "%u x %u: errno %d, expected %d", pages, page_size, errno, err);
+	CHECK(warnings > before && strstr(last_warning, mentions), "message '%s' lacks '%s'",
+	      last_warning, mentions);
+}
+
+static long hugepages_free(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+int main(void)
+{
+	umem_set_print(capture);
+	refused(16, 3000, 0, 0, EINVAL, "power of two");
+	refused(16, 2048, 0, 0, EINVAL, "power of two");
+	refused(16, 131072, 0, 0, EINVAL, "power of two");
+	refused(0, 4096, 0, 0, EINVAL, "not a valid size");
+	refused(UINT32_MAX, 65536, 0, 0, EINVAL, "not a valid size");
+	refused(1u << 24, 65536, 0, 0, ENOMEM, "memory"); /* 1 TiB */
+	refused(16, 4096, 1u << 7, 0, EINVAL, "unknown flags");
+	refused(16, 4096, 0, 1000, EINVAL, "chunk size");
+	refused(16, 4096, 0, 8192, EINVAL, "chunk size");
+	struct umem_area_opts bad = { .sz = 1 };
+	CHECK(!umem_area__create(16, &bad) && errno == EINVAL, "tiny opts accepted");
+
+	/* Hugepages: a clear error when none are reserved, a working area when some are. */
+	if (hugepages_free() == 0)
+		refused(16, 4096, UMEM_AREA_F_HUGEPAGES, 0, ENOMEM, "vm.nr_hugepages");
+	else {
+		UMEM_OPTS(umem_area_opts, ao, .flags = UMEM_AREA_F_HUGEPAGES);
+		struct umem_area *h = umem_area__create(512, &ao);
+		CHECK(h, "hugepage area: %s", strerror(errno));
+		CHECK_EQ((uintptr_t)umem_area__base(h) % UMEM_HUGEPAGE_SIZE, 0);
+		CHECK_EQ(umem_area__destroy(h), 0);
+	}
+
+	/* Pools: bad options refused, nothing registered on the area. */
+	struct umem_area *a = umem_area__create(128, NULL);
+	CHECK(a, "area: %s", strerror(errno));
+	CHECK_EQ(umem_area__page_size(a), 4096);
+	CHECK_EQ(umem_area__size(a), 128 * 4096);
+	UMEM_OPTS(umem_pool_opts, po, .ring_size = 100);
+	CHECK(!umem_pool__create(a, &po) && errno == EINVAL, "ring size 100 accepted");
+	CHECK(!umem_pool__create(NULL, NULL) && errno == EINVAL, "NULL area accepted");
+
+	/* The bulk page store. */
+	uint64_t pages[200];
+	CHECK_EQ(umem_area__get_pages(a, pages, 200), 128);
+	CHECK_EQ(umem_area__free_pages(a), 0);
+	CHECK_EQ(umem_area__get_pages(a, pages + 128, 1), 0);
+	for (int i = 0; i < 128; i++)
+		CHECK_EQ(pages[i] % 4096, 0);
+	CHECK_EQ(umem_area__put_pages(a, pages, 128), 0);
+	CHECK_EQ(umem_area__get_pages(a, pages, 0), -EINVAL);
+	CHECK_EQ(umem_area__free_pages(a), 128);
+	CHECK_EQ(umem_area__destroy(a), 0);
+	CHECK_EQ(umem_area__destroy(NULL), -EINVAL);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * steer-bench: cost of the steering decision per frame, measured with BPF_PROG_TEST_RUN
+ * (repeat N, the kernel's own per-run average), against a baseline program that returns XDP_PASS
+ * in the same run. Needs root. Prints the median of several rounds and the cost over baseline.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <umem/steer.h>
+
+#define ROUNDS 7
+
+static uint8_t frame[64] = {
+	0x02, 0, 0, 0, 0, 0xa, 0x02, 0, 0, 0, 0, 0xb, 0x08, 0x00,          /* ethernet, IPv4 */
+	0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, /* IPv4, UDP */
+	0x13, 0x88, 0x13, 0x89, 0, 30, 0, 0,                                /* 5000 → 5001 */
+};
+
+static int cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t median_ns(int prog_fd, uint32_t repeat)
+{
+	uint32_t d[ROUNDS];
+
+	for (int r = 0; r < ROUNDS; r++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
+			    .repeat = repeat);
+		if (bpf_prog_test_run_opts(prog_fd, &o)) {
+			fprintf(stderr, "steer-bench: test run: %s\n", strerror(errno));
+			exit(1);
+		}
+		d[r] = o.duration;
+	}
+	qsort(d, ROUNDS, sizeof(d[0]), cmp);
+	return d[ROUNDS / 2];
+}
+
+/* n non-matching rules, then the rule that decides (or none: the default decides). */
+static void fill(struct umem_steer *s, int n, const char *last)
+{
+	struct umem_steer_rule r;
+
+	umem_steer__clear_rules(s);
+	for (int i = 0; i < n; i++) {
+		if (umem_steer_rule__parse("tcp dport 1 -> drop", &r) || umem_steer__add_rule(s, &r))
+			exit(1);
+	}
+	if (last && (umem_steer_rule__parse(last, &r) || umem_steer__add_rule(s, &r)))
+		exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	const struct bpf_insn ret_pass[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = XDP_PASS }, /* r0 = XDP_PASS */
+		{ .code = 0x95 },                               /* exit */
+	};
+	UMEM_OPTS(umem_steer_opts, o, .flags = UMEM_STEER_F_LOAD_ONLY,
+		  .default_action = &(struct umem_steer_action){ .type = UMEM_STEER_A_PASS });
+	const struct {
+		const char *name;
+		int before;
+		const char *last;
+	} cases[] = {
+		{ "no rules, default pass", 0, NULL },
+		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass" },
+		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass" },
+		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass" },
+		{ "64 rules, none match", 64, NULL },
+		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7" },
+	};
+	uint32_t repeat = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000, base;
+	struct umem_steer *s;
+	int base_fd;
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("Usage: steer-bench [REPEAT]   (root; default REPEAT 1000000)\n");
+		return 0;
+	}
+	base_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "bench_pass", "GPL", ret_pass, 2, NULL);
+	s = umem_steer__attach(NULL, &o);
+	if (base_fd < 0 || !s) {
+		fprintf(stderr, "steer-bench: cannot load (root needed): %s\n", strerror(errno));
+		return 1;
+	}
+	base = median_ns(base_fd, repeat);
+	printf("%-32s %8s %10s   (median of %d rounds x %u frames, 64-byte IPv4/UDP)\n", "case", "ns/frame",
+	       "over base", ROUNDS, repeat);
+	printf("%-32s %8u %10s\n", "baseline: return XDP_PASS", base, "-");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t ns;
+
+		fill(s, cases[i].before, cases[i].last);
+		ns = median_ns(umem_steer__prog_fd(s), repeat);
+		printf("%-32s %8u %+10d\n", cases[i].name, ns, (int)ns - (int)base);
+	}
+	umem_steer__detach(s);
+	return 0;
+}
