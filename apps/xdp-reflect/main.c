@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -46,6 +47,21 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NR_OPTS; i++)
 		fprintf(out, "  -%c, --%-10s %-7s %s\n", opts[i].opt.val, opts[i].opt.name,
 			opts[i].arg ? opts[i].arg : "", opts[i].help);
+}
+
+/* A whole decimal or 0x-hex number up to max, or a message naming the option and exit 2. */
+static unsigned long number(const char *text, const char *opt, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 0);
+	if (errno || end == text || *end || text[0] == '-' || v > max) {
+		fprintf(stderr, "xdp-reflect: --%s: '%s' is not a number up to %lu\n", opt, text, max);
+		exit(2);
+	}
+	return v;
 }
 
 static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
@@ -92,9 +108,9 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:q:Ic:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': ifname = optarg; break;
-		case 'q': queue = strtoul(optarg, NULL, 0); break;
+		case 'q': queue = number(optarg, "queue", UINT32_MAX); break;
 		case 'I': swap_ip = true; break;
-		case 'c': count = strtoul(optarg, NULL, 0); break;
+		case 'c': count = number(optarg, "count", ULONG_MAX); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

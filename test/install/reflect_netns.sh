@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The embedding example at work: xdp-reflect, built against the INSTALLED libumem (pkg-config
 # build and find_package build), runs on one end of a veth pair; the peer namespace checks that
-# what it sends comes back.
+# what it sends comes back. With the argument 'intree' it runs the in-tree build instead (so the
+# sanitizer builds, which cannot install a usable library, run the reflector too).
 #
 # Why it is deterministic: with --swap-ip the reflected frame is the answer a host at the target
 # address would send. A UDP datagram to 10.211.88.1:7 comes back from 10.211.88.1:7 to the
@@ -19,9 +20,16 @@ trap 'rc=$?; netns_cleanup; rm -rf "$work"; exit $rc' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 py=$(command -v /usr/bin/python3 || command -v python3) || fail "python3 missing (tools/setup.sh)"
 far=10.211.88.1 near=10.211.88.2 datagrams=5 pings=3
+expect=$((datagrams + 2 * pings))
 
-install_prefix "$work" || fail "install"
-build_reflect "$work" || fail "building xdp-reflect against the installed library"
+if [ "${1:-installed}" = intree ]; then
+	variants=(intree)
+	LIBDIR=
+else
+	variants=(pc cmake)
+	install_prefix "$work" || fail "install"
+	build_reflect "$work" || fail "building xdp-reflect against the installed library"
+fi
 
 netns_add R && netns_add P || fail "namespaces"
 for ns in "$R" "$P"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1; done
@@ -48,15 +56,26 @@ print(f"udp: {n} datagrams reflected")
 PY
 }
 
-for variant in pc cmake; do
-	[ $variant = pc ] && bin=$REFLECT_PC || bin=$REFLECT_CMAKE
+for variant in "${variants[@]}"; do
+	case $variant in
+	pc) bin=$REFLECT_PC ;;
+	cmake) bin=$REFLECT_CMAKE ;;
+	intree) bin=$UMEM_BUILD_DIR/apps/xdp-reflect/xdp-reflect ;;
+	esac
 	log=$work/$variant.log
-	netns_bg job "$R" env LD_LIBRARY_PATH="$LIBDIR" "$bin" -i v0 --swap-ip >"$log" 2>&1
+	# The in-tree run stops by itself (--count, exactly the frames sent); the others by SIGTERM.
+	stop=(--count $expect)
+	[ $variant = intree ] || stop=()
+	netns_bg job "$R" env LD_LIBRARY_PATH="$LIBDIR" "$bin" -i v0 --swap-ip "${stop[@]}" >"$log" 2>&1
 	wait_for 10 grep -q ready "$log" || { cat "$log"; fail "$variant: reflector not ready"; }
 	udp_echo "pk-$variant" || { cat "$log"; fail "$variant: UDP not reflected"; }
 	ip netns exec "$P" ping -q -c $pings -i 0.2 -W 3 "$far" >/dev/null ||
 		{ cat "$log"; fail "$variant: ping not answered"; }
-	kill -TERM -- "-$job"
+	if [ $variant = intree ]; then
+		wait_for 5 grep -q "^xdp-reflect: reflected" "$log" || fail "$variant: still running after --count"
+	else
+		kill -TERM -- "-$job"
+	fi
 	wait "$job"
 	rc=$?
 	netns_stop "$job"
@@ -64,8 +83,7 @@ for variant in pc cmake; do
 	[ "$rc" = 0 ] || fail "$variant: reflector exited $rc"
 	# Every datagram once, every ping twice (the request, and the peer's reply).
 	n=$(sed -n 's/.*reflected \([0-9]*\),.*/\1/p' "$log")
-	[ "${n:-0}" -ge $((datagrams + 2 * pings)) ] ||
-		fail "$variant: reflected ${n:-?} frames, expected at least $((datagrams + 2 * pings))"
+	[ "${n:-0}" -ge $expect ] || fail "$variant: reflected ${n:-?} frames, expected at least $expect"
 	grep -q "buffers not returned 0" "$log" || fail "$variant: buffers not returned"
 done
-echo "reflect: installed xdp-reflect (pkg-config and find_package builds) answered UDP and ping"
+echo "reflect: xdp-reflect (${variants[*]} build) answered UDP and ping"
