@@ -5,7 +5,8 @@
 #     internals) is in the SYNOPSIS of a section-3 page and in docs/API.md, and every function a
 #     page's NAME line lists still exists;
 #  3. every man page (docs/man, apps/*) renders without a groff or man warning;
-#  4. the program in docs/GETTING-STARTED.md compiles against the headers.
+#  4. every man page names the project's version (.TH ... "libumem X.Y"), and CHANGELOG.md has it;
+#  5. the program in docs/GETTING-STARTED.md compiles against the headers.
 set -uo pipefail
 src=${UMEM_SOURCE_DIR:?}
 errors=0
@@ -37,6 +38,13 @@ if command -v groff >/dev/null && command -v man >/dev/null; then
 else
 	fail "groff or man missing (tools/setup.sh installs groff-base and man-db)"
 fi
+
+version=$(sed -n 's/^project(libumem VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+[ -n "$version" ] || fail "no project version in CMakeLists.txt"
+for p in $pages; do
+	grep -q "^\.TH .*\"libumem ${version%.*}\"" "$p" || fail "${p#"$src"/}: .TH does not name libumem ${version%.*}"
+done
+grep -q "^## .*\b$version\b" "$src/CHANGELOG.md" || fail "CHANGELOG.md has no section for $version"
 
 prog=$(mktemp --suffix=.c)
 trap 'rm -f "$prog"' EXIT
