@@ -31,7 +31,11 @@ done
 page=$(MANPATH=$man MANWIDTH=80 man -P cat umem_pool__alloc_frag 2>/dev/null) || true
 grep -q '^UMEM_POOL(3)' <<<"$page" || fail "man umem_pool__alloc_frag does not open umem_pool(3)"
 
-# pkg-config, shared.
+# pkg-config, shared; the dependencies a static link needs are declared.
+req=$(PKG_CONFIG_PATH=$PCDIR pkg-config --print-requires-private libumem)
+for dep in libxdp libbpf; do
+	grep -qx "$dep" <<<"$req" || fail "libumem.pc: Requires.private lacks $dep"
+done
 cc -o "$work/consumer_pc" "$src/consumer.c" $(PKG_CONFIG_PATH=$PCDIR pkg-config --cflags --libs libumem)
 LD_LIBRARY_PATH=$LIBDIR "$work/consumer_pc"
 # Nothing but the public API is exported.
