@@ -290,13 +290,18 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	struct umem_pool *run_owner = NULL;
 	uint32_t run_len = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0, k; i < n; i += k) {
 		uint64_t addr = addrs[i];
 		struct umem_page *pg = umem__area_page(a, addr, "put");
 
+		/* Consecutive addresses on one page (fragments of it, or one frame sent on several
+		 * ports) drop their references together: one atomic for the run. */
+		for (k = 1; i + k < n && addrs[i + k] >> a->f.page_shift == addr >> a->f.page_shift; k++)
+			;
 		if (a->f.debug)
-			umem__track_put(a, addr, 1);
-		if (!umem__page_unref(a, pg, addr, 1))
+			for (uint32_t j = 0; j < k; j++)
+				umem__track_put(a, addrs[i + j], 1);
+		if (!umem__page_unref(a, pg, addr, (int32_t)k))
 			continue;
 		struct umem_pool *owner = pg->owner;
 		uint64_t base = page_base(a, addr);

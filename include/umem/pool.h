@@ -91,8 +91,8 @@ UMEM_API int umem_pool__alloc_bulk(struct umem_pool *pool, uint64_t *addrs, uint
  * truesize (may be NULL) is the memory the fragment consumes, including a page tail absorbed
  * when the next fragment of the same size would not fit. -EINVAL for size 0 or above the page
  * size, -ENOMEM when the area is exhausted. */
-UMEM_API int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
-				   uint32_t *truesize);
+static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
+					uint32_t *truesize);
 /* The same, returning a pointer into the area (NULL and errno on failure). */
 UMEM_API void *umem_pool__alloc_va(struct umem_pool *pool, uint32_t size, uint32_t *truesize);
 
