@@ -11,6 +11,7 @@ PKGS=(
 	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
 	iproute2 iputils-ping ethtool iperf3 procps
 	gnuplot-nox jq
+	python3 man-db groff-base
 )
 ARM64_PKGS=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user

@@ -13,6 +13,7 @@
 #define FWD_MAX_PORTS 16
 #define FWD_MAX_WORKERS 16
 #define FWD_MAX_RULES 64
+#define FWD_CHUNK_DEFAULT 4096u
 
 enum fwd_mode {
 	FWD_MODE_WIRE,    /* ports in pairs, 0<->1, 2<->3: a cable */
@@ -46,7 +47,7 @@ struct fwd_config {
 	enum fwd_profile profile;
 	uint32_t batch;       /* descriptors per burst */
 	uint32_t rx_ring, tx_ring, fill_ring, comp_ring; /* 0: the port library's default */
-	uint32_t chunk_size;  /* 0: the default for the mode (4096 aligned) */
+	uint32_t chunk_size;  /* 0: FWD_CHUNK_DEFAULT */
 	uint32_t frames;      /* UMEM frames (chunks) in the shared area; 0: sized from the rings */
 	bool unaligned;
 	bool hugepages;

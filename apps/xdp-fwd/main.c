@@ -64,7 +64,7 @@ static uint32_t fill_size(const struct fwd_config *cfg)
  * when an MTU needs it. */
 static int check_system(struct fwd_config *cfg)
 {
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : 4096;
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 
 	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
 		const char *ifname = cfg->ports[i].ifname;
@@ -87,7 +87,7 @@ static int check_system(struct fwd_config *cfg)
 
 static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
 {
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : 4096;
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
 	uint64_t frames = cfg->frames;
 	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
@@ -100,7 +100,7 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 		frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
 			 nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
 		if (nr_workers > 1)
-			frames += nr_workers * (nr_workers - 1ull) * 4096;
+			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
 	}
 	/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned). */
 	pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
@@ -271,13 +271,17 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	assign_ports(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
-		uint64_t ring = 0;
+		uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+		uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
+		uint64_t frames = 0, pages;
 
 		for (uint32_t i = 0; i < w->nr_ports; i++)
-			ring += fill_size(cfg);
-		/* The return ring takes every page of this pool that another worker completes:
-		 * room for all of its fill rings, so a burst of returns never spills to the area. */
-		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(ring < 1024 ? 1024 : ring > 65536 ? 65536 : ring));
+			frames += fill_size(cfg) + tx;
+		/* The worker's working set: its fill rings and TX rings full at once. The return
+		 * ring holds all of it, so a burst of returns never spills to the area, and the
+		 * pool takes it up front: no slow-path allocation once traffic flows. */
+		pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(pages < 1024 ? 1024 : pages > 65536 ? 65536 : pages));
 		w->ctx = ctx;
 		w->idx = k;
 		w->cpu = k < cfg->nr_cpus ? cfg->cpus[k] : -1;
@@ -287,6 +291,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			fprintf(stderr, "xdp-fwd: cannot create pool %u: %s\n", k, strerror(-err));
 			return err;
 		}
+		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		err = create_port(ctx, i);
@@ -468,8 +473,7 @@ int main(int argc, char **argv)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
 	sample(&ctx, &total);
-	if (!cfg.json || !cfg.quiet)
-		print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
 	out = teardown(&ctx);
 	if (cfg.json)
 		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);

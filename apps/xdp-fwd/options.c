@@ -9,8 +9,6 @@
 
 #include "fwd.h"
 
-#define FWD_VERSION "0.1"
-
 /* How an option stores its value: most are a number in a range or a boolean, written at an
  * offset of struct fwd_config; the others have a function. */
 enum fwd_option_kind {
@@ -274,7 +272,8 @@ static const struct fwd_option options[] = {
 static int apply(struct fwd_config *cfg, const struct fwd_option *o, const char *arg, char *err,
 		 size_t errlen)
 {
-	uint32_t *u32 = (uint32_t *)((char *)cfg + o->off);
+	/* Table offsets come from offsetof() of uint32_t fields, so the cast keeps alignment. */
+	uint32_t *u32 = (uint32_t *)(void *)((char *)cfg + o->off);
 
 	switch (o->kind) {
 	case OPT_FN:
@@ -401,7 +400,7 @@ int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, siz
 			return 1;
 		}
 		if (!strcmp(o->name, "version")) {
-			printf("xdp-fwd %s\n", FWD_VERSION);
+			printf("xdp-fwd (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR);
 			return 1;
 		}
 		if (apply(cfg, o, optarg, err, errlen))

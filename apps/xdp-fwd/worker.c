@@ -9,7 +9,6 @@
 
 #include "worker.h"
 
-#define FWD_XQ_SIZE 4096u            /* cross-worker queue entries (descriptors) */
 #define FWD_TX_TRIES 3               /* tx_burst attempts, draining completions between */
 #define FWD_IDLE_SPINS 256u          /* empty loop turns before sleeping in poll() */
 #define FWD_IDLE_POLL_MS 1
@@ -113,16 +112,13 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
-/* l2: one reference per output port, never a copy (the caller holds one already). */
+/* l2: one reference per output port, never a copy (the caller holds one already). l2 mode
+ * has at least two ports, so there is at least one output. */
 static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	uint32_t outs = ctx->nr_ports - 1;
 
-	if (!outs) {
-		drop(w, &ctx->ports[in], FWD_DROP_NO_PORT, d, n);
-		return;
-	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
 			/* Cannot happen short of a bug (a reference on a live buffer fails only

@@ -19,6 +19,8 @@
 #include "l2.h"
 #include "stats.h"
 
+#define FWD_XQ_SIZE 4096u /* cross-worker queue entries (descriptors) */
+
 struct fwd_xq_item {
 	struct umem_desc desc;
 	uint32_t port; /* output port index */
@@ -57,7 +59,7 @@ struct fwd_worker {
 	/* Frames staged per output port during one burst (only ports of this worker). */
 	struct umem_desc *stage[FWD_MAX_PORTS];
 	uint32_t nstage[FWD_MAX_PORTS];
-	int error; /* set when the thread failed to start its loop (e.g. pinning) */
+	int error; /* negative errno when the worker could not run its loop */
 };
 
 struct fwd_ctx {
