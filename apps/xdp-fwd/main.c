@@ -201,16 +201,49 @@ static void detach_steering(struct fwd_ctx *ctx)
 	}
 }
 
-/* Ports are dealt to workers in contiguous blocks, so wire pairs (0,1), (2,3) stay on one
- * worker when the counts allow. */
+/* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges
+ * every port is a group, so wire pairs (0,1), (2,3) stay on one worker when the counts allow;
+ * with them, both ends of a queue's wire (or queue q of every interface) share a worker. */
 static void assign_ports(struct fwd_ctx *ctx)
 {
+	const struct fwd_config *cfg = ctx->cfg;
+
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		uint32_t k = i * ctx->nr_workers / ctx->nr_ports;
+		uint32_t k = cfg->ports[i].group * ctx->nr_workers / cfg->nr_groups;
 		struct fwd_worker *w = &ctx->workers[k];
 
 		ctx->ports[i].worker = k;
 		w->ports[w->nr_ports++] = i;
+	}
+}
+
+/* l2 bridges interfaces: for each input port, the port that carries its frames to each other
+ * interface, preferring the same queue, then a port of the same worker (no crossing). */
+static void map_interfaces(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	ctx->nr_ifaces = 0;
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t first = first_on_interface(ctx, i);
+
+		ctx->ports[i].iface = first == i ? ctx->nr_ifaces++ : ctx->ports[first].iface;
+	}
+	for (uint32_t in = 0; in < ctx->nr_ports; in++) {
+		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+			uint32_t best = UINT32_MAX, score = 0;
+
+			for (uint32_t o = 0; o < ctx->nr_ports; o++) {
+				uint32_t sc = 1 + 2 * (cfg->ports[o].queue == cfg->ports[in].queue) +
+					      (ctx->ports[o].worker == ctx->ports[in].worker);
+
+				if (ctx->ports[o].iface == f && sc > score) {
+					best = o;
+					score = sc;
+				}
+			}
+			ctx->via[in][f] = (uint8_t)best;
+		}
 	}
 }
 
@@ -269,6 +302,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		return err;
 	}
 	assign_ports(ctx);
+	map_interfaces(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 		uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;

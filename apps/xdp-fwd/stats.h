@@ -16,7 +16,7 @@
  * (XDP_STATISTICS of the socket). */
 enum fwd_drop {
 	FWD_DROP_TX_FULL,    /* output TX ring full after retrying */
-	FWD_DROP_NO_PORT,    /* l2: the destination is the input port */
+	FWD_DROP_NO_PORT,    /* l2: the destination is on the input interface */
 	FWD_DROP_INVALID,    /* runt frame or a broken descriptor chain */
 	FWD_DROP_XSK_RX,     /* kernel: rx_dropped */
 	FWD_DROP_XSK_RX_FULL, /* kernel: rx_ring_full */
