@@ -371,6 +371,25 @@ static void sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 	}
 }
 
+static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		n += ctx->ports[i].iface == iface;
+	return n;
+}
+
+/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
+static uint32_t multi_queue_interfaces(const struct fwd_ctx *ctx)
+{
+	uint32_t n = 0;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		n += ports_on_interface(ctx, f) > 1;
+	return n;
+}
+
 static void pool_name(char *buf, size_t len, uint32_t k)
 {
 	snprintf(buf, len, "pool w%u", k);
@@ -398,6 +417,22 @@ static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *pre
 	printf("%s %.1fs\n", kind, t);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_port_sample a = { 0 }, b = { 0 };
+		const char *ifname = NULL;
+
+		if (ports_on_interface(ctx, f) < 2)
+			continue;
+		for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+			if (ctx->ports[i].iface != f)
+				continue;
+			fwd_port_sample_add(&a, &prev->port[i]);
+			fwd_port_sample_add(&b, &cur->port[i]);
+			ifname = cfg->ports[i].ifname;
+		}
+		snprintf(name, sizeof(name), "%s@all", ifname);
+		fwd_fmt_port_line(stdout, name, &a, &b, dt);
+	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		pool_name(name, sizeof(name), k);
 		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
@@ -418,7 +453,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + ctx->nr_workers;
+	uint32_t lines = 1 + ctx->nr_ports + multi_queue_interfaces(ctx) + ctx->nr_workers;
 	bool printed = false;
 
 	while (!atomic_load(&ctx->stop)) {

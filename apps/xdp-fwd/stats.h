@@ -55,6 +55,8 @@ struct fwd_pool_sample {
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);
+/* sum += s, counter by counter (an interface's line is the sum of its queues' ports). */
+void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_sample *s);
 
 /* Human-readable value with an SI prefix: "0", "999", "1.23 k", "45.6 M", "7.89 G". */
 char *fwd_fmt_si(char *buf, size_t len, double v);

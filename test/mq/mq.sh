@@ -64,4 +64,12 @@ for mode in wire l2; do
 	[ "$spread" -ge 2 ] || fail "the $FLOWS flows all used one queue"
 	no_xdp_left || fail "an XDP program is still attached after exit"
 done
+
+log "a queue range: one port per queue in it, a sum line per interface"
+fwd_start -i "$TOPO_IF0@1-2" -i "$TOPO_IF1@1-2" --interval 100
+fwd_stop INT
+for p in "$TOPO_IF0@1" "$TOPO_IF0@2" "$TOPO_IF1@1" "$TOPO_IF1@2" "$TOPO_IF0@all" "$TOPO_IF1@all"; do
+	grep -q "^ *$p " "$WORK/fwd.out" || fail "no line for $p in the totals"
+done
+! grep -q "@0 " "$WORK/fwd.out" || fail "queue 0 is outside the range 1-2 but got a port"
 log "ok"
