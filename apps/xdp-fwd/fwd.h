@@ -29,8 +29,10 @@ enum fwd_bind_mode {
 
 enum fwd_profile {
 	FWD_PROFILE_NONE,
-	/* mvpp2 (Marvell Armada 7K/8K): copy mode, 2 KiB chunks (the buffer manager's 1664-byte
-	 * "long" class plus headroom), larger frames as multi-buffer (its "jumbo" class). */
+	/* mvpp2 (Marvell Armada 7K/8K): copy mode (no AF_XDP zero-copy), 2 KiB chunks (the buffer
+	 * manager's 1664-byte "long" class plus the XDP headroom), every RX queue of an interface
+	 * (one per CPU) with a worker per queue, MTU at most 1500 (XDP needs its per-CPU pools,
+	 * which have no jumbo class). docs/MVPP2.md. */
 	FWD_PROFILE_MVPP2,
 };
 
@@ -39,6 +41,7 @@ struct fwd_if_spec {
 	char ifname[IF_NAMESIZE];
 	uint32_t first, last; /* queue range */
 	bool all;
+	bool queue_given; /* '@' present (--profile mvpp2 turns a bare IFNAME into IFNAME@all) */
 };
 
 /* One port: a queue of an interface, after expanding the -i ranges. */
@@ -57,6 +60,7 @@ struct fwd_config {
 	struct fwd_port_spec ports[FWD_MAX_PORTS];
 	uint32_t nr_ports;
 	uint32_t nr_groups;
+	bool queue_ranges;    /* some -i has several queues: groups are queues, not ports */
 	enum fwd_mode mode;
 	enum fwd_bind_mode bind;
 	enum fwd_profile profile;

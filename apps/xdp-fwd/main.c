@@ -27,6 +27,7 @@
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
 #define FWD_ETH_OVERHEAD 18u      /* Ethernet header + one VLAN tag beyond the MTU */
 #define FWD_XDP_HEADROOM 256u     /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
+#define FWD_MVPP2_XDP_MTU 1500u   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
 static uint32_t pow2_at_least(uint64_t v)
 {
@@ -76,6 +77,11 @@ static int check_system(struct fwd_config *cfg)
 			return -ENODEV;
 		}
 		mtu = interface_mtu(ifname);
+		if (cfg->profile == FWD_PROFILE_MVPP2 && mtu > FWD_MVPP2_XDP_MTU) {
+			fprintf(stderr, "xdp-fwd: %s has MTU %u: mvpp2 attaches XDP only up to MTU %u (XDP needs its per-CPU buffer pools, which have no jumbo class); lower it with ip link set dev %s mtu %u\n",
+				ifname, mtu, FWD_MVPP2_XDP_MTU, ifname, FWD_MVPP2_XDP_MTU);
+			return -EINVAL;
+		}
 		if (!cfg->multi_buffer && mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM) {
 			fprintf(stderr, "xdp-fwd: %s has MTU %u, more than one %u-byte chunk holds: multi-buffer on\n",
 				ifname, mtu, chunk);

@@ -116,6 +116,7 @@ static int set_interface(struct fwd_config *cfg, const char *arg, char *err, siz
 	s = &cfg->specs[cfg->nr_specs];
 	*s = (struct fwd_if_spec){ 0 };
 	memcpy(s->ifname, arg, len);
+	s->queue_given = at != NULL;
 	if (at && !strcmp(at + 1, "all")) {
 		s->all = true;
 	} else if (at) {
@@ -186,6 +187,7 @@ static int expand_ports(struct fwd_config *cfg, char *err, size_t errlen)
 		}
 		multi |= spec_queues(s) > 1;
 	}
+	cfg->queue_ranges = multi;
 	cfg->nr_ports = 0;
 	cfg->nr_groups = 0;
 	if (cfg->mode == FWD_MODE_WIRE) {
@@ -377,7 +379,7 @@ static const struct fwd_option options[] = {
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", U32(busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", U32(busy_poll_budget, 1, 65535) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", BOOL(multi_buffer, true) },
-	{ "profile", 0, "NAME", "size-class profile: mvpp2 (copy mode, 2 KiB chunks, multi-buffer jumbo)", FN(set_profile) },
+	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", FN(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"arp -> pass\" or \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", FN(set_rule) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", FN(set_duration) },
 	{ "count", 'n', "N", "stop after N forwarded frames", FN(set_count) },
@@ -453,6 +455,17 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->nr_specs == 0)
 		return fail(err, errlen, "no ports: give at least one -i IFNAME[@QUEUE] (see --help)");
+	if (cfg->bind == FWD_BIND_ZEROCOPY && cfg->profile == FWD_PROFILE_MVPP2)
+		return fail(err, errlen, "--zero-copy with --profile mvpp2: mvpp2 has no AF_XDP zero-copy");
+	if (cfg->profile == FWD_PROFILE_MVPP2) {
+		if (cfg->bind == FWD_BIND_AUTO)
+			cfg->bind = FWD_BIND_COPY;
+		if (!cfg->chunk_size)
+			cfg->chunk_size = 2048;
+		/* mvpp2 spreads RX over one queue per CPU (RSS): a bare IFNAME means all of them. */
+		for (uint32_t i = 0; i < cfg->nr_specs; i++)
+			cfg->specs[i].all |= !cfg->specs[i].queue_given;
+	}
 	if (expand_ports(cfg, err, errlen))
 		return -1;
 	for (uint32_t i = 0; i < cfg->nr_ports; i++)
@@ -467,17 +480,10 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
 		return fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
 			    cfg->chunk_size);
-	if (cfg->bind == FWD_BIND_ZEROCOPY && cfg->profile == FWD_PROFILE_MVPP2)
-		return fail(err, errlen, "--zero-copy with --profile mvpp2: mvpp2 has no AF_XDP zero-copy");
-	if (cfg->profile == FWD_PROFILE_MVPP2) {
-		if (cfg->bind == FWD_BIND_AUTO)
-			cfg->bind = FWD_BIND_COPY;
-		if (!cfg->chunk_size)
-			cfg->chunk_size = 2048;
-		cfg->multi_buffer = true;
-	}
 	if (!cfg->workers)
-		cfg->workers = cfg->nr_cpus ? cfg->nr_cpus : 1;
+		cfg->workers = cfg->nr_cpus ? cfg->nr_cpus :
+			       cfg->profile == FWD_PROFILE_MVPP2 && cfg->queue_ranges ? /* one per queue */
+			       (cfg->nr_groups < FWD_MAX_WORKERS ? cfg->nr_groups : FWD_MAX_WORKERS) : 1;
 	if (cfg->nr_cpus && cfg->nr_cpus < cfg->workers)
 		return fail(err, errlen, "--cpus lists %u CPUs for %u workers", cfg->nr_cpus, cfg->workers);
 	if (cfg->workers > cfg->nr_groups)

@@ -88,12 +88,6 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.mode, FWD_MODE_REFLECT);
 	CHECK_EQ(cfg.bind, FWD_BIND_ZEROCOPY);
 
-	/* The mvpp2 profile: copy mode, 2 KiB chunks, multi-buffer. */
-	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--profile", "mvpp2"), 0);
-	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
-	CHECK_EQ(cfg.chunk_size, 2048);
-	CHECK(cfg.multi_buffer, "mvpp2 multi-buffer");
-
 	/* More workers than ports: capped (a worker without ports would only spin). */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-w", "4"), 0);
 	CHECK_EQ(cfg.workers, 2);
@@ -159,7 +153,8 @@ static void test_help(void)
 
 static int fake_queue_count(const char *ifname)
 {
-	return !strcmp(ifname, "q4") ? 4 : !strcmp(ifname, "q2") ? 2 : -19 /* ENODEV */;
+	return !strcmp(ifname, "q4") || !strcmp(ifname, "r4") ? 4 : !strcmp(ifname, "q2") ? 2 :
+	       -19 /* ENODEV */;
 }
 
 /* Queue ranges: one port per queue; wire mode pairs queue q with queue q and keeps both ends
@@ -190,6 +185,17 @@ static void test_queue_ranges(void)
 	/* Without ranges every port is its own group (the two-worker wire crosses workers). */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-w", "2"), 0);
 	CHECK(cfg.nr_groups == 2 && cfg.ports[1].group == 1 && cfg.workers == 2, "single queues");
+
+	/* The mvpp2 profile: copy mode, 2 KiB chunks, a bare IFNAME is every queue (one per CPU),
+	 * a worker per queue pair; an explicit queue stays as given. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q4", "-i", "r4", "--profile", "mvpp2"), 0);
+	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
+	CHECK_EQ(cfg.chunk_size, 2048);
+	CHECK_EQ(cfg.nr_ports, 8);
+	CHECK_EQ(cfg.workers, 4);
+	CHECK(!cfg.multi_buffer, "mvpp2 runs XDP at MTU <= 1500 only: no multi-buffer");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q4@2", "-i", "r4@3", "--profile", "mvpp2"), 0);
+	CHECK(cfg.nr_ports == 2 && cfg.ports[0].queue == 2 && cfg.workers == 1, "mvpp2, explicit queues");
 
 	BAD("pairs queue by queue: q4 has 4 queues (0-3), b has 2 (0-1)", "-i", "q4@all", "-i", "b@0-1");
 	BAD("cannot read the queue count of nosuch", "-i", "nosuch@all", "-i", "b");

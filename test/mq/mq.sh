@@ -72,4 +72,19 @@ for p in "$TOPO_IF0@1" "$TOPO_IF0@2" "$TOPO_IF1@1" "$TOPO_IF1@2" "$TOPO_IF0@all"
 	grep -q "^ *$p " "$WORK/fwd.out" || fail "no line for $p in the totals"
 done
 ! grep -q "@0 " "$WORK/fwd.out" || fail "queue 0 is outside the range 1-2 but got a port"
+
+log "--profile mvpp2: every queue of a bare IFNAME, a worker per queue; MTU above 1500 refused"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --profile mvpp2 --interval 100
+for q in $(seq 0 $((Q - 1))); do
+	w=$(worker_of "$TOPO_IF0@$q")
+	[ "$w" = "$q" ] && [ "$(worker_of "$TOPO_IF1@$q")" = "$q" ] || fail "mvpp2: queue $q on worker '$w'"
+	grep -q "port [0-9]* $TOPO_IF0@$q: copy" "$WORK/fwd.err" || fail "mvpp2: $TOPO_IF0@$q not in copy mode"
+done
+fwd_stop INT
+ip -n "$TOPO_MID" link set "$TOPO_IF0" mtu 9000 || fail "mtu 9000"
+rc=0
+ip netns exec "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --profile mvpp2 >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+[ $rc = 1 ] && grep -q "mvpp2 attaches XDP only up to MTU 1500" "$WORK/err" ||
+	fail "mvpp2 at MTU 9000: rc $rc, $(cat "$WORK/err")"
+no_xdp_left || fail "the refused start left an XDP program"
 log "ok"
