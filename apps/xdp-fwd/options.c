@@ -361,7 +361,7 @@ static int set_profile(struct fwd_config *c, const char *a, char *e, size_t l)
 
 static const struct fwd_option options[] = {
 	{ "interface", 'i', "IFNAME[@Q]", "a port (queue 0 by default); IFNAME@A-B or IFNAME@all: one port per queue; repeat, in order", FN(set_interface) },
-	{ "mode", 'm', "MODE", "wire (ports in pairs 0<->1, 2<->3), l2 (learning bridge), reflect (swap MACs, send back); default wire", FN(set_mode) },
+	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", FN(set_mode) },
 	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order, a queue's ports to one worker", U32(workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", FN(set_cpus) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", U32(batch, 1, 256) },
