@@ -11,6 +11,7 @@
 
 static char last_msg[512];
 
+__attribute__((format(printf, 2, 0)))
 static int capture(enum umem_print_level level, const char *fmt, va_list args)
 {
 	(void)level;
