@@ -112,12 +112,12 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
-/* l2: one reference per output port, never a copy (the caller holds one already). l2 mode
- * has at least two ports, so there is at least one output. */
+/* l2: one reference per output interface, never a copy (the caller holds one already). l2
+ * mode has at least two interfaces, so there is at least one output. */
 static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
 {
 	struct fwd_ctx *ctx = w->ctx;
-	uint32_t outs = ctx->nr_ports - 1;
+	uint32_t outs = ctx->nr_ifaces - 1;
 
 	for (uint32_t i = 0; i < n; i++) {
 		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
@@ -130,9 +130,9 @@ static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, 
 			return;
 		}
 	}
-	for (uint32_t out = 0; out < ctx->nr_ports; out++)
-		if (out != in)
-			emit(w, in, out, d, n);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (f != ctx->ports[in].iface)
+			emit(w, in, ctx->via[in][f], d, n);
 }
 
 static void swap_macs(uint8_t *eth)
@@ -190,10 +190,10 @@ static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32
 			out = l2_lookup(&ctx->l2, eth, now);
 			if (out == L2_NO_PORT)
 				flood(w, in, &d[i], len);
-			else if ((uint32_t)out == in)
+			else if (ctx->ports[out].iface == ctx->ports[in].iface)
 				drop(w, &ctx->ports[in], FWD_DROP_NO_PORT, &d[i], len);
 			else
-				emit(w, in, (uint32_t)out, &d[i], len);
+				emit(w, in, ctx->via[in][ctx->ports[out].iface], &d[i], len);
 		}
 		i += len;
 	}
