@@ -148,6 +148,7 @@ static inline int peer_recv(int fd, uint8_t *buf, size_t cap, uint16_t type)
 	return -1;
 }
 
+/* Queues descs on the port (retrying while the ring is full) and waits for every completion. */
 static inline void port_send_descs(struct umem_port *p, const struct umem_desc *d, uint32_t n)
 {
 	long long end = now_ms() + TIMEOUT_MS;

@@ -143,7 +143,6 @@ static bool port_recv(struct umem_port *p, struct frame *f, frame_filter want, c
 	return false;
 }
 
-/* Queues descs on the port (retrying while the ring is full) and waits for every completion. */
 /* Copies a frame into pool buffers of at most one chunk each, chained when longer, and sends it. */
 static void port_send(struct umem_port *p, const uint8_t *frame, uint32_t len)
 {
