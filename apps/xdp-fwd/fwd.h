@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd: configuration shared by the option parser, the workers and the stats printer. */
+#ifndef XDP_FWD_H
+#define XDP_FWD_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <umem/steer.h>
+
+#define FWD_MAX_PORTS 16
+#define FWD_MAX_WORKERS 16
+#define FWD_MAX_RULES 64
+#define FWD_CHUNK_DEFAULT 4096u
+
+enum fwd_mode {
+	FWD_MODE_WIRE,    /* ports in pairs, 0<->1, 2<->3: a cable */
+	FWD_MODE_L2,      /* learning bridge */
+	FWD_MODE_REFLECT, /* swap MACs, send back out of the input port (a loopback tester) */
+};
+
+enum fwd_bind_mode {
+	FWD_BIND_AUTO, /* zero-copy where the driver has it, else copy */
+	FWD_BIND_ZEROCOPY,
+	FWD_BIND_COPY,
+};
+
+enum fwd_profile {
+	FWD_PROFILE_NONE,
+	/* mvpp2 (Marvell Armada 7K/8K): copy mode, 2 KiB chunks (the buffer manager's 1664-byte
+	 * "long" class plus headroom), larger frames as multi-buffer (its "jumbo" class). */
+	FWD_PROFILE_MVPP2,
+};
+
+struct fwd_port_spec {
+	char ifname[IF_NAMESIZE];
+	uint32_t queue;
+};
+
+struct fwd_config {
+	struct fwd_port_spec ports[FWD_MAX_PORTS];
+	uint32_t nr_ports;
+	enum fwd_mode mode;
+	enum fwd_bind_mode bind;
+	enum fwd_profile profile;
+	uint32_t batch;       /* descriptors per burst */
+	uint32_t rx_ring, tx_ring, fill_ring, comp_ring; /* 0: the port library's default */
+	uint32_t chunk_size;  /* 0: FWD_CHUNK_DEFAULT */
+	uint32_t frames;      /* UMEM frames (chunks) in the shared area; 0: sized from the rings */
+	bool unaligned;
+	bool hugepages;
+	bool need_wakeup;
+	bool multi_buffer;    /* XDP_USE_SG: frames larger than a chunk */
+	uint32_t busy_poll_usecs;  /* 0: no busy polling */
+	uint32_t busy_poll_budget; /* 0: the kernel's default */
+	uint32_t workers;
+	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
+	uint32_t nr_cpus;
+	/* Steering rules (text as given, and parsed): with any, the steering program replaces the
+	 * ports' default program; "sock N" names the port on queue N of each interface. */
+	const char *rule_text[FWD_MAX_RULES];
+	struct umem_steer_rule rules[FWD_MAX_RULES];
+	uint32_t nr_rules;
+	double duration;      /* seconds; 0: until a signal */
+	uint64_t count;       /* stop after this many forwarded frames; 0: no limit */
+	double interval;      /* seconds between stats lines */
+	uint32_t l2_aging;    /* seconds a learned MAC stays valid */
+	uint32_t l2_size;     /* MAC table slots (power of two) */
+	bool json;
+	bool quiet;
+};
+
+/* options.c */
+void fwd_config_defaults(struct fwd_config *cfg);
+/* Parses argv into cfg. Returns 0 to run, 1 when --help/--version printed (exit 0), -1 on a
+ * bad argument (err holds the message, exit non-zero). Checks everything that needs no system
+ * state: counts, ranges, duplicates, pairing rules. */
+int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
+void fwd_usage(FILE *out, const char *prog);
+const char *fwd_mode_name(enum fwd_mode mode);
+/* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
+int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
+
+#endif

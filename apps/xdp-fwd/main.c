@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd: forwards frames between AF_XDP ports that share one UMEM.
+ *
+ * Start-up creates, in order, the area, one pool per worker, the ports (first to last) and the
+ * workers; any failure unwinds what exists, in reverse. SIGINT/SIGTERM (and --duration,
+ * --count) stop RX, let the workers drain TX completions, destroy the ports (which detaches
+ * the XDP program and returns every buffer) and then the pools; the frames still out at that
+ * point are reported and must be zero. Signals are blocked in every thread and taken by the
+ * main thread with sigtimedwait(), which also paces the stats output.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <umem/port.h>
+
+#include "fwd.h"
+#include "stats.h"
+#include "worker.h"
+
+#define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
+#define FWD_ETH_OVERHEAD 18u      /* Ethernet header + one VLAN tag beyond the MTU */
+#define FWD_XDP_HEADROOM 256u     /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+/* MTU of ifname in this namespace, 0 when unknown. */
+static uint32_t interface_mtu(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = (uint32_t)ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
+static uint32_t fill_size(const struct fwd_config *cfg)
+{
+	uint32_t rx = cfg->rx_ring ? cfg->rx_ring : UMEM_PORT_RX_SIZE_DEFAULT;
+
+	return cfg->fill_ring ? cfg->fill_ring : 2 * rx;
+}
+
+/* Checks that need the system but change nothing: every interface exists, multi-buffer is on
+ * when an MTU needs it. */
+static int check_system(struct fwd_config *cfg)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		const char *ifname = cfg->ports[i].ifname;
+		uint32_t mtu;
+
+		if (!if_nametoindex(ifname)) {
+			fprintf(stderr, "xdp-fwd: interface '%s' does not exist (in this network namespace)\n",
+				ifname);
+			return -ENODEV;
+		}
+		mtu = interface_mtu(ifname);
+		if (!cfg->multi_buffer && mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM) {
+			fprintf(stderr, "xdp-fwd: %s has MTU %u, more than one %u-byte chunk holds: multi-buffer on\n",
+				ifname, mtu, chunk);
+			cfg->multi_buffer = true;
+		}
+	}
+	return 0;
+}
+
+static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
+	uint64_t frames = cfg->frames;
+	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
+		  .flags = cfg->hugepages ? UMEM_AREA_F_HUGEPAGES : 0);
+	uint64_t pages;
+
+	if (!frames) {
+		/* Every fill ring full and every TX ring full at once, plus the pools' caches and
+		 * the cross-worker queues: the pools never run dry in steady state. */
+		frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
+			 nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
+		if (nr_workers > 1)
+			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
+	}
+	/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned). */
+	pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+	if (cfg->hugepages) /* whole 2 MiB pages */
+		pages = (pages + 511) / 512 * 512;
+	return umem_area__create((uint32_t)pages, &opts);
+}
+
+static int create_port(struct fwd_ctx *ctx, uint32_t i)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	const struct fwd_port_spec *spec = &cfg->ports[i];
+	struct fwd_port *p = &ctx->ports[i];
+	UMEM_OPTS(umem_port_opts, opts, .rx_size = cfg->rx_ring, .tx_size = cfg->tx_ring,
+		  .fill_size = cfg->fill_ring, .comp_size = cfg->comp_ring,
+		  .chunk_size = cfg->unaligned ? cfg->chunk_size : 0,
+		  .busy_poll_usecs = cfg->busy_poll_usecs,
+		  .busy_poll_budget = cfg->busy_poll_budget ? cfg->busy_poll_budget : cfg->batch);
+
+	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
+		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
+	if (cfg->nr_rules)
+		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
+	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
+			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
+	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
+	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
+	if (!p->port) {
+		int err = errno;
+
+		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/* First port on the interface of port i (the one that holds the interface's steering handle). */
+static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (!strcmp(ctx->cfg->ports[j].ifname, ctx->cfg->ports[i].ifname))
+			return j;
+	return i;
+}
+
+/* --rule: one steering program per interface with every rule; each port's socket registered at
+ * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
+static int attach_steering(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		const struct fwd_port_spec *spec = &cfg->ports[i];
+		uint32_t first = first_on_interface(ctx, i);
+		int err;
+
+		if (first == i) {
+			ctx->steer[i] = umem_steer__attach(spec->ifname, NULL);
+			if (!ctx->steer[i]) {
+				err = -errno;
+				fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n",
+					spec->ifname, strerror(-err));
+				return err;
+			}
+			for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+				struct umem_steer_rule rule = cfg->rules[r];
+
+				err = umem_steer__add_rule(ctx->steer[i], &rule);
+				if (err) {
+					fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", spec->ifname,
+						cfg->rule_text[r], strerror(-err));
+					return err;
+				}
+			}
+		}
+		err = umem_steer__set_socket(ctx->steer[first], spec->queue, umem_port__fd(ctx->ports[i].port));
+		if (err) {
+			fprintf(stderr, "xdp-fwd: %s: cannot register the socket of queue %u: %s\n",
+				spec->ifname, spec->queue, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void detach_steering(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		struct umem_steer *s = ctx->steer[first_on_interface(ctx, i)];
+
+		/* The port library wants its socket out of our map before it is destroyed. */
+		if (s && ctx->ports[i].port)
+			umem_steer__set_socket(s, ctx->cfg->ports[i].queue, -1);
+	}
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		umem_steer__detach(ctx->steer[i]);
+		ctx->steer[i] = NULL;
+	}
+}
+
+/* Ports are dealt to workers in contiguous blocks, so wire pairs (0,1), (2,3) stay on one
+ * worker when the counts allow. */
+static void assign_ports(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t k = i * ctx->nr_workers / ctx->nr_ports;
+		struct fwd_worker *w = &ctx->workers[k];
+
+		ctx->ports[i].worker = k;
+		w->ports[w->nr_ports++] = i;
+	}
+}
+
+/* Destroys whatever exists, in reverse order of creation. Returns the frames still out. */
+static int64_t teardown(struct fwd_ctx *ctx)
+{
+	int64_t out = 0;
+
+	fwd_workers_join(ctx);
+	detach_steering(ctx);
+	for (uint32_t i = ctx->nr_ports; i-- > 0;) {
+		if (ctx->ports[i].port) {
+			int left = umem_port__destroy(ctx->ports[i].port);
+
+			if (left > 0)
+				out += left;
+			ctx->ports[i].port = NULL;
+		}
+	}
+	for (uint32_t k = ctx->nr_workers; k-- > 0;) {
+		if (ctx->workers[k].pool) {
+			int left = umem_pool__destroy(ctx->workers[k].pool);
+
+			if (left > 0)
+				out += left;
+			ctx->workers[k].pool = NULL;
+		}
+	}
+	fwd_workers_fini(ctx);
+	if (ctx->area && umem_area__destroy(ctx->area))
+		fprintf(stderr, "xdp-fwd: the UMEM area is still in use and was not freed\n");
+	ctx->area = NULL;
+	if (ctx->l2.slots)
+		l2_table_fini(&ctx->l2);
+	return out;
+}
+
+static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
+{
+	int err;
+
+	ctx->cfg = cfg;
+	ctx->nr_ports = cfg->nr_ports;
+	ctx->nr_workers = cfg->workers;
+	pthread_mutex_init(&ctx->l2_lock, NULL);
+	if (cfg->mode == FWD_MODE_L2) {
+		err = l2_table_init(&ctx->l2, cfg->l2_size, cfg->l2_aging * 1000000000ull);
+		if (err)
+			return err;
+	}
+	ctx->area = create_area(cfg, ctx->nr_workers);
+	if (!ctx->area) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: cannot create the UMEM area: %s%s\n", strerror(-err),
+			cfg->hugepages ? " (are hugepages reserved? see vm.nr_hugepages)" : "");
+		return err;
+	}
+	assign_ports(ctx);
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct fwd_worker *w = &ctx->workers[k];
+		uint64_t ring = 0;
+
+		for (uint32_t i = 0; i < w->nr_ports; i++)
+			ring += fill_size(cfg);
+		/* The return ring takes every page of this pool that another worker completes:
+		 * room for all of its fill rings, so a burst of returns never spills to the area. */
+		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(ring < 1024 ? 1024 : ring > 65536 ? 65536 : ring));
+		w->ctx = ctx;
+		w->idx = k;
+		w->cpu = k < cfg->nr_cpus ? cfg->cpus[k] : -1;
+		w->pool = umem_pool__create(ctx->area, &popts);
+		if (!w->pool) {
+			err = -errno;
+			fprintf(stderr, "xdp-fwd: cannot create pool %u: %s\n", k, strerror(-err));
+			return err;
+		}
+	}
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		err = create_port(ctx, i);
+		if (err)
+			return err;
+	}
+	if (cfg->nr_rules) {
+		err = attach_steering(ctx);
+		if (err)
+			return err;
+	}
+	err = fwd_workers_init(ctx);
+	if (err) {
+		fprintf(stderr, "xdp-fwd: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* --- stats ------------------------------------------------------------------------------ */
+
+struct fwd_samples {
+	struct fwd_port_sample port[FWD_MAX_PORTS];
+	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
+};
+
+static void sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct umem_pool_stats st = { .sz = sizeof(st) };
+
+		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
+			continue;
+		s->pool[k] = (struct fwd_pool_sample){
+			.allocs = st.alloc.fast + st.alloc.slow + st.alloc.slow_high_order,
+			.slow = st.alloc.slow + st.alloc.slow_high_order,
+			.fresh = st.pages_held,
+			.recycled = st.recycle.cached + st.recycle.ring,
+			.inflight = st.inflight,
+		};
+	}
+}
+
+static void pool_name(char *buf, size_t len, uint32_t k)
+{
+	snprintf(buf, len, "pool w%u", k);
+}
+
+/* One interval (or, with kind "total", the whole run against the sample taken at start). */
+static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+			const struct fwd_samples *cur, double dt, double t, const char *kind)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	char name[32];
+
+	if (cfg->json) {
+		fwd_json_begin(stdout, t, kind);
+		for (uint32_t i = 0; i < ctx->nr_ports; i++)
+			fwd_json_port(stdout, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_json_pools(stdout);
+		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+			pool_name(name, sizeof(name), k);
+			fwd_json_pool(stdout, k == 0, name, &prev->pool[k], &cur->pool[k]);
+		}
+		fwd_json_end(stdout);
+		return;
+	}
+	printf("%s %.1fs\n", kind, t);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		pool_name(name, sizeof(name), k);
+		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
+	}
+	fflush(stdout);
+}
+
+static double seconds(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* Runs until a signal, --duration, --count, or a worker failure. */
+static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	uint64_t interval_ns = (uint64_t)(cfg->interval * 1e9);
+	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
+	bool tty = !cfg->json && isatty(STDOUT_FILENO);
+	struct fwd_samples prev = *start, cur;
+	uint32_t lines = 1 + ctx->nr_ports + ctx->nr_workers;
+	bool printed = false;
+
+	while (!atomic_load(&ctx->stop)) {
+		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
+		struct timespec ts;
+		int sig;
+
+		if (wait > FWD_TICK_NS)
+			wait = FWD_TICK_NS;
+		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
+		sig = sigtimedwait(sigs, NULL, &ts);
+		now = fwd_now_ns();
+		if (sig > 0) {
+			if (!cfg->quiet && !cfg->json)
+				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
+			break;
+		}
+		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
+			break;
+		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
+			break;
+		if (now < next)
+			continue;
+		sample(ctx, &cur);
+		if (!cfg->quiet) {
+			if (tty && printed)
+				printf("\033[%uA", lines); /* redraw the block in place */
+			print_stats(ctx, &prev, &cur, seconds(interval_ns + (now - next)), seconds(now - t0), "interval");
+			printed = true;
+		}
+		prev = cur;
+		next = now + interval_ns;
+	}
+	atomic_store(&ctx->stop, 1);
+}
+
+int main(int argc, char **argv)
+{
+	static struct fwd_config cfg;
+	static struct fwd_ctx ctx;
+	struct fwd_samples start, total;
+	char err[256];
+	sigset_t sigs;
+	uint64_t t0;
+	int64_t out;
+	int ret;
+
+	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr, "xdp-fwd: %s\n", err);
+		return 2;
+	}
+	if (check_system(&cfg))
+		return 1;
+	/* Blocked before any thread exists, so every thread inherits it and the main thread
+	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (setup(&ctx, &cfg)) {
+		teardown(&ctx);
+		return 1;
+	}
+	if (!cfg.quiet) {
+		fprintf(stderr, "xdp-fwd: %s mode, %u port%s, %u worker%s, %s%s\n", fwd_mode_name(cfg.mode),
+			ctx.nr_ports, ctx.nr_ports > 1 ? "s" : "", ctx.nr_workers, ctx.nr_workers > 1 ? "s" : "",
+			cfg.multi_buffer ? "multi-buffer, " : "", "Ctrl-C stops");
+		for (uint32_t i = 0; i < ctx.nr_ports; i++)
+			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
+				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
+				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
+	}
+	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
+	sample(&ctx, &start);
+	t0 = fwd_now_ns();
+	ret = fwd_workers_start(&ctx);
+	if (!ret)
+		run(&ctx, &sigs, &start);
+	atomic_store(&ctx.stop, 1);
+	fwd_workers_join(&ctx);
+	for (uint32_t k = 0; k < ctx.nr_workers; k++)
+		if (ctx.workers[k].error)
+			ret = ctx.workers[k].error;
+	sample(&ctx, &total);
+	print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	out = teardown(&ctx);
+	if (cfg.json)
+		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);
+	else
+		printf("frames still out: %lld\n", (long long)out);
+	if (out)
+		fprintf(stderr, "xdp-fwd: %lld frames were not returned to their pools\n", (long long)out);
+	return ret || out ? 1 : 0;
+}

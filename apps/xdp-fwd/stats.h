@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd stats: per-port counters (written by the port's worker only, read by the main
+ * thread) and their formatting as live lines, JSON objects and totals.
+ */
+#ifndef XDP_FWD_STATS_H
+#define XDP_FWD_STATS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
+ * (XDP_STATISTICS of the socket). */
+enum fwd_drop {
+	FWD_DROP_TX_FULL,    /* output TX ring full after retrying */
+	FWD_DROP_NO_PORT,    /* l2: the destination is the input port */
+	FWD_DROP_INVALID,    /* runt frame or a broken descriptor chain */
+	FWD_DROP_XSK_RX,     /* kernel: rx_dropped */
+	FWD_DROP_XSK_RX_FULL, /* kernel: rx_ring_full */
+	FWD_DROP_XSK_FILL,   /* kernel: rx_fill_ring_empty_descs */
+	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
+	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
+	FWD_DROP_MAX
+};
+
+extern const char *const fwd_drop_names[FWD_DROP_MAX];
+
+/* Single-writer counters: the owner bumps them with a relaxed load+store (no locked
+ * instruction); atomics only so that the printer's reads are not data races. */
+struct fwd_port_counters {
+	_Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	_Atomic uint64_t drop[FWD_DROP_MAX];
+};
+
+static inline void fwd_count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* A plain copy of the counters at one moment. */
+struct fwd_port_sample {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t drop[FWD_DROP_MAX];
+};
+
+struct fwd_pool_sample {
+	uint64_t allocs;     /* alloc.fast + alloc.slow + alloc.slow_high_order */
+	uint64_t slow;       /* alloc.slow + alloc.slow_high_order */
+	uint64_t fresh;      /* pages taken from the area (pages_held) */
+	uint64_t recycled;   /* recycle.cached + recycle.ring */
+	int64_t inflight;
+};
+
+void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);
+
+/* Human-readable value with an SI prefix: "0", "999", "1.23 k", "45.6 M", "7.89 G". */
+char *fwd_fmt_si(char *buf, size_t len, double v);
+
+/* Share of allocations served by recycled pages rather than fresh pages from the area, in
+ * percent, between two samples; negative when there were no allocations. */
+double fwd_recycle_hit_rate(const struct fwd_pool_sample *prev, const struct fwd_pool_sample *cur);
+
+/* One live line for a port between two samples dt seconds apart: rates and drops by reason
+ * (only the reasons that moved). */
+void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample *prev,
+		       const struct fwd_port_sample *cur, double dt);
+void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample *prev,
+		       const struct fwd_pool_sample *cur);
+
+/* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it
+ * with fwd_json_begin/end and one fwd_json_port/pool per item. */
+void fwd_json_begin(FILE *out, double t, const char *kind);
+void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *prev,
+		   const struct fwd_port_sample *cur, double dt);
+void fwd_json_pools(FILE *out);
+void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
+		   const struct fwd_pool_sample *cur);
+void fwd_json_end(FILE *out);
+
+#endif

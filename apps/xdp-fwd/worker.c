@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "worker.h"
+
+#define FWD_TX_TRIES 3               /* tx_burst attempts, draining completions between */
+#define FWD_IDLE_SPINS 256u          /* empty loop turns before sleeping in poll() */
+#define FWD_IDLE_POLL_MS 1
+#define FWD_KSTATS_NS 250000000ull   /* kernel XDP_STATISTICS refresh period */
+#define FWD_DRAIN_NS 1000000000ull   /* how long shutdown waits for TX completions */
+
+uint64_t fwd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool is_last(const struct umem_desc *d)
+{
+	return !(d->options & UMEM_DESC_F_CONTD);
+}
+
+/* Frames and bytes in n descriptors (a chain counts once). */
+static void count_frames(const struct umem_desc *d, uint32_t n, uint64_t *frames, uint64_t *bytes)
+{
+	uint64_t f = 0, b = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		f += is_last(&d[i]);
+		b += d[i].len;
+	}
+	*frames = f;
+	*bytes = b;
+}
+
+static void drop(struct fwd_worker *w, struct fwd_port *counted_on, enum fwd_drop why,
+		 const struct umem_desc *d, uint32_t n)
+{
+	uint64_t frames, bytes;
+
+	for (uint32_t i = 0; i < n; i++)
+		umem_pool__put(w->pool, d[i].addr);
+	count_frames(d, n, &frames, &bytes);
+	fwd_count(&counted_on->ctr.drop[why], frames);
+}
+
+/* --- cross-worker queues -------------------------------------------------------------- */
+
+static bool xq_push(struct fwd_xq *q, const struct umem_desc *d, uint32_t n, uint32_t port)
+{
+	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	/* Acquire: pairs with the consumer's release of head; its reads of those slots are done. */
+	uint32_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+
+	if (q->mask + 1 - (tail - head) < n)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		q->items[(tail + i) & q->mask] = (struct fwd_xq_item){ .desc = d[i], .port = port };
+	/* Release: pairs with the consumer's acquire of tail; publishes the whole chain at once. */
+	atomic_store_explicit(&q->tail, tail + n, memory_order_release);
+	return true;
+}
+
+static void stage(struct fwd_worker *w, uint32_t out, const struct umem_desc *d, uint32_t n)
+{
+	memcpy(&w->stage[out][w->nstage[out]], d, n * sizeof(*d));
+	w->nstage[out] += n;
+}
+
+/* Moves up to max descriptors (whole chains) from q into the staging buffers. */
+static uint32_t xq_drain(struct fwd_worker *w, struct fwd_xq *q, uint32_t max)
+{
+	uint32_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+	/* Acquire: pairs with the producer's release of tail. */
+	uint32_t n = atomic_load_explicit(&q->tail, memory_order_acquire) - head;
+
+	if (n > max) {
+		n = max;
+		while (n && !is_last(&q->items[(head + n - 1) & q->mask].desc))
+			n--;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct fwd_xq_item *it = &q->items[(head + i) & q->mask];
+
+		stage(w, it->port, &it->desc, 1);
+	}
+	/* Release: pairs with the producer's acquire of head before it rewrites these slots. */
+	atomic_store_explicit(&q->head, head + n, memory_order_release);
+	return n;
+}
+
+/* --- routing --------------------------------------------------------------------------- */
+
+/* Hands one frame (chain of n descriptors) to output port out: staged when this worker drives
+ * out, queued to the worker that does otherwise. */
+static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	uint32_t owner = ctx->ports[out].worker;
+
+	if (owner == w->idx)
+		stage(w, out, d, n);
+	else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
+		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
+}
+
+/* l2: one reference per output port, never a copy (the caller holds one already). l2 mode
+ * has at least two ports, so there is at least one output. */
+static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	uint32_t outs = ctx->nr_ports - 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
+			/* Cannot happen short of a bug (a reference on a live buffer fails only
+			 * near UMEM_REF_MAX); undo the references already taken. */
+			for (uint32_t j = 0; j < i; j++)
+				for (uint32_t k = 1; k < outs; k++)
+					umem_pool__put(w->pool, d[j].addr);
+			drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, n);
+			return;
+		}
+	}
+	for (uint32_t out = 0; out < ctx->nr_ports; out++)
+		if (out != in)
+			emit(w, in, out, d, n);
+}
+
+static void swap_macs(uint8_t *eth)
+{
+	uint8_t tmp[6];
+
+	memcpy(tmp, eth, 6);
+	memcpy(eth, eth + 6, 6);
+	memcpy(eth + 6, tmp, 6);
+}
+
+static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	enum fwd_mode mode = ctx->cfg->mode;
+	uint32_t i = 0;
+
+	if (ctx->ports[in].skip_contd) {
+		/* The tail of a chain whose head was dropped at the end of the last burst. */
+		while (i < n && !is_last(&d[i]))
+			i++;
+		if (i < n) {
+			i++;
+			ctx->ports[in].skip_contd = false;
+		}
+		drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
+	}
+	if (mode == FWD_MODE_L2)
+		pthread_mutex_lock(&ctx->l2_lock);
+	while (i < n) {
+		uint32_t len = 1;
+		uint8_t *eth;
+
+		while (i + len <= n && !is_last(&d[i + len - 1]))
+			len++;
+		if (i + len > n) {
+			/* A chain longer than the burst (--batch below the chain length): its
+			 * rest comes with the next burst; drop the frame rather than reassemble. */
+			drop(w, &ctx->ports[in], FWD_DROP_INVALID, &d[i], n - i);
+			ctx->ports[in].skip_contd = true;
+			break;
+		}
+		eth = umem_area__ptr(ctx->area, d[i].addr);
+		if (d[i].len < 14) {
+			drop(w, &ctx->ports[in], FWD_DROP_INVALID, &d[i], len);
+		} else if (mode == FWD_MODE_WIRE) {
+			emit(w, in, in ^ 1, &d[i], len);
+		} else if (mode == FWD_MODE_REFLECT) {
+			swap_macs(eth);
+			emit(w, in, in, &d[i], len);
+		} else {
+			int32_t out;
+
+			l2_learn(&ctx->l2, eth + 6, (int32_t)in, now);
+			out = l2_lookup(&ctx->l2, eth, now);
+			if (out == L2_NO_PORT)
+				flood(w, in, &d[i], len);
+			else if ((uint32_t)out == in)
+				drop(w, &ctx->ports[in], FWD_DROP_NO_PORT, &d[i], len);
+			else
+				emit(w, in, (uint32_t)out, &d[i], len);
+		}
+		i += len;
+	}
+	if (mode == FWD_MODE_L2)
+		pthread_mutex_unlock(&ctx->l2_lock);
+}
+
+/* --- transmit ------------------------------------------------------------------------- */
+
+static void flush_port(struct fwd_worker *w, uint32_t out)
+{
+	struct fwd_port *p = &w->ctx->ports[out];
+	struct umem_desc *d = w->stage[out];
+	uint32_t n = w->nstage[out], sent = 0;
+	uint64_t frames, bytes;
+
+	if (!n)
+		return;
+	w->nstage[out] = 0;
+	for (int tries = 0; tries < FWD_TX_TRIES && sent < n; tries++) {
+		int r = umem_port__tx_burst(p->port, d + sent, n - sent);
+
+		if (r > 0)
+			sent += (uint32_t)r;
+		if (sent < n)
+			umem_port__complete(p->port); /* make room */
+	}
+	count_frames(d, sent, &frames, &bytes);
+	fwd_count(&p->ctr.tx_packets, frames);
+	fwd_count(&p->ctr.tx_bytes, bytes);
+	if (frames)
+		atomic_fetch_add_explicit(&w->ctx->forwarded, frames, memory_order_relaxed);
+	if (sent < n)
+		drop(w, p, FWD_DROP_TX_FULL, d + sent, n - sent);
+}
+
+static void flush_all(struct fwd_worker *w)
+{
+	for (uint32_t k = 0; k < w->nr_ports; k++)
+		flush_port(w, w->ports[k]);
+}
+
+static uint32_t drain_incoming(struct fwd_worker *w)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	uint32_t work = 0;
+
+	for (uint32_t from = 0; from < ctx->nr_workers; from++) {
+		if (from == w->idx)
+			continue;
+		work += xq_drain(w, &ctx->xq[from][w->idx], ctx->cfg->batch);
+		flush_all(w);
+	}
+	return work;
+}
+
+/* Kernel drop counters (XDP_STATISTICS) into the port's counters, as absolute values. */
+static void refresh_kernel_stats(struct fwd_worker *w)
+{
+	for (uint32_t k = 0; k < w->nr_ports; k++) {
+		struct fwd_port *p = &w->ctx->ports[w->ports[k]];
+		struct umem_port_stats st = { .sz = sizeof(st) };
+
+		if (umem_port__stats(p->port, &st))
+			continue;
+		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX], st.rx_dropped, memory_order_relaxed);
+		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX_FULL], st.rx_ring_full, memory_order_relaxed);
+		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_FILL], st.rx_fill_ring_empty, memory_order_relaxed);
+		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX_INVALID], st.rx_invalid_descs, memory_order_relaxed);
+		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_TX_INVALID], st.tx_invalid_descs, memory_order_relaxed);
+	}
+}
+
+static uint64_t tx_inflight(struct fwd_worker *w)
+{
+	uint64_t n = 0;
+
+	for (uint32_t k = 0; k < w->nr_ports; k++) {
+		struct umem_port_stats st = { .sz = sizeof(st) };
+
+		if (!umem_port__stats(w->ctx->ports[w->ports[k]].port, &st))
+			n += st.tx_inflight;
+	}
+	return n;
+}
+
+static void idle_wait(struct fwd_worker *w)
+{
+	struct pollfd pfd[FWD_MAX_PORTS];
+
+	for (uint32_t k = 0; k < w->nr_ports; k++)
+		pfd[k] = (struct pollfd){ .fd = umem_port__fd(w->ctx->ports[w->ports[k]].port), .events = POLLIN };
+	/* Short: frames from other workers arrive without waking the socket. */
+	poll(pfd, w->nr_ports, FWD_IDLE_POLL_MS);
+}
+
+/* Shutdown: RX has stopped everywhere (barrier); hand over what other workers queued to us,
+ * then wait (bounded) until the kernel has completed every TX buffer. */
+static void drain(struct fwd_worker *w)
+{
+	uint64_t deadline = fwd_now_ns() + FWD_DRAIN_NS;
+
+	flush_all(w);
+	/* Every running worker has stopped RX and queued its last cross-worker frames. */
+	atomic_fetch_add(&w->ctx->stopped_rx, 1);
+	while (atomic_load(&w->ctx->stopped_rx) < atomic_load(&w->ctx->nr_running))
+		sched_yield();
+	while (drain_incoming(w))
+		;
+	do {
+		for (uint32_t k = 0; k < w->nr_ports; k++)
+			umem_port__service(w->ctx->ports[w->ports[k]].port);
+	} while (tx_inflight(w) && fwd_now_ns() < deadline);
+	refresh_kernel_stats(w);
+}
+
+static void *worker_main(void *arg)
+{
+	struct fwd_worker *w = arg;
+	struct fwd_ctx *ctx = w->ctx;
+	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
+	uint64_t kstats_at = 0;
+	uint32_t idle = 0;
+
+	if (!rx) {
+		w->error = -ENOMEM;
+		atomic_store(&ctx->stop, 1);
+	}
+	while (!atomic_load_explicit(&ctx->stop, memory_order_relaxed)) {
+		uint64_t now = fwd_now_ns();
+		uint32_t work = 0;
+
+		for (uint32_t k = 0; k < w->nr_ports; k++) {
+			uint32_t in = w->ports[k];
+			int n = umem_port__rx_burst(ctx->ports[in].port, rx, ctx->cfg->batch);
+			uint64_t frames, bytes;
+
+			if (n <= 0)
+				continue;
+			count_frames(rx, (uint32_t)n, &frames, &bytes);
+			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
+			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
+			route(w, in, rx, (uint32_t)n, now);
+			flush_all(w);
+			work += (uint32_t)n;
+		}
+		work += drain_incoming(w);
+		for (uint32_t k = 0; k < w->nr_ports; k++)
+			work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
+		if (now - kstats_at >= FWD_KSTATS_NS) {
+			refresh_kernel_stats(w);
+			kstats_at = now;
+		}
+		if (work)
+			idle = 0;
+		else if (++idle >= FWD_IDLE_SPINS)
+			idle_wait(w);
+	}
+	drain(w);
+	free(rx);
+	return NULL;
+}
+
+/* --- set-up ----------------------------------------------------------------------------- */
+
+int fwd_workers_init(struct fwd_ctx *ctx)
+{
+	uint32_t batch = ctx->cfg->batch;
+	for (uint32_t from = 0; from < ctx->nr_workers; from++) {
+		for (uint32_t to = 0; to < ctx->nr_workers; to++) {
+			struct fwd_xq *q = &ctx->xq[from][to];
+
+			if (from == to)
+				continue;
+			q->items = calloc(FWD_XQ_SIZE, sizeof(*q->items));
+			if (!q->items)
+				return -ENOMEM;
+			q->mask = FWD_XQ_SIZE - 1;
+		}
+	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct fwd_worker *w = &ctx->workers[k];
+
+		for (uint32_t i = 0; i < w->nr_ports; i++) {
+			w->stage[w->ports[i]] = calloc(batch, sizeof(struct umem_desc));
+			if (!w->stage[w->ports[i]])
+				return -ENOMEM;
+		}
+	}
+	atomic_store(&ctx->nr_running, ctx->nr_workers);
+	return 0;
+}
+
+void fwd_workers_fini(struct fwd_ctx *ctx)
+{
+	for (uint32_t from = 0; from < FWD_MAX_WORKERS; from++)
+		for (uint32_t to = 0; to < FWD_MAX_WORKERS; to++) {
+			free(ctx->xq[from][to].items);
+			ctx->xq[from][to].items = NULL;
+		}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		for (uint32_t i = 0; i < FWD_MAX_PORTS; i++) {
+			free(ctx->workers[k].stage[i]);
+			ctx->workers[k].stage[i] = NULL;
+		}
+}
+
+int fwd_workers_start(struct fwd_ctx *ctx)
+{
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct fwd_worker *w = &ctx->workers[k];
+		pthread_attr_t attr;
+		int err;
+
+		pthread_attr_init(&attr);
+		if (w->cpu >= 0) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(w->cpu, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		err = pthread_create(&w->thread, &attr, worker_main, w);
+		pthread_attr_destroy(&attr);
+		if (err) {
+			/* The workers already running wait for this count when they drain. */
+			atomic_store(&ctx->nr_running, k);
+			fprintf(stderr, "xdp-fwd: worker %u%s: %s\n", k,
+				w->cpu >= 0 ? " (pinned; is the CPU online and allowed?)" : "", strerror(err));
+			return -err;
+		}
+		w->started = true;
+	}
+	return 0;
+}
+
+void fwd_workers_join(struct fwd_ctx *ctx)
+{
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		if (ctx->workers[k].started)
+			pthread_join(ctx->workers[k].thread, NULL);
+		ctx->workers[k].started = false;
+	}
+}

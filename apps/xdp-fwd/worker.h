@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd data path: workers, each owning one pool and the ports dealt to it.
+ *
+ * A port is driven only by its worker (the port library's rule: the driving thread owns the
+ * port's pool). A frame whose output port belongs to another worker crosses through a
+ * single-producer single-consumer queue of descriptors (one per ordered pair of workers); the
+ * output port's worker transmits it, and its completion puts the page back, which sends it home
+ * to the pool it came from through that pool's return ring.
+ */
+#ifndef XDP_FWD_WORKER_H
+#define XDP_FWD_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <umem/port.h>
+
+#include "fwd.h"
+#include "l2.h"
+#include "stats.h"
+
+#define FWD_XQ_SIZE 4096u /* cross-worker queue entries (descriptors) */
+
+struct fwd_xq_item {
+	struct umem_desc desc;
+	uint32_t port; /* output port index */
+	uint32_t :32;
+};
+
+/* SPSC ring. The producer publishes whole chains with one release store of tail (pairs with
+ * the consumer's acquire load); the consumer frees slots with a release store of head (pairs
+ * with the producer's acquire load before it reuses them). */
+struct fwd_xq {
+	_Atomic uint32_t tail __attribute__((aligned(64)));
+	_Atomic uint32_t head __attribute__((aligned(64)));
+	uint32_t mask;
+	struct fwd_xq_item *items;
+};
+
+struct fwd_port {
+	struct umem_port *port;
+	uint32_t worker;
+	char name[IF_NAMESIZE + 8]; /* "ifname@queue" */
+	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
+	struct fwd_port_counters ctr;
+};
+
+struct fwd_ctx;
+
+struct fwd_worker {
+	struct fwd_ctx *ctx;
+	uint32_t idx;
+	int cpu; /* -1: not pinned */
+	pthread_t thread;
+	bool started;
+	struct umem_pool *pool;
+	uint32_t ports[FWD_MAX_PORTS]; /* indexes of the ports this worker drives */
+	uint32_t nr_ports;
+	/* Frames staged per output port during one burst (only ports of this worker). */
+	struct umem_desc *stage[FWD_MAX_PORTS];
+	uint32_t nstage[FWD_MAX_PORTS];
+	int error; /* negative errno when the worker could not run its loop */
+};
+
+struct fwd_ctx {
+	struct fwd_config *cfg;
+	struct umem_area *area;
+	struct fwd_port ports[FWD_MAX_PORTS];
+	uint32_t nr_ports;
+	/* --rule: the steering program, on the first port of each interface (NULL elsewhere). */
+	struct umem_steer *steer[FWD_MAX_PORTS];
+	struct fwd_worker workers[FWD_MAX_WORKERS];
+	uint32_t nr_workers;
+	struct fwd_xq xq[FWD_MAX_WORKERS][FWD_MAX_WORKERS]; /* [from][to] */
+	struct l2_table l2;
+	pthread_mutex_t l2_lock; /* one acquisition per burst; uncontended with one worker */
+	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
+	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
+	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */
+	_Atomic uint32_t stopped_rx; /* workers that stopped receiving */
+};
+
+/* Allocates the queues and staging buffers (the ports and pools exist already). */
+int fwd_workers_init(struct fwd_ctx *ctx);
+void fwd_workers_fini(struct fwd_ctx *ctx);
+int fwd_workers_start(struct fwd_ctx *ctx);
+void fwd_workers_join(struct fwd_ctx *ctx);
+/* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */
+uint64_t fwd_now_ns(void);
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd MAC table: learning, moves, aging, group addresses, full probe windows. */
+#include "testutil.h"
+#include "l2.h"
+
+#define SEC 1000000000ull
+
+static void mac_of(uint8_t m[6], uint32_t i)
+{
+	m[0] = 0x02;
+	m[1] = 0x77;
+	m[2] = (uint8_t)(i >> 24);
+	m[3] = (uint8_t)(i >> 16);
+	m[4] = (uint8_t)(i >> 8);
+	m[5] = (uint8_t)i;
+}
+
+static void test_learn_lookup_move(void)
+{
+	struct l2_table t;
+	uint8_t a[6], b[6];
+
+	CHECK_EQ(l2_table_init(&t, 64, 10 * SEC), 0);
+	mac_of(a, 1);
+	mac_of(b, 2);
+	CHECK_EQ(l2_lookup(&t, a, 0), L2_NO_PORT);
+	l2_learn(&t, a, 3, 0);
+	CHECK_EQ(l2_lookup(&t, a, 1), 3);
+	CHECK_EQ(l2_lookup(&t, b, 1), L2_NO_PORT);
+	l2_learn(&t, a, 5, 2); /* the host moved */
+	CHECK_EQ(l2_lookup(&t, a, 2), 5);
+	CHECK_EQ(t.stats.learned, 1);
+	CHECK_EQ(t.stats.moved, 1);
+	CHECK_EQ(l2_count(&t, 2), 1);
+	l2_table_fini(&t);
+}
+
+static void test_aging(void)
+{
+	struct l2_table t;
+	uint8_t a[6];
+
+	CHECK_EQ(l2_table_init(&t, 64, 10 * SEC), 0);
+	mac_of(a, 7);
+	l2_learn(&t, a, 1, 100 * SEC);
+	CHECK_EQ(l2_lookup(&t, a, 110 * SEC), 1); /* exactly the aging time: still valid */
+	CHECK_EQ(l2_lookup(&t, a, 110 * SEC + 1), L2_NO_PORT);
+	CHECK_EQ(l2_count(&t, 111 * SEC), 0);
+	/* Seen again: valid again, counted as learned anew. */
+	l2_learn(&t, a, 2, 111 * SEC);
+	CHECK_EQ(l2_lookup(&t, a, 112 * SEC), 2);
+	CHECK_EQ(t.stats.learned, 2);
+	/* Refreshing keeps it alive past the first aging time. */
+	l2_learn(&t, a, 2, 120 * SEC);
+	CHECK_EQ(l2_lookup(&t, a, 129 * SEC), 2);
+	l2_table_fini(&t);
+}
+
+static void test_group_addresses(void)
+{
+	struct l2_table t;
+	uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	uint8_t zero[6] = { 0 };
+
+	CHECK_EQ(l2_table_init(&t, 64, SEC), 0);
+	l2_learn(&t, bcast, 1, 0); /* a group source is bogus: never learned */
+	l2_learn(&t, mcast, 1, 0);
+	l2_learn(&t, zero, 1, 0);
+	CHECK_EQ(l2_count(&t, 0), 0);
+	CHECK_EQ(l2_lookup(&t, bcast, 0), L2_NO_PORT);
+	CHECK_EQ(l2_lookup(&t, mcast, 0), L2_NO_PORT);
+	CHECK(l2_is_group(bcast) && l2_is_group(mcast) && !l2_is_group(zero), "I/G bit");
+	l2_table_fini(&t);
+}
+
+/* More MACs than slots: every lookup answers the last port learned or "unknown", never a
+ * wrong port; live entries are evicted only when a window is full of live ones. */
+static void test_full_table(void)
+{
+	struct l2_table t;
+	uint8_t m[6];
+	uint32_t found = 0;
+
+	CHECK_EQ(l2_table_init(&t, 16, 1000 * SEC), 0);
+	for (uint32_t i = 0; i < 100; i++) {
+		mac_of(m, i);
+		l2_learn(&t, m, (int32_t)(i % 7), i);
+	}
+	CHECK_EQ(l2_count(&t, 200), 16);
+	CHECK(t.stats.evicted >= 84, "evicted %llu", (unsigned long long)t.stats.evicted);
+	for (uint32_t i = 0; i < 100; i++) {
+		int32_t p;
+
+		mac_of(m, i);
+		p = l2_lookup(&t, m, 200);
+		CHECK(p == L2_NO_PORT || p == (int32_t)(i % 7), "mac %u -> port %d", i, p);
+		found += p != L2_NO_PORT;
+	}
+	CHECK_EQ(found, 16);
+	/* Once everything aged out, new MACs reuse the slots without evicting live ones. */
+	uint64_t evicted = t.stats.evicted;
+	for (uint32_t i = 1000; i < 1016; i++) {
+		mac_of(m, i);
+		l2_learn(&t, m, 1, 5000 * SEC);
+	}
+	CHECK_EQ(t.stats.evicted, evicted);
+	CHECK_EQ(l2_count(&t, 5000 * SEC), 16);
+	l2_table_fini(&t);
+}
+
+/* An aged-out entry in front of a live one on the same probe chain must not hide it. */
+static void test_chain_survives_aging(void)
+{
+	struct l2_table t;
+	uint8_t m[6];
+	uint64_t seed = 42;
+
+	CHECK_EQ(l2_table_init(&t, 1024, 10 * SEC), 0);
+	for (uint32_t i = 0; i < 600; i++) {
+		mac_of(m, (uint32_t)test_rand(&seed));
+		l2_learn(&t, m, 1, i < 300 ? 0 : 50 * SEC);
+	}
+	seed = 42;
+	for (uint32_t i = 0; i < 600; i++) {
+		mac_of(m, (uint32_t)test_rand(&seed));
+		if (i >= 300 && l2_lookup(&t, m, 55 * SEC) != 1 && !t.stats.evicted)
+			CHECK(0, "live MAC %u lost behind aged entries", i);
+	}
+	CHECK_EQ(l2_table_init(&t, 100, SEC), -EINVAL);
+	l2_table_fini(&t);
+}
+
+int main(void)
+{
+	test_learn_lookup_move();
+	test_aging();
+	test_group_addresses();
+	test_full_table();
+	test_chain_survives_aging();
+	printf("fwd_l2: ok\n");
+	return 0;
+}

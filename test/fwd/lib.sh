@@ -1,0 +1,80 @@
+# Shared by the xdp-fwd netns tests (sourced). Builds the topology with tools/topo.sh under a
+# prefix unique to this test run, runs xdp-fwd in the middle namespace in its own process group,
+# and removes everything on every exit path. No `set -e`: the shared helpers of
+# test/common/netns.sh are not written for it; every check here fails explicitly.
+set -uo pipefail
+
+SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${UMEM_BUILD_DIR:-$SRC/build}
+FWD=$BUILD/apps/xdp-fwd/xdp-fwd
+TOPO=$SRC/tools/topo.sh
+NAME=$(basename "$0" .sh)
+PREFIX="fw${NAME#fwd}-$$"
+PREFIX=${PREFIX//_/}
+WORK=$(mktemp -d "/tmp/$PREFIX.XXXXXX")
+FWD_PID=""
+
+# shellcheck source=../common/netns.sh
+. "$SRC/test/common/netns.sh"
+
+fail() { echo "FAIL: $*" >&2; [ -f "$WORK/fwd.out" ] && { echo "--- xdp-fwd output:"; cat "$WORK/fwd.out" "$WORK/fwd.err"; } >&2; exit 1; }
+log() { echo "== $*"; }
+
+netns_init fw
+[ -x "$FWD" ] || fail "xdp-fwd not built at $FWD"
+# netns_init's trap stops our background jobs; the topology (named by topo.sh) goes too.
+trap 'rc=$?; set +e; netns_cleanup; "$TOPO" down --prefix "$PREFIX"; rm -rf "$WORK"; exit $rc' EXIT
+
+topo_up() { # topo.sh up options
+	local vars
+	vars=$("$TOPO" up --prefix "$PREFIX" "$@") || fail "topo.sh up $*"
+	eval "$vars"
+}
+
+in_host() { local k=$1; shift; local ns="TOPO_H$k"; ip netns exec "${!ns}" "$@"; }
+
+# fwd_start ARGS...: xdp-fwd in the middle namespace, own process group (setsid), output in
+# $WORK; returns once its ports are bound (it prints the port list after set-up).
+fwd_start() {
+	: >"$WORK/fwd.out"
+	: >"$WORK/fwd.err"
+	netns_bg FWD_PID "$TOPO_MID" "$FWD" "$@" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+}
+
+# fwd_stop [SIGNAL]: stops xdp-fwd (SIGINT by default), then fwd_reap.
+fwd_stop() {
+	kill "-${1:-INT}" "$FWD_PID"
+	fwd_reap
+}
+
+# fwd_reap: waits for xdp-fwd, expects exit code 0 and every frame back in its pool.
+fwd_reap() {
+	local rc=0
+	wait "$FWD_PID" || rc=$?
+	netns_stop "$FWD_PID" # already reaped: only leaves the cleanup list
+	FWD_PID=""
+	[ $rc = 0 ] || fail "xdp-fwd exited with $rc"
+	grep -Eq '^frames still out: 0$|"frames_out":0' "$WORK/fwd.out" || fail "frames still out after exit"
+}
+
+# No XDP program left on any interface of the middle namespace.
+no_xdp_left() {
+	! ip -n "$TOPO_MID" -d link show | grep -q "prog/xdp"
+}
+
+# port_total PORT FIELD: a field of the "total" JSON object for port PORT (e.g. m2@0 tx_packets).
+port_total() {
+	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
+}
+
+# rx_frames K: frames received by host K's eth0.
+rx_frames() {
+	in_host "$1" cat /sys/class/net/eth0/statistics/rx_packets
+}
+
+# iperf_server: one iperf3 server on host 1 (port 5201), $IPERF_PID, returns once it listens.
+iperf_server() {
+	netns_bg IPERF_PID "$TOPO_H1" iperf3 -s -1 -p 5201 >/dev/null 2>&1
+	wait_for 5 in_host 1 sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd option parsing: defaults, every option's effect, and the bad-argument messages. */
+#include "testutil.h"
+#include "fwd.h"
+
+static struct fwd_config cfg;
+static char err[256];
+
+/* getopt wants char *argv[]; string literals are const here (-Wwrite-strings): parse a copy.
+ * The copy lives until the next parse, since cfg.rules points into it. */
+static int parse(const char *const *args)
+{
+	static char *argv[64];
+	int argc = 0;
+
+	for (int i = 0; argv[i]; i++) {
+		free(argv[i]);
+		argv[i] = NULL;
+	}
+	argv[argc++] = strdup("xdp-fwd");
+	for (; *args; args++)
+		argv[argc++] = strdup(*args);
+	return fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
+}
+#define PARSE(cfg_, err_, ...) parse((const char *const[]){ __VA_ARGS__, NULL })
+
+/* Parsing fails and the message names what is wrong. */
+#define BAD(needle, ...)                                                                     \
+	do {                                                                                \
+		err[0] = '\0';                                                              \
+		CHECK_EQ(PARSE(&cfg, err, __VA_ARGS__), -1);                                \
+		CHECK(strstr(err, needle), "message '%s' lacks '%s'", err, needle);         \
+	} while (0)
+
+static void test_defaults(void)
+{
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--mode", "wire"), 0);
+	CHECK_EQ(cfg.nr_ports, 2);
+	CHECK(!strcmp(cfg.ports[0].ifname, "a") && !strcmp(cfg.ports[1].ifname, "b"), "order");
+	CHECK_EQ(cfg.ports[0].queue, 0);
+	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
+	CHECK_EQ(cfg.batch, 64);
+	CHECK_EQ(cfg.workers, 1);
+	CHECK(cfg.need_wakeup && !cfg.unaligned && !cfg.hugepages && !cfg.json, "flags");
+	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
+	/* wire is the default mode */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
+	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
+}
+
+static void test_all_options(void)
+{
+	CHECK_EQ(PARSE(&cfg, err, "-i", "eth1@3", "--interface=eth2@0", "-i", "eth3", "-m", "l2", "-b", "32",
+		       "--rx-ring", "512", "--tx-ring", "1024", "--fill-ring", "2048", "--comp-ring", "256",
+		       "--chunk-size", "3000", "--unaligned", "--hugepages", "--copy", "--no-need-wakeup",
+		       "--busy-poll", "20", "--busy-budget", "16", "-c", "0,1", "--rule", "udp dport 53 -> queue",
+		       "-r", "any -> drop", "-d", "2.5", "-n", "1000", "--interval", "0.5", "--l2-aging", "7",
+		       "--l2-size", "256", "-j", "--multi-buffer"), 0);
+	CHECK_EQ(cfg.nr_ports, 3);
+	CHECK(!strcmp(cfg.ports[0].ifname, "eth1"), "ifname");
+	CHECK_EQ(cfg.ports[0].queue, 3);
+	CHECK_EQ(cfg.ports[1].queue, 0);
+	CHECK_EQ(cfg.mode, FWD_MODE_L2);
+	CHECK_EQ(cfg.batch, 32);
+	CHECK_EQ(cfg.rx_ring, 512);
+	CHECK_EQ(cfg.tx_ring, 1024);
+	CHECK_EQ(cfg.fill_ring, 2048);
+	CHECK_EQ(cfg.comp_ring, 256);
+	CHECK_EQ(cfg.chunk_size, 3000);
+	CHECK(cfg.unaligned && cfg.hugepages && !cfg.need_wakeup && cfg.json && cfg.multi_buffer, "flags");
+	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
+	CHECK_EQ(cfg.busy_poll_usecs, 20);
+	CHECK_EQ(cfg.busy_poll_budget, 16);
+	CHECK_EQ(cfg.nr_cpus, 2);
+	CHECK_EQ(cfg.workers, 2); /* one worker per listed CPU */
+	CHECK_EQ(cfg.nr_rules, 2);
+	CHECK(!strcmp(cfg.rule_text[0], "udp dport 53 -> queue"), "rule");
+	CHECK_EQ(cfg.rules[0].action.type, UMEM_STEER_A_QUEUE);
+	CHECK_EQ(cfg.rules[1].action.type, UMEM_STEER_A_DROP);
+	CHECK(cfg.duration == 2.5, "duration");
+	CHECK_EQ(cfg.count, 1000);
+	CHECK(cfg.interval == 0.5, "interval");
+	CHECK_EQ(cfg.l2_aging, 7);
+	CHECK_EQ(cfg.l2_size, 256);
+
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "--mode", "reflect", "-z"), 0);
+	CHECK_EQ(cfg.mode, FWD_MODE_REFLECT);
+	CHECK_EQ(cfg.bind, FWD_BIND_ZEROCOPY);
+
+	/* The mvpp2 profile: copy mode, 2 KiB chunks, multi-buffer. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--profile", "mvpp2"), 0);
+	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
+	CHECK_EQ(cfg.chunk_size, 2048);
+	CHECK(cfg.multi_buffer, "mvpp2 multi-buffer");
+
+	/* More workers than ports: capped (a worker without ports would only spin). */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-w", "4"), 0);
+	CHECK_EQ(cfg.workers, 2);
+}
+
+static void test_bad_arguments(void)
+{
+	BAD("no ports", "--mode", "wire");
+	BAD("given twice", "-i", "a", "-i", "a@0");
+	BAD("odd number", "-i", "a", "-i", "b", "-i", "c", "--mode", "wire");
+	BAD("at least 2", "-i", "a", "--mode", "l2");
+	BAD("unknown mode 'bridge'", "-i", "a", "-i", "b", "--mode", "bridge");
+	BAD("unknown option '--frobnicate'", "-i", "a", "--frobnicate");
+	BAD("needs an argument", "-i", "a", "-i", "b", "--batch");
+	BAD("queue", "-i", "a@x", "-i", "b");
+	BAD("queue", "-i", "a@", "-i", "b");
+	BAD("missing interface name", "-i", "@1", "-i", "b");
+	BAD("at most 15 characters", "-i", "abcdefghijklmnop", "-i", "b");
+	BAD("out of range", "-i", "a", "-i", "b", "--batch", "0");
+	BAD("not a number", "-i", "a", "-i", "b", "--batch", "12x");
+	BAD("not a number", "-i", "a", "-i", "b", "--batch", "-3");
+	BAD("not a power of two", "-i", "a", "-i", "b", "--rx-ring", "1000");
+	BAD("power of two", "-i", "a", "-i", "b", "--chunk-size", "3000");
+	BAD("out of range", "-i", "a", "-i", "b", "--chunk-size", "8192");
+	BAD("CPU list", "-i", "a", "-i", "b", "--cpus", "1-");
+	BAD("CPU list", "-i", "a", "-i", "b", "--cpus", "3-1");
+	BAD("2 workers", "-i", "a", "-i", "b", "--cpus", "0", "-w", "2");
+	BAD("seconds", "-i", "a", "-i", "b", "--duration", "soon");
+	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
+	BAD("no AF_XDP zero-copy", "-i", "a", "-i", "b", "--profile", "mvpp2", "--zero-copy");
+	BAD("unexpected argument 'b'", "-i", "a", "b");
+	BAD("--rule 'udp dport -> pass': not a steering rule", "-i", "a", "-i", "b", "--rule", "udp dport -> pass");
+}
+
+static void test_cpu_list(void)
+{
+	int cpus[8];
+
+	CHECK_EQ(fwd_parse_cpu_list("0,2-4,7", cpus, 8), 5);
+	CHECK(cpus[0] == 0 && cpus[1] == 2 && cpus[3] == 4 && cpus[4] == 7, "cpus");
+	CHECK_EQ(fwd_parse_cpu_list("0-8", cpus, 8), -1); /* more than max */
+	CHECK_EQ(fwd_parse_cpu_list("", cpus, 8), -1);
+	CHECK_EQ(fwd_parse_cpu_list("1,", cpus, 8), -1);
+	CHECK_EQ(fwd_parse_cpu_list("a", cpus, 8), -1);
+}
+
+static void test_help(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fwd_usage(f, "xdp-fwd");
+	fclose(f);
+	/* Generated from the option table: every option is there. */
+	for (const char *o = "--interface\0--mode\0--batch\0--rx-ring\0--chunk-size\0--unaligned\0"
+			     "--hugepages\0--busy-poll\0--zero-copy\0--copy\0--no-need-wakeup\0--cpus\0"
+			     "--rule\0--duration\0--count\0--profile\0--json\0--help\0";
+	     *o; o += strlen(o) + 1)
+		CHECK(strstr(buf, o), "--help lacks %s", o);
+	free(buf);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_all_options();
+	test_bad_arguments();
+	test_cpu_list();
+	test_help();
+	printf("fwd_options: ok\n");
+	return 0;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd stats formatting: SI values, rates, drops by reason, recycle hit rate, JSON. */
+#include "testutil.h"
+#include "stats.h"
+
+static char *capture(void (*fn)(FILE *, void *), void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void test_si(void)
+{
+	char b[16];
+
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 0), "0"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 999), "999"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 1000), "1.00 k"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 1234567), "1.23 M"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 45.6e6), "45.6 M"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 999.7e6), "1.00 G"), "%s", b);
+	CHECK(!strcmp(fwd_fmt_si(b, sizeof(b), 9.41e9), "9.41 G"), "%s", b);
+}
+
+static struct fwd_port_sample a, b;
+
+static void port_line(FILE *f, void *arg)
+{
+	fwd_fmt_port_line(f, "m0@0", &a, &b, *(double *)arg);
+}
+
+static void test_port_line(void)
+{
+	double dt = 2.0;
+	char *s;
+
+	a = (struct fwd_port_sample){ .rx_packets = 100, .rx_bytes = 1000, .drop[FWD_DROP_TX_FULL] = 5 };
+	b = a;
+	b.rx_packets += 2000000; /* 1 Mpps over 2 s */
+	b.rx_bytes += 250000000; /* 1 Gbit/s */
+	b.tx_packets = 3000;
+	b.tx_bytes = 3000 * 64;
+	b.drop[FWD_DROP_XSK_FILL] = 7;
+	s = capture(port_line, &dt);
+	CHECK(strstr(s, "m0@0"), "%s", s);
+	CHECK(strstr(s, "rx   1.00 Mpps   1.00 Gbit/s"), "%s", s);
+	CHECK(strstr(s, "tx   1.50 kpps    768 kbit/s"), "%s", s);
+	/* Only reasons that moved, with the interval's count. */
+	CHECK(strstr(s, "drops: xsk_fill_empty 7"), "%s", s);
+	CHECK(!strstr(s, "tx_full"), "%s", s);
+	free(s);
+	b.drop[FWD_DROP_TX_FULL] = 6;
+	s = capture(port_line, &dt);
+	CHECK(strstr(s, "drops: tx_full 1, xsk_fill_empty 7"), "%s", s);
+	free(s);
+	b = a;
+	s = capture(port_line, &dt);
+	CHECK(!strstr(s, "drops"), "%s", s);
+	free(s);
+}
+
+static void test_hit_rate(void)
+{
+	struct fwd_pool_sample p = { .allocs = 1000, .fresh = 512 }, c = p;
+
+	CHECK(fwd_recycle_hit_rate(&p, &c) < 0, "no allocations: no rate");
+	c.allocs += 1000; /* all recycled */
+	CHECK(fwd_recycle_hit_rate(&p, &c) == 100.0, "%f", fwd_recycle_hit_rate(&p, &c));
+	c.fresh += 250;
+	CHECK(fwd_recycle_hit_rate(&p, &c) == 75.0, "%f", fwd_recycle_hit_rate(&p, &c));
+	c.fresh = p.fresh + 5000; /* a bulk refill larger than the interval's allocations */
+	CHECK(fwd_recycle_hit_rate(&p, &c) == 0.0, "%f", fwd_recycle_hit_rate(&p, &c));
+}
+
+static struct fwd_pool_sample pa, pb;
+
+static void pool_line(FILE *f, void *arg)
+{
+	fwd_fmt_pool_line(f, "pool w0", &pa, &pb);
+}
+
+static void json(FILE *f, void *arg)
+{
+	fwd_json_begin(f, 1.5, "interval");
+	fwd_json_port(f, true, "m0@0", &a, &b, 1.0);
+	fwd_json_port(f, false, "m1@0", &a, &a, 1.0);
+	fwd_json_pools(f);
+	fwd_json_pool(f, true, "pool w0", &pa, &pb);
+	fwd_json_end(f);
+}
+
+static void test_pool_line_and_json(void)
+{
+	char *s;
+
+	pa = (struct fwd_pool_sample){ .allocs = 10, .slow = 3, .fresh = 192, .inflight = 4096 };
+	pb = pa;
+	pb.allocs += 100;
+	pb.inflight = 4100;
+	s = capture(pool_line, NULL);
+	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  inflight 4100"), "%s", s);
+	free(s);
+
+	a = (struct fwd_port_sample){ 0 };
+	b = (struct fwd_port_sample){ .rx_packets = 10, .rx_bytes = 640, .drop[FWD_DROP_NO_PORT] = 2 };
+	s = capture(json, NULL);
+	CHECK(!strncmp(s, "{\"type\":\"interval\",\"time\":1.500,\"ports\":[{\"name\":\"m0@0\",\"rx_packets\":10,", 70), "%s", s);
+	CHECK(strstr(s, "\"rx_bps\":5120,"), "%s", s);
+	CHECK(strstr(s, "\"no_port\":2,"), "%s", s);
+	CHECK(strstr(s, "},{\"name\":\"m1@0\""), "%s", s);
+	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"inflight\":4100}]}\n"), "%s", s);
+	/* One line per object, balanced braces. */
+	int depth = 0;
+	for (char *c = s; *c; c++) {
+		depth += (*c == '{' || *c == '[') - (*c == '}' || *c == ']');
+		CHECK(depth >= 0, "unbalanced: %s", s);
+		CHECK(*c != '\n' || c[1] == '\0', "more than one line: %s", s);
+	}
+	CHECK_EQ(depth, 0);
+	free(s);
+}
+
+int main(void)
+{
+	test_si();
+	test_port_line();
+	test_hit_rate();
+	test_pool_line_and_json();
+	printf("fwd_stats: ok\n");
+	return 0;
+}
