@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xsk-gen: UDP traffic generator and sink on libumem ports.
+ *
+ *   xsk-gen gen  -i eth0 [--dst-ip A] [--size N | --mix M] [--rate PPS] [--duration S | --count N]
+ *   xsk-gen sink -i eth0 [--duration S] [--idle S] [--count N]
+ *
+ * gen builds each frame in a fragment of its pool (umem_pool__alloc_frag: many small frames per
+ * page), writing every byte, and queues it on its port's TX ring; the completion returns the
+ * fragment. sink receives through the steering program (only the generator's UDP port; ARP and
+ * everything else still reach the kernel), checks every frame (checksums, fill pattern) and
+ * accounts sequence numbers: loss, reordering, duplicates. Both report text or JSON.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <umem/umem.h>
+
+#include "gen.h"
+
+#define BATCH_MAX 256u
+#define AREA_PAGES 8192u /* 32 MiB: the sink's fill ring (4096 pages) and a full TX ring of frames */
+#define CHUNK 4096u
+
+enum opt_id {
+	OPT_IFACE, OPT_QUEUE, OPT_SIZE, OPT_MIX, OPT_RATE, OPT_DURATION, OPT_COUNT, OPT_IDLE,
+	OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_SPORT, OPT_DPORT, OPT_STREAM, OPT_SEQ,
+	OPT_BATCH, OPT_JSON, OPT_HELP, NR_OPTS
+};
+
+static const struct opt {
+	const char *name;
+	int key;
+	const char *arg;
+	const char *help;
+} opts[NR_OPTS] = {
+	[OPT_IFACE] = { "interface", 'i', "IFNAME", "interface to send on / receive from (required)" },
+	[OPT_QUEUE] = { "queue", 'q', "N", "queue (default 0)" },
+	[OPT_SIZE] = { "size", 's', "BYTES", "gen: frame size without FCS, 60..3840 (default 64)" },
+	[OPT_MIX] = { "mix", 'm', "MIX", "gen: size mix SIZE:WEIGHT,... or imix (64:7,576:4,1500:1)" },
+	[OPT_RATE] = { "rate", 'r', "PPS", "gen: frames per second (default 0: full speed)" },
+	[OPT_DURATION] = { "duration", 'd', "S", "seconds to run (gen default 5; 0: until --count or a signal)" },
+	[OPT_COUNT] = { "count", 'n', "N", "gen: frames to send; sink: stop after N frames" },
+	[OPT_IDLE] = { "idle", 0, "S", "sink: stop S seconds after the last frame (once one came)" },
+	[OPT_SRC_MAC] = { "src-mac", 0, "MAC", "gen: source MAC (default: the interface's)" },
+	[OPT_DST_MAC] = { "dst-mac", 0, "MAC", "gen: destination MAC (default: ARP for --dst-ip)" },
+	[OPT_SRC_IP] = { "src-ip", 0, "IP", "gen: source IPv4 (default: the interface's)" },
+	[OPT_DST_IP] = { "dst-ip", 0, "IP", "gen: destination IPv4 (default: the interface's only neighbour)" },
+	[OPT_SPORT] = { "sport", 0, "PORT", "gen: UDP source port (default 9090)" },
+	[OPT_DPORT] = { "dport", 0, "PORT", "UDP destination port the sink takes (default 9091)" },
+	[OPT_STREAM] = { "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)" },
+	[OPT_SEQ] = { "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)" },
+	[OPT_BATCH] = { "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)" },
+	[OPT_JSON] = { "json", 'j', NULL, "print the report as one JSON object" },
+	[OPT_HELP] = { "help", 'h', NULL, "this text" },
+};
+
+struct config {
+	bool sink;
+	const char *ifname;
+	uint32_t queue, batch;
+	struct gen_mix mix;
+	uint64_t rate, count;
+	double duration, idle;
+	struct gen_flow flow;
+	bool have_src_mac, have_dst_mac, have_src_ip, have_dst_ip;
+	uint32_t stream;
+	uint64_t first_seq;
+	bool json;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: xsk-gen gen|sink -i IFNAME [options]   (root)\n"
+		   "  gen   sends numbered UDP frames through an AF_XDP port\n"
+		   "  sink  receives them, checks every byte, counts loss and reordering\n"
+		   "options:\n");
+	for (int i = 0; i < NR_OPTS; i++) {
+		char left[40];
+
+		if (opts[i].key)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].key, opts[i].name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", opts[i].name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		fprintf(f, "  %-24s %s\n", left, opts[i].help);
+	}
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("xsk-gen: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(2);
+}
+
+static uint64_t parse_uint(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
+		bad_arg("--%s: '%s' is not a number in %llu..%llu", opt, arg,
+			(unsigned long long)min, (unsigned long long)max);
+	return v;
+}
+
+static double parse_seconds(const char *opt, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0) || v > 1e6)
+		bad_arg("--%s: '%s' is not a number of seconds", opt, arg);
+	return v;
+}
+
+static void parse_mac(const char *opt, const char *arg, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(arg, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+		bad_arg("--%s: '%s' is not a MAC address (XX:XX:XX:XX:XX:XX)", opt, arg);
+	for (int i = 0; i < 6; i++) {
+		if (v[i] > 0xff)
+			bad_arg("--%s: '%s' is not a MAC address", opt, arg);
+		mac[i] = (uint8_t)v[i];
+	}
+}
+
+static void parse_ip(const char *opt, const char *arg, uint32_t *ip)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, arg, &a) != 1)
+		bad_arg("--%s: '%s' is not an IPv4 address", opt, arg);
+	*ip = a.s_addr;
+}
+
+static void parse_args(struct config *cfg, int argc, char **argv)
+{
+	struct option lo[NR_OPTS + 1] = { { 0 } };
+	char shorts[3 * NR_OPTS + 1], *sp = shorts, err[160];
+	const char *size = NULL, *mix = NULL;
+	int c, idx;
+
+	for (int i = 0; i < NR_OPTS; i++) {
+		/* Long-only options return 256 + their index. */
+		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
+					 NULL, opts[i].key ? opts[i].key : 256 + i };
+		if (opts[i].key) {
+			*sp++ = (char)opts[i].key;
+			if (opts[i].arg)
+				*sp++ = ':';
+		}
+	}
+	*sp = 0;
+	*cfg = (struct config){ .batch = 64, .duration = -1 };
+	cfg->flow.src_port = 9090;
+	cfg->flow.dst_port = 9091;
+	cfg->stream = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		exit(0);
+	}
+	if (argc < 2 || (strcmp(argv[1], "gen") && strcmp(argv[1], "sink")))
+		bad_arg("the first argument is the mode: gen or sink");
+	cfg->sink = !strcmp(argv[1], "sink");
+	optind = 2;
+	while ((c = getopt_long(argc, argv, shorts, lo, &idx)) != -1) {
+		int id;
+
+		if (c == '?')
+			bad_arg("unknown option or missing argument");
+		for (id = 0; id < NR_OPTS && (opts[id].key ? opts[id].key : 256 + id) != c; id++)
+			;
+		switch (id) {
+		case OPT_IFACE:
+			if (strlen(optarg) >= IF_NAMESIZE)
+				bad_arg("--interface: '%s' is too long", optarg);
+			cfg->ifname = optarg;
+			break;
+		case OPT_QUEUE: cfg->queue = (uint32_t)parse_uint("queue", optarg, 0, 1023); break;
+		case OPT_SIZE: size = optarg; break;
+		case OPT_MIX: mix = optarg; break;
+		case OPT_RATE: cfg->rate = parse_uint("rate", optarg, 0, 1000000000); break;
+		case OPT_DURATION: cfg->duration = parse_seconds("duration", optarg); break;
+		case OPT_COUNT: cfg->count = parse_uint("count", optarg, 1, UINT64_MAX); break;
+		case OPT_IDLE: cfg->idle = parse_seconds("idle", optarg); break;
+		case OPT_SRC_MAC: parse_mac("src-mac", optarg, cfg->flow.src_mac); cfg->have_src_mac = true; break;
+		case OPT_DST_MAC: parse_mac("dst-mac", optarg, cfg->flow.dst_mac); cfg->have_dst_mac = true; break;
+		case OPT_SRC_IP: parse_ip("src-ip", optarg, &cfg->flow.src_ip); cfg->have_src_ip = true; break;
+		case OPT_DST_IP: parse_ip("dst-ip", optarg, &cfg->flow.dst_ip); cfg->have_dst_ip = true; break;
+		case OPT_SPORT: cfg->flow.src_port = (uint16_t)parse_uint("sport", optarg, 1, 65535); break;
+		case OPT_DPORT: cfg->flow.dst_port = (uint16_t)parse_uint("dport", optarg, 1, 65535); break;
+		case OPT_STREAM: cfg->stream = (uint32_t)parse_uint("stream", optarg, 0, UINT32_MAX); break;
+		case OPT_SEQ: cfg->first_seq = parse_uint("seq", optarg, 0, UINT64_MAX / 2); break;
+		case OPT_BATCH: cfg->batch = (uint32_t)parse_uint("batch", optarg, 1, BATCH_MAX); break;
+		case OPT_JSON: cfg->json = true; break;
+		case OPT_HELP: usage(stdout); exit(0);
+		default: bad_arg("unknown option");
+		}
+	}
+	if (optind < argc)
+		bad_arg("unexpected argument '%s'", argv[optind]);
+	if (!cfg->ifname)
+		bad_arg("-i IFNAME is required");
+	if (size && mix)
+		bad_arg("--size and --mix exclude each other");
+	if (gen_mix_parse(&cfg->mix, mix ? mix : size ? size : "64", GEN_FRAME_MAX, err, sizeof(err)))
+		bad_arg("--%s: %s", mix ? "mix" : "size", err);
+	if (cfg->sink && (size || mix || cfg->rate || cfg->have_src_mac || cfg->have_dst_mac ||
+			  cfg->have_src_ip || cfg->have_dst_ip))
+		bad_arg("sink takes no frame options (size, mix, rate, addresses)");
+	if (!cfg->sink && cfg->idle > 0)
+		bad_arg("--idle is a sink option");
+	if (cfg->sink && cfg->first_seq)
+		bad_arg("--seq is a generator option");
+	if (cfg->duration < 0)
+		cfg->duration = cfg->sink ? 0 : 5;
+	if (!cfg->sink && !cfg->duration && !cfg->count)
+		fprintf(stderr, "xsk-gen: no --duration or --count: sending until a signal\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --- addresses from the interface and the neighbour table --- */
+
+static int iface_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	err = ioctl(fd, SIOCGIFHWADDR, &ifr) ? -errno : 0;
+	close(fd);
+	if (!err)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return err;
+}
+
+static int iface_ip(const char *ifname, uint32_t *ip)
+{
+	struct ifaddrs *list, *a;
+	int err = -ENOENT;
+
+	if (getifaddrs(&list))
+		return -errno;
+	for (a = list; a; a = a->ifa_next) {
+		if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET && !strcmp(a->ifa_name, ifname)) {
+			struct sockaddr_in sin;
+
+			memcpy(&sin, a->ifa_addr, sizeof(sin));
+			*ip = sin.sin_addr.s_addr;
+			err = 0;
+			break;
+		}
+	}
+	freeifaddrs(list);
+	return err;
+}
+
+/* Complete IPv4 neighbours of ifname in /proc/net/arp. With want != 0 looks that address up;
+ * with want == 0 reports the only neighbour. Returns how many entries matched. */
+static int arp_lookup(const char *ifname, uint32_t want, uint32_t *ip, uint8_t mac[6])
+{
+	char line[256], ipstr[64], hw[64], dev[64];
+	unsigned type, flags;
+	int found = 0;
+	FILE *f = fopen("/proc/net/arp", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct in_addr a;
+
+		if (sscanf(line, "%63s 0x%x 0x%x %63s %*s %63s", ipstr, &type, &flags, hw, dev) != 5 ||
+		    strcmp(dev, ifname) || !(flags & 0x2) /* ATF_COM: resolved */ ||
+		    inet_pton(AF_INET, ipstr, &a) != 1 || (want && a.s_addr != want))
+			continue;
+		if (!found++) {
+			unsigned v[6];
+
+			*ip = a.s_addr;
+			if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6)
+				for (int i = 0; i < 6; i++)
+					mac[i] = (uint8_t)v[i];
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Asks the kernel to resolve dst (one empty datagram to the discard port) and waits up to 2 s
+ * for the neighbour entry. Done before the port exists: its XDP program would take the reply. */
+static int resolve_mac(const char *ifname, uint32_t dst, uint8_t mac[6])
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(9), .sin_addr.s_addr = dst };
+	uint32_t ip;
+	double end = now_s() + 2;
+	int fd;
+
+	if (arp_lookup(ifname, dst, &ip, mac))
+		return 0;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname) + 1);
+	do {
+		sendto(fd, "", 0, 0, (struct sockaddr *)&sin, sizeof(sin));
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		if (arp_lookup(ifname, dst, &ip, mac)) {
+			close(fd);
+			return 0;
+		}
+	} while (now_s() < end && !stop);
+	close(fd);
+	return -EHOSTUNREACH;
+}
+
+static int iface_mtu(const char *ifname, uint32_t *mtu)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	err = ioctl(fd, SIOCGIFMTU, &ifr) ? -errno : 0;
+	close(fd);
+	*mtu = (uint32_t)ifr.ifr_mtu;
+	return err;
+}
+
+static void fill_addresses(struct config *cfg)
+{
+	struct gen_flow *fl = &cfg->flow;
+	char a[INET_ADDRSTRLEN];
+	uint32_t mtu = 0;
+	uint8_t mac[6];
+
+	if (iface_mtu(cfg->ifname, &mtu))
+		bad_arg("no interface '%s' here: %s", cfg->ifname, strerror(errno));
+	/* The veth would drop larger frames silently. */
+	for (uint32_t i = 0; i < cfg->mix.nr; i++)
+		if (cfg->mix.size[i] > mtu + GEN_ETH_LEN)
+			bad_arg("frame size %u exceeds %s's MTU %u + %u bytes of Ethernet header",
+				cfg->mix.size[i], cfg->ifname, mtu, GEN_ETH_LEN);
+
+	if (!cfg->have_src_mac && iface_mac(cfg->ifname, fl->src_mac))
+		bad_arg("cannot read %s's MAC address: %s; give --src-mac", cfg->ifname, strerror(errno));
+	if (!cfg->have_src_ip && iface_ip(cfg->ifname, &fl->src_ip))
+		bad_arg("%s has no IPv4 address; give --src-ip", cfg->ifname);
+	if (!cfg->have_dst_ip) {
+		int n = arp_lookup(cfg->ifname, 0, &fl->dst_ip, mac);
+
+		if (n != 1)
+			bad_arg("%s has %d resolved neighbours, not exactly one; give --dst-ip", cfg->ifname, n);
+	}
+	if (!cfg->have_dst_mac && resolve_mac(cfg->ifname, fl->dst_ip, fl->dst_mac))
+		bad_arg("no ARP answer for %s on %s; give --dst-mac",
+			inet_ntop(AF_INET, &fl->dst_ip, a, sizeof(a)), cfg->ifname);
+}
+
+/* --- the port --- */
+
+struct world {
+	struct umem_area *area;
+	struct umem_pool *pool;
+	struct umem_port *port;
+	struct umem_steer *steer;
+};
+
+static int world_open(struct world *w, const struct config *cfg)
+{
+	UMEM_OPTS(umem_area_opts, ao, .chunk_size = CHUNK);
+	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
+	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? 2048 : 64, .tx_size = cfg->sink ? 64 : 2048,
+		  .xdp_prog = UMEM_PORT_PROG_NONE);
+	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
+	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass);
+	struct umem_steer_rule rule;
+	char text[64];
+	int err;
+
+	*w = (struct world){ 0 };
+	w->area = umem_area__create(AREA_PAGES, &ao);
+	if (!w->area || !(w->pool = umem_pool__create(w->area, NULL)))
+		return -errno;
+	/* No default program: the generator's host keeps its replies and ARP; the sink steers. */
+	w->port = umem_port__create(w->area, w->pool, cfg->ifname, cfg->queue, &po);
+	if (!w->port)
+		return -errno;
+	if (!cfg->sink)
+		return 0;
+	/* The sink takes only the generator's UDP port, so its host still answers ARP. */
+	w->steer = umem_steer__attach(cfg->ifname, &so);
+	if (!w->steer)
+		return -errno;
+	snprintf(text, sizeof(text), "udp dport %u -> sock 0", cfg->flow.dst_port);
+	err = umem_steer_rule__parse(text, &rule);
+	if (!err)
+		err = umem_steer__add_rule(w->steer, &rule);
+	if (!err)
+		err = umem_steer__set_socket(w->steer, 0, umem_port__fd(w->port));
+	return err;
+}
+
+/* Returns the pages still out (0 when every frame came back). */
+static int world_close(struct world *w)
+{
+	int out = 0;
+
+	umem_steer__detach(w->steer);
+	umem_port__destroy(w->port);
+	if (w->pool)
+		out = umem_pool__destroy(w->pool);
+	if (w->area)
+		umem_area__destroy(w->area);
+	return out;
+}
+
+/* --- reports --- */
+
+struct report {
+	const char *mode;
+	double seconds;        /* measured window */
+	uint64_t frames, bytes;
+	uint64_t lost, reordered, duplicates, bad, foreign, other_stream, expected;
+	uint32_t stream;
+	int frames_out;
+	const char *port_mode; /* copy / zero-copy */
+	struct umem_port_stats ps;
+};
+
+static void print_report(const struct config *cfg, const struct report *r)
+{
+	double pps = r->seconds > 0 ? (double)r->frames / r->seconds : 0;
+	double bps = r->seconds > 0 ? (double)r->bytes * 8 / r->seconds : 0;
+	double loss = r->expected ? 100.0 * (double)r->lost / (double)r->expected : 0;
+
+	if (cfg->json) {
+		printf("{\"tool\":\"xsk-gen\",\"mode\":\"%s\",\"interface\":\"%s\",\"queue\":%u,"
+		       "\"stream\":%u,\"seconds\":%.6f,\"frames\":%llu,\"bytes\":%llu,\"pps\":%.1f,"
+		       "\"bps\":%.1f,\"mean_frame\":%.1f,", r->mode, cfg->ifname, cfg->queue, r->stream,
+		       r->seconds, (unsigned long long)r->frames, (unsigned long long)r->bytes, pps, bps,
+		       r->frames ? (double)r->bytes / (double)r->frames : 0.0);
+		if (cfg->sink)
+			printf("\"expected\":%llu,\"lost\":%llu,\"loss_pct\":%.4f,\"reordered\":%llu,"
+			       "\"duplicates\":%llu,\"bad\":%llu,\"foreign\":%llu,\"other_stream\":%llu,",
+			       (unsigned long long)r->expected, (unsigned long long)r->lost, loss,
+			       (unsigned long long)r->reordered, (unsigned long long)r->duplicates,
+			       (unsigned long long)r->bad, (unsigned long long)r->foreign,
+			       (unsigned long long)r->other_stream);
+		printf("\"port\":{\"mode\":\"%s\",\"rx_packets\":%llu,\"tx_packets\":%llu,"
+		       "\"tx_ring_full\":%llu,\"completions\":%llu,\"rx_dropped\":%llu,"
+		       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty\":%llu},\"frames_out\":%d}\n",
+		       r->port_mode,
+		       (unsigned long long)r->ps.rx_packets, (unsigned long long)r->ps.tx_packets,
+		       (unsigned long long)r->ps.tx_ring_full, (unsigned long long)r->ps.completions,
+		       (unsigned long long)r->ps.rx_dropped, (unsigned long long)r->ps.rx_ring_full,
+		       (unsigned long long)r->ps.rx_fill_ring_empty, r->frames_out);
+		return;
+	}
+	printf("%s %s: %llu frames in %.3f s: %.3f Mpps, %.3f Gbit/s (mean frame %.0f B)\n", r->mode,
+	       cfg->ifname, (unsigned long long)r->frames, r->seconds, pps / 1e6, bps / 1e9,
+	       r->frames ? (double)r->bytes / (double)r->frames : 0.0);
+	if (cfg->sink)
+		printf("  stream %u: expected %llu, lost %llu (%.4f %%), reordered %llu, duplicates %llu, "
+		       "bad %llu, foreign %llu, other streams %llu; socket drops %llu\n", r->stream,
+		       (unsigned long long)r->expected, (unsigned long long)r->lost, loss,
+		       (unsigned long long)r->reordered, (unsigned long long)r->duplicates,
+		       (unsigned long long)r->bad, (unsigned long long)r->foreign,
+		       (unsigned long long)r->other_stream,
+		       (unsigned long long)(r->ps.rx_dropped + r->ps.rx_ring_full));
+	printf("frames still out: %d\n", r->frames_out);
+}
+
+/* --- gen --- */
+
+static bool time_up(const struct config *cfg, double start, double t)
+{
+	return stop || (cfg->duration > 0 && t - start >= cfg->duration);
+}
+
+static void run_gen(const struct config *cfg, struct world *w, struct report *r)
+{
+	struct umem_desc d[BATCH_MAX];
+	uint32_t pending = 0, slot = 0;
+	uint64_t seq = 0; /* frames numbered so far */
+	double start = now_s(), t = start;
+
+	while (!time_up(cfg, start, t) && (!cfg->count || seq < cfg->count || pending)) {
+		uint64_t want = cfg->batch;
+		int sent;
+
+		if (cfg->rate) {
+			/* Frames due by now, minus those already numbered. */
+			uint64_t due = (uint64_t)((t - start) * (double)cfg->rate) + 1;
+
+			want = due > seq ? due - seq : 0;
+			if (want > cfg->batch)
+				want = cfg->batch;
+			if (!want && !pending) {
+				double wait = ((double)(seq + 1) / (double)cfg->rate) - (t - start);
+				/* Sleep when the next frame is far; spinning would take a CPU from the
+				 * forwarder being measured. */
+				if (wait > 50e-6) {
+					struct timespec ts = { 0, (long)((wait - 20e-6) * 1e9) };
+
+					nanosleep(&ts, NULL);
+				}
+			}
+		}
+		if (cfg->count && want > cfg->count - seq)
+			want = cfg->count - seq;
+		/* Frames kept from a full TX ring go first: their numbers are already taken. */
+		for (; pending < want; pending++) {
+			uint32_t len = cfg->mix.size[cfg->mix.schedule[slot]];
+
+			if (umem_pool__alloc_frag(w->pool, len, &d[pending].addr, NULL))
+				break; /* everything in flight: completions will return pages */
+			gen_frame_build(umem_pool__ptr(w->pool, d[pending].addr), len, &cfg->flow,
+					cfg->stream, cfg->first_seq + seq++);
+			d[pending].len = len;
+			d[pending].options = 0;
+			slot = slot + 1 == cfg->mix.period ? 0 : slot + 1;
+		}
+		sent = pending ? umem_port__tx_burst(w->port, d, pending) : 0;
+		if (sent < 0) {
+			fprintf(stderr, "xsk-gen: tx_burst: %s\n", strerror(-sent));
+			stop = 1;
+			break;
+		}
+		for (int i = 0; i < sent; i++)
+			r->bytes += d[i].len;
+		r->frames += (uint64_t)sent;
+		memmove(d, d + sent, (pending - (uint32_t)sent) * sizeof(d[0]));
+		pending -= (uint32_t)sent;
+		umem_port__service(w->port);
+		t = now_s();
+	}
+	r->seconds = t - start;
+	for (uint32_t i = 0; i < pending; i++)
+		umem_pool__put(w->pool, d[i].addr);
+	/* Let the kernel finish what is queued so every fragment comes home before teardown. */
+	for (double end = now_s() + 1; now_s() < end;) {
+		umem_port__stats(w->port, &r->ps);
+		if (!r->ps.tx_inflight)
+			break;
+		umem_port__service(w->port);
+	}
+}
+
+/* --- sink --- */
+
+static void run_sink(const struct config *cfg, struct world *w, struct report *r)
+{
+	static struct gen_seq acc; /* 8 KiB window: not on the stack */
+	struct umem_desc d[BATCH_MAX];
+	struct pollfd pfd = { .fd = umem_port__fd(w->port), .events = POLLIN };
+	uint64_t addrs[BATCH_MAX];
+	double start = now_s(), t = start, first = 0, last = 0;
+	bool locked = false;
+
+	gen_seq_init(&acc);
+	while (!time_up(cfg, start, t) && (!cfg->count || acc.received < cfg->count) &&
+	       !(cfg->idle > 0 && last > 0 && t - last >= cfg->idle)) {
+		int n = umem_port__rx_burst(w->port, d, cfg->batch);
+
+		t = now_s();
+		if (n <= 0) {
+			poll(&pfd, 1, 10); /* idle: sleep rather than spin against the forwarder */
+			t = now_s();
+			continue;
+		}
+		if (!first)
+			first = t;
+		last = t;
+		for (int i = 0; i < n; i++) {
+			uint32_t stream;
+			uint64_t seq;
+
+			addrs[i] = d[i].addr;
+			switch (gen_frame_parse(umem_pool__ptr(w->pool, d[i].addr), d[i].len,
+						cfg->flow.dst_port, &stream, &seq)) {
+			case GEN_PARSE_FOREIGN: r->foreign++; continue;
+			case GEN_PARSE_BAD: r->bad++; continue;
+			case GEN_PARSE_OK: break;
+			}
+			/* The first generator frame names the stream; a later run's frames are kept
+			 * apart instead of looking like a restart. */
+			if (!locked) {
+				r->stream = stream;
+				locked = true;
+			}
+			if (stream != r->stream) {
+				r->other_stream++;
+				continue;
+			}
+			gen_seq_account(&acc, seq);
+			r->bytes += d[i].len;
+		}
+		umem_pool__put_bulk(w->pool, addrs, (uint32_t)n);
+	}
+	/* pps over first..last frame: the sink may wait long before the generator starts. */
+	r->seconds = last - first;
+	r->frames = acc.received;
+	r->expected = acc.next;
+	r->lost = acc.lost;
+	r->reordered = acc.reordered;
+	r->duplicates = acc.duplicates;
+	umem_port__stats(w->port, &r->ps);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	struct world w;
+	struct report r = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err;
+
+	parse_args(&cfg, argc, argv);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!cfg.sink)
+		fill_addresses(&cfg);
+	r.mode = cfg.sink ? "sink" : "gen";
+	r.stream = cfg.sink ? 0 : cfg.stream; /* the sink names the stream it locks onto */
+	r.ps.sz = sizeof(r.ps);
+	err = world_open(&w, &cfg);
+	if (err) {
+		fprintf(stderr, "xsk-gen: cannot open an AF_XDP port on %s queue %u: %s\n", cfg.ifname,
+			cfg.queue, strerror(-err));
+		world_close(&w);
+		return 1;
+	}
+	/* Scripts wait for this line before starting the other side. */
+	fprintf(stderr, "xsk-gen: %s ready on %s queue %u\n", r.mode, cfg.ifname, cfg.queue);
+	if (cfg.sink)
+		run_sink(&cfg, &w, &r);
+	else
+		run_gen(&cfg, &w, &r);
+	umem_port__stats(w.port, &r.ps);
+	r.port_mode = umem_port__mode_str(umem_port__mode(w.port));
+	r.frames_out = world_close(&w);
+	print_report(&cfg, &r);
+	return r.frames_out ? 1 : 0;
+}
