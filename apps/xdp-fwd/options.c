@@ -272,7 +272,7 @@ static const struct fwd_option options[] = {
 static int apply(struct fwd_config *cfg, const struct fwd_option *o, const char *arg, char *err,
 		 size_t errlen)
 {
-	uint32_t *u32 = (uint32_t *)((char *)cfg + o->off);
+	uint32_t *u32 = (uint32_t *)(void *)((char *)cfg + o->off); /* off is a uint32_t field's */
 
 	switch (o->kind) {
 	case OPT_FN:
