@@ -214,6 +214,24 @@ static void wait_tx_done(struct umem_port *p)
 
 /* ---- cases ---- */
 
+static struct umem_port *port_up(struct world *w, const struct umem_port_opts *po)
+{
+	struct umem_port *p = umem_port__create(w->area, w->pool, w->lif[0], 0, po);
+
+	CHECK(p, "port on %s: %s", w->lif[0], strerror(errno));
+	return p;
+}
+
+/* Every case ends here: the port destroyed without abandoning a buffer, then the world's
+ * accounting (world_fini). */
+static int fault_end(struct world *w, struct umem_port *p, int pk)
+{
+	close(pk);
+	CHECK_EQ(umem_port__destroy(p), 0);
+	world_fini(w);
+	return 0;
+}
+
 /* An area too small for the fill ring: creation degrades (fill ring short, counted, logged)
  * and frames still flow by recycling; an area with no page at all refuses the port cleanly. */
 static int test_exhaust(void)
@@ -238,8 +256,7 @@ static int test_exhaust(void)
 	free(all);
 
 	/* 128 buffers for 512 slots: created, short, and saying so. */
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port on a small area: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	struct umem_port_stats st = port_stats(p);
 	CHECK(st.fill_added == 128 && st.fill_alloc_fail >= 1, "fill added %llu, short %llu",
 	      (unsigned long long)st.fill_added, (unsigned long long)st.fill_alloc_fail);
@@ -249,10 +266,7 @@ static int test_exhaust(void)
 	flow_ok(&w, p, pk, 0, 1024);
 	printf("exhaust: 1024 frames through a 128-buffer area with a 512-slot fill ring\n");
 	expect_conserved(p, 1024, 1024);
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 /* The application keeps every buffer it receives (a stalled downstream): the pool runs out,
@@ -267,8 +281,7 @@ static int test_starve(void)
 	uint32_t got = 0;
 
 	world_init(&w, 1, AREA_PAGES, 2048, 0); /* 640 buffers: the fill ring's 512 + 128 */
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	int pk = peer_packet_socket(&w, 0);
 
 	for (uint32_t done = 0; done < SENT; done += 50) {
@@ -292,10 +305,7 @@ static int test_starve(void)
 	CHECK(umem_port__refill(p) > 0, "refill after the buffers came back");
 	flow_ok(&w, p, pk, SENT, 200);
 	expect_log("fill ring topped up again");
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 /* Nobody reads the RX ring for a while, then a slow reader takes few frames per call: the
@@ -308,8 +318,7 @@ static int test_slow(void)
 	uint32_t got = 0;
 
 	world_init(&w, 1, 1024, 2048, 0);
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	int pk = peer_packet_socket(&w, 0);
 
 	peer_send(&w, pk, 0, SENT);
@@ -327,10 +336,7 @@ static int test_slow(void)
 	CHECK(st.rx_ring_full > 0, "RX ring full not counted");
 	expect_conserved(p, SENT, got);
 	flow_ok(&w, p, pk, SENT, 200);
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 /* Bursts far larger than the TX ring (64) and the completion ring (32): tx_burst takes what
@@ -345,8 +351,7 @@ static int test_txfull(void)
 	uint32_t partial = 0;
 
 	world_init(&w, 1, 1024, 2048, 0);
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	int pk = peer_packet_socket(&w, 0);
 
 	tx_frames(&w, d, N, 0);
@@ -372,10 +377,7 @@ static int test_txfull(void)
 	CHECK_EQ(st.tx_packets, N);
 	CHECK_EQ(st.completions, N);
 	CHECK_EQ(st.tx_invalid_descs, 0);
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 /* The peer's interface goes down under traffic (what we send is dropped by the veth and
@@ -388,8 +390,7 @@ static int test_flap(void)
 	struct world w = { 0 };
 
 	world_init(&w, 1, 1024, 2048, 0);
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	int pk = peer_packet_socket(&w, 0);
 	flow_ok(&w, p, pk, 0, 100);
 
@@ -421,10 +422,7 @@ static int test_flap(void)
 	peer_expect(&w, pk, 16, 200);
 	flow_ok(&w, p, pk, 300, 100);
 	printf("flap: traffic resumed after the peer's and our own link went down and up\n");
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 /* The interface is deleted while the kernel holds fill buffers, frames wait unread on the RX
@@ -439,8 +437,7 @@ static int test_ifdel(void)
 	struct world w = { 0 };
 
 	world_init(&w, 1, 1024, 2048, 0);
-	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port: %s", strerror(errno));
+	struct umem_port *p = port_up(&w, &po);
 	int pk = peer_packet_socket(&w, 0);
 	flow_ok(&w, p, pk, 0, 32);
 	peer_send(&w, pk, 32, 10); /* left unread on the RX ring */
@@ -476,15 +473,11 @@ static int test_ifdel(void)
 	netns_veth(&w.ns, w.lif[0], w.pif[0], 1);
 	NETNS_MUST(w.ns.local, "ip link set %s address 02:00:00:77:00:01 up", w.lif[0]);
 	NETNS_MUST(w.ns.peer, "ip link set %s address 02:00:00:77:00:02 up", w.pif[0]);
-	p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
-	CHECK(p, "port on the re-created interface: %s", strerror(errno));
+	p = port_up(&w, &po);
 	pk = peer_packet_socket(&w, 0);
 	CHECK(!wait_link(&w, w.ns.local, w.lif[0], true), "carrier");
 	flow_ok(&w, p, pk, 1000, 32);
-	close(pk);
-	CHECK_EQ(umem_port__destroy(p), 0);
-	world_fini(&w);
-	return 0;
+	return fault_end(&w, p, pk);
 }
 
 int main(int argc, char **argv)
