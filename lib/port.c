@@ -866,9 +866,12 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 				       &q->fill, &q->comp, &uc);
 		if (err) {
 			pr_warn("port %s:%u: cannot register the area as UMEM (%llu bytes, chunk %u, "
-				"headroom %u, %s): %s\n", p->ifname, p->queue,
+				"headroom %u, %s): %s%s\n", p->ifname, p->queue,
 				(unsigned long long)umem_area__size(p->area), c->chunk_size, c->headroom,
-				c->unaligned ? "unaligned" : "aligned", strerror(-err));
+				c->unaligned ? "unaligned" : "aligned", strerror(-err),
+				err == -ENOBUFS ? " (without CAP_IPC_LOCK the UMEM counts against "
+				"RLIMIT_MEMLOCK: grant it or raise ulimit -l)" : err == -EPERM ?
+				" (AF_XDP sockets need CAP_NET_RAW)" : "");
 			u->xsk = NULL;
 			return err;
 		}
