@@ -12,3 +12,4 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/umemConfigVersion.cmake
 install(EXPORT umemTargets NAMESPACE umem:: DESTINATION ${UMEM_CMAKE_DIR})
 install(FILES ${PROJECT_BINARY_DIR}/umemConfig.cmake ${PROJECT_BINARY_DIR}/umemConfigVersion.cmake
   DESTINATION ${UMEM_CMAKE_DIR})
+include(${CMAKE_CURRENT_LIST_DIR}/UmemMan.cmake)

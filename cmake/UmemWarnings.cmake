@@ -2,7 +2,7 @@
 add_library(umem_flags INTERFACE)
 target_compile_options(umem_flags INTERFACE
   -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes -Wmissing-prototypes
-  -Wformat=2 -Wundef -Wcast-align -Wwrite-strings -Wno-unused-parameter)
+  -Wformat=2 -Wmissing-format-attribute -Wundef -Wcast-align -Wwrite-strings -Wno-unused-parameter)
 target_compile_definitions(umem_flags INTERFACE _GNU_SOURCE)
 if(UMEM_WERROR)
   target_compile_options(umem_flags INTERFACE -Werror)

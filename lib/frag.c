@@ -38,7 +38,7 @@ static inline uint32_t frag_place(uint32_t off, uint32_t sz, uint32_t chunk)
 	return off;
 }
 
-int umem_pool__alloc_frag(struct umem_pool *p, uint32_t size, uint64_t *addr, uint32_t *truesize)
+int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *addr, uint32_t *truesize)
 {
 	struct umem_pool_fast *f;
 	uint32_t page_size, chunk, sz, off = 0, start;

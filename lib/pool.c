@@ -73,6 +73,25 @@ static void pool_release(struct umem_pool *owner, const uint64_t *addrs, uint32_
 		pool_free(owner);
 }
 
+/* Takes up to n pages from the area for p: owner set, held and counted as one slow allocation. */
+static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n)
+{
+	struct umem_pool_fast *f = &p->f;
+	int got = umem_area__get_pages(p->area, addrs, n);
+
+	if (got <= 0)
+		return 0;
+	for (int i = 0; i < got; i++)
+		f->pages[addrs[i] >> f->page_shift].owner = p;
+	atomic_fetch_add_explicit(&p->life, got, memory_order_relaxed);
+	UMEM__STAT(f, pages_held, (uint64_t)got);
+	if (f->area->page_size > 4096)
+		UMEM__STAT(f, alloc_slow_high_order, 1);
+	else
+		UMEM__STAT(f, alloc_slow, 1);
+	return got;
+}
+
 /* Refill the alloc cache: from the return ring first, else in bulk from the area. */
 static void pool_refill(struct umem_pool *p)
 {
@@ -85,19 +104,37 @@ static void pool_refill(struct umem_pool *p)
 		return;
 	}
 	UMEM__STAT(f, alloc_empty, 1);
+	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL);
+}
 
-	int got = umem_area__get_pages(p->area, f->cache + f->count, UMEM_POOL_REFILL);
-	if (got <= 0)
-		return;
-	for (int i = 0; i < got; i++)
-		f->pages[f->cache[f->count + i] >> f->page_shift].owner = p;
-	f->count += (uint32_t)got;
-	atomic_fetch_add_explicit(&p->life, got, memory_order_relaxed);
-	UMEM__STAT(f, pages_held, (uint64_t)got);
-	if (f->area->page_size > 4096)
-		UMEM__STAT(f, alloc_slow_high_order, 1);
-	else
-		UMEM__STAT(f, alloc_slow, 1);
+int umem_pool__prefill(struct umem_pool *p, uint32_t n)
+{
+	uint64_t buf[UMEM_POOL_REFILL];
+	uint32_t done = 0;
+
+	if (!p)
+		return -EINVAL;
+	while (done < n) {
+		uint64_t head = atomic_load_explicit(&p->ring.prod_head, memory_order_relaxed);
+		uint64_t room = p->ring.size - (head - p->ring.cons);
+		uint32_t want = n - done < UMEM_POOL_REFILL ? n - done : UMEM_POOL_REFILL;
+
+		if (room < want)
+			want = (uint32_t)room;
+		int got = want ? pool_take_from_area(p, buf, want) : 0;
+		if (!got)
+			break;
+		/* The owner is the ring's consumer, so the room it saw cannot shrink but by other
+		 * producers; what does not fit goes straight back. */
+		int k = umem__ring_push(&p->ring, buf, (uint32_t)got);
+		if (k < got) {
+			pool_release(p, buf + (k > 0 ? k : 0), (uint32_t)(got - (k > 0 ? k : 0)));
+			done += k > 0 ? (uint32_t)k : 0;
+			break;
+		}
+		done += (uint32_t)got;
+	}
+	return (int)done;
 }
 
 uint64_t umem__pool_take_page(struct umem_pool *p, int32_t refcnt)
@@ -253,13 +290,18 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	struct umem_pool *run_owner = NULL;
 	uint32_t run_len = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0, k; i < n; i += k) {
 		uint64_t addr = addrs[i];
 		struct umem_page *pg = umem__area_page(a, addr, "put");
 
+		/* Consecutive addresses on one page (fragments of it, or one frame sent on several
+		 * ports) drop their references together: one atomic for the run. */
+		for (k = 1; i + k < n && addrs[i + k] >> a->f.page_shift == addr >> a->f.page_shift; k++)
+			;
 		if (a->f.debug)
-			umem__track_put(a, addr, 1);
-		if (!umem__page_unref(a, pg, addr, 1))
+			for (uint32_t j = 0; j < k; j++)
+				umem__track_put(a, addrs[i + j], 1);
+		if (!umem__page_unref(a, pg, addr, (int32_t)k))
 			continue;
 		struct umem_pool *owner = pg->owner;
 		uint64_t base = page_base(a, addr);

@@ -10,7 +10,8 @@ PKGS=(
 	build-essential cmake pkg-config clang llvm libclang-rt-14-dev bpftool
 	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
 	iproute2 iputils-ping ethtool iperf3 procps
-	gnuplot-nox
+	gnuplot-nox jq
+	python3 man-db groff-base
 )
 ARM64_PKGS=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <umem/steer.h>
 
-#define FWD_MAX_PORTS 16
+#define FWD_MAX_PORTS 64 /* e.g. 2 interfaces x 32 queues */
 #define FWD_MAX_WORKERS 16
 #define FWD_MAX_RULES 64
 #define FWD_CHUNK_DEFAULT 4096u
@@ -29,19 +29,38 @@ enum fwd_bind_mode {
 
 enum fwd_profile {
 	FWD_PROFILE_NONE,
-	/* mvpp2 (Marvell Armada 7K/8K): copy mode, 2 KiB chunks (the buffer manager's 1664-byte
-	 * "long" class plus headroom), larger frames as multi-buffer (its "jumbo" class). */
+	/* mvpp2 (Marvell Armada 7K/8K): copy mode (no AF_XDP zero-copy), 2 KiB chunks (the buffer
+	 * manager's 1664-byte "long" class plus the XDP headroom), every RX queue of an interface
+	 * (one per CPU) with a worker per queue, MTU at most 1500 (XDP needs its per-CPU pools,
+	 * which have no jumbo class). docs/MVPP2.md. */
 	FWD_PROFILE_MVPP2,
 };
 
+/* One -i as given: IFNAME, IFNAME@Q, IFNAME@A-B or IFNAME@all (all = true until resolved). */
+struct fwd_if_spec {
+	char ifname[IF_NAMESIZE];
+	uint32_t first, last; /* queue range */
+	bool all;
+	bool queue_given; /* '@' present (--profile mvpp2 turns a bare IFNAME into IFNAME@all) */
+};
+
+/* One port: a queue of an interface, after expanding the -i ranges. */
 struct fwd_port_spec {
 	char ifname[IF_NAMESIZE];
 	uint32_t queue;
+	uint32_t spec;  /* the -i it came from (0-based) */
+	/* Ports of one group go to one worker: with queue ranges, queue q of both ports of a wire
+	 * pair (or, in the other modes, queue q of every interface); else every port alone. */
+	uint32_t group;
 };
 
 struct fwd_config {
+	struct fwd_if_spec specs[FWD_MAX_PORTS];
+	uint32_t nr_specs;
 	struct fwd_port_spec ports[FWD_MAX_PORTS];
 	uint32_t nr_ports;
+	uint32_t nr_groups;
+	bool queue_ranges;    /* some -i has several queues: groups are queues, not ports */
 	enum fwd_mode mode;
 	enum fwd_bind_mode bind;
 	enum fwd_profile profile;
@@ -75,10 +94,12 @@ struct fwd_config {
 /* options.c */
 void fwd_config_defaults(struct fwd_config *cfg);
 /* Parses argv into cfg. Returns 0 to run, 1 when --help/--version printed (exit 0), -1 on a
- * bad argument (err holds the message, exit non-zero). Checks everything that needs no system
- * state: counts, ranges, duplicates, pairing rules. */
+ * bad argument (err holds the message, exit non-zero). Checks counts, ranges, duplicates and
+ * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 void fwd_usage(FILE *out, const char *prog);
+/* How IFNAME@all learns the queue count (umem_port__queue_count; tests replace it). */
+extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);

@@ -28,6 +28,7 @@
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
 #define FWD_ETH_OVERHEAD 18u      /* Ethernet header + one VLAN tag beyond the MTU */
 #define FWD_XDP_HEADROOM 256u     /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
+#define FWD_MVPP2_XDP_MTU 1500u   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
 static uint32_t pow2_at_least(uint64_t v)
 {
@@ -77,6 +78,11 @@ static int check_system(struct fwd_config *cfg)
 			return -ENODEV;
 		}
 		mtu = interface_mtu(ifname);
+		if (cfg->profile == FWD_PROFILE_MVPP2 && mtu > FWD_MVPP2_XDP_MTU) {
+			fprintf(stderr, "xdp-fwd: %s has MTU %u: mvpp2 attaches XDP only up to MTU %u (XDP needs its per-CPU buffer pools, which have no jumbo class); lower it with ip link set dev %s mtu %u\n",
+				ifname, mtu, FWD_MVPP2_XDP_MTU, ifname, FWD_MVPP2_XDP_MTU);
+			return -EINVAL;
+		}
 		if (!cfg->multi_buffer && mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM) {
 			fprintf(stderr, "xdp-fwd: %s has MTU %u, more than one %u-byte chunk holds: multi-buffer on\n",
 				ifname, mtu, chunk);
@@ -202,16 +208,49 @@ static void detach_steering(struct fwd_ctx *ctx)
 	}
 }
 
-/* Ports are dealt to workers in contiguous blocks, so wire pairs (0,1), (2,3) stay on one
- * worker when the counts allow. */
+/* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges
+ * every port is a group, so wire pairs (0,1), (2,3) stay on one worker when the counts allow;
+ * with them, both ends of a queue's wire (or queue q of every interface) share a worker. */
 static void assign_ports(struct fwd_ctx *ctx)
 {
+	const struct fwd_config *cfg = ctx->cfg;
+
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		uint32_t k = i * ctx->nr_workers / ctx->nr_ports;
+		uint32_t k = cfg->ports[i].group * ctx->nr_workers / cfg->nr_groups;
 		struct fwd_worker *w = &ctx->workers[k];
 
 		ctx->ports[i].worker = k;
 		w->ports[w->nr_ports++] = i;
+	}
+}
+
+/* l2 bridges interfaces: for each input port, the port that carries its frames to each other
+ * interface, preferring the same queue, then a port of the same worker (no crossing). */
+static void map_interfaces(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	ctx->nr_ifaces = 0;
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t first = first_on_interface(ctx, i);
+
+		ctx->ports[i].iface = first == i ? ctx->nr_ifaces++ : ctx->ports[first].iface;
+	}
+	for (uint32_t in = 0; in < ctx->nr_ports; in++) {
+		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+			uint32_t best = UINT32_MAX, score = 0;
+
+			for (uint32_t o = 0; o < ctx->nr_ports; o++) {
+				uint32_t sc = 1 + 2 * (cfg->ports[o].queue == cfg->ports[in].queue) +
+					      (ctx->ports[o].worker == ctx->ports[in].worker);
+
+				if (ctx->ports[o].iface == f && sc > score) {
+					best = o;
+					score = sc;
+				}
+			}
+			ctx->via[in][f] = (uint8_t)best;
+		}
 	}
 }
 
@@ -270,15 +309,20 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		return err;
 	}
 	assign_ports(ctx);
+	map_interfaces(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
-		uint64_t ring = 0;
+		uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+		uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
+		uint64_t frames = 0, pages;
 
 		for (uint32_t i = 0; i < w->nr_ports; i++)
-			ring += fill_size(cfg);
-		/* The return ring takes every page of this pool that another worker completes:
-		 * room for all of its fill rings, so a burst of returns never spills to the area. */
-		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(ring < 1024 ? 1024 : ring > 65536 ? 65536 : ring));
+			frames += fill_size(cfg) + tx;
+		/* The worker's working set: its fill rings and TX rings full at once. The return
+		 * ring holds all of it, so a burst of returns never spills to the area, and the
+		 * pool takes it up front: no slow-path allocation once traffic flows. */
+		pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(pages < 1024 ? 1024 : pages > 65536 ? 65536 : pages));
 		w->ctx = ctx;
 		w->idx = k;
 		w->cpu = k < cfg->nr_cpus ? cfg->cpus[k] : -1;
@@ -288,6 +332,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			fprintf(stderr, "xdp-fwd: cannot create pool %u: %s\n", k, strerror(-err));
 			return err;
 		}
+		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		err = create_port(ctx, i);
@@ -333,6 +378,25 @@ static void sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 	}
 }
 
+static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		n += ctx->ports[i].iface == iface;
+	return n;
+}
+
+/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
+static uint32_t multi_queue_interfaces(const struct fwd_ctx *ctx)
+{
+	uint32_t n = 0;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		n += ports_on_interface(ctx, f) > 1;
+	return n;
+}
+
 static void pool_name(char *buf, size_t len, uint32_t k)
 {
 	snprintf(buf, len, "pool w%u", k);
@@ -360,6 +424,22 @@ static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *pre
 	printf("%s %.1fs\n", kind, t);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_port_sample a = { 0 }, b = { 0 };
+		const char *ifname = NULL;
+
+		if (ports_on_interface(ctx, f) < 2)
+			continue;
+		for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+			if (ctx->ports[i].iface != f)
+				continue;
+			fwd_port_sample_add(&a, &prev->port[i]);
+			fwd_port_sample_add(&b, &cur->port[i]);
+			ifname = cfg->ports[i].ifname;
+		}
+		snprintf(name, sizeof(name), "%s@all", ifname);
+		fwd_fmt_port_line(stdout, name, &a, &b, dt);
+	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		pool_name(name, sizeof(name), k);
 		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
@@ -380,7 +460,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + ctx->nr_workers;
+	uint32_t lines = 1 + ctx->nr_ports + multi_queue_interfaces(ctx) + ctx->nr_workers;
 	bool printed = false;
 
 	while (!atomic_load(&ctx->stop)) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umem/port.h>
+
 #include "fwd.h"
 
 /* How an option stores its value: most are a number in a range or a boolean, written at an
@@ -92,27 +94,149 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+int (*fwd_queue_count)(const char *ifname) = umem_port__queue_count;
+
+#define FWD_MAX_QUEUE 1023u
+
+/* -i IFNAME[@QUEUE | @FIRST-LAST | @all]: one interface spec, expanded into ports by
+ * expand_ports() once every option is known (wire mode pairs specs). */
 static int set_interface(struct fwd_config *cfg, const char *arg, char *err, size_t errlen)
 {
 	const char *at = strchr(arg, '@');
 	size_t len = at ? (size_t)(at - arg) : strlen(arg);
-	struct fwd_port_spec *p;
+	struct fwd_if_spec *s;
 
-	if (cfg->nr_ports == FWD_MAX_PORTS)
+	if (cfg->nr_specs == FWD_MAX_PORTS)
 		return fail(err, errlen, "-i: at most %d ports", FWD_MAX_PORTS);
 	if (!len)
 		return fail(err, errlen, "-i '%s': missing interface name (IFNAME[@QUEUE])", arg);
 	if (len >= IF_NAMESIZE)
 		return fail(err, errlen, "-i '%s': interface names have at most %d characters", arg,
 			    IF_NAMESIZE - 1);
-	p = &cfg->ports[cfg->nr_ports];
-	memcpy(p->ifname, arg, len);
-	p->ifname[len] = '\0';
-	p->queue = 0;
-	if (at && parse_u32("interface", at + 1, 0, 1023, &p->queue, err, errlen))
-		return fail(err, errlen, "-i '%s': the queue after '@' must be a number 0..1023", arg);
-	cfg->nr_ports++;
+	s = &cfg->specs[cfg->nr_specs];
+	*s = (struct fwd_if_spec){ 0 };
+	memcpy(s->ifname, arg, len);
+	s->queue_given = at != NULL;
+	if (at && !strcmp(at + 1, "all")) {
+		s->all = true;
+	} else if (at) {
+		const char *q = at + 1, *dash = strchr(q, '-');
+		size_t flen = dash ? (size_t)(dash - q) : strlen(q);
+		char first[16];
+		bool ok = flen < sizeof(first);
+
+		if (ok) {
+			memcpy(first, q, flen);
+			first[flen] = '\0';
+			ok = !parse_u32("interface", first, 0, FWD_MAX_QUEUE, &s->first, err, errlen) &&
+			     (!dash || !parse_u32("interface", dash + 1, 0, FWD_MAX_QUEUE, &s->last, err, errlen));
+		}
+		if (!ok)
+			return fail(err, errlen, "-i '%s': after '@' give a queue 0..%u, a range like 0-3, or 'all'",
+				    arg, FWD_MAX_QUEUE);
+		if (!dash)
+			s->last = s->first;
+		if (s->last < s->first)
+			return fail(err, errlen, "-i '%s': the queue range %u-%u is backwards", arg,
+				    s->first, s->last);
+	}
+	cfg->nr_specs++;
 	return 0;
+}
+
+static uint32_t spec_queues(const struct fwd_if_spec *s)
+{
+	return s->last - s->first + 1;
+}
+
+static int add_port(struct fwd_config *cfg, uint32_t spec, uint32_t k, uint32_t group, char *err,
+		    size_t errlen)
+{
+	const struct fwd_if_spec *s = &cfg->specs[spec];
+	struct fwd_port_spec *p;
+
+	if (cfg->nr_ports == FWD_MAX_PORTS)
+		return fail(err, errlen, "-i '%s@%u-%u' and the others make more than %d ports", s->ifname,
+			    s->first, s->last, FWD_MAX_PORTS);
+	p = &cfg->ports[cfg->nr_ports++];
+	*p = (struct fwd_port_spec){ .queue = s->first + k, .spec = spec, .group = group };
+	memcpy(p->ifname, s->ifname, sizeof(p->ifname));
+	return 0;
+}
+
+/* Specs into ports. Wire mode pairs spec 2j with 2j + 1 queue by queue (port order a@q, b@q,
+ * a@q+1, b@q+1, ...), so both ends of each wire are neighbours; the other modes list each
+ * spec's queues in turn. Groups (the unit dealt to workers) are single ports unless a spec has
+ * several queues: then a wire pair of queues, or queue q of every interface. */
+static int expand_ports(struct fwd_config *cfg, char *err, size_t errlen)
+{
+	bool multi = false;
+
+	for (uint32_t i = 0; i < cfg->nr_specs; i++) {
+		struct fwd_if_spec *s = &cfg->specs[i];
+
+		if (s->all) {
+			int n = fwd_queue_count(s->ifname);
+
+			if (n < 1)
+				return fail(err, errlen, "-i '%s@all': cannot read the queue count of %s: %s",
+					    s->ifname, s->ifname, strerror(n < 0 ? -n : EINVAL));
+			s->first = 0;
+			s->last = (uint32_t)n - 1;
+			s->all = false;
+		}
+		multi |= spec_queues(s) > 1;
+	}
+	cfg->queue_ranges = multi;
+	cfg->nr_ports = 0;
+	cfg->nr_groups = 0;
+	if (cfg->mode == FWD_MODE_WIRE) {
+		if (cfg->nr_specs % 2)
+			return fail(err, errlen, "--mode wire pairs the -i options (1st<->2nd, 3rd<->4th): %u is an odd number",
+				    cfg->nr_specs);
+		for (uint32_t j = 0; j < cfg->nr_specs; j += 2) {
+			const struct fwd_if_spec *a = &cfg->specs[j], *b = &cfg->specs[j + 1];
+
+			if (spec_queues(a) != spec_queues(b))
+				return fail(err, errlen, "--mode wire pairs queue by queue: %s has %u queue%s (%u-%u), %s has %u (%u-%u)",
+					    a->ifname, spec_queues(a), spec_queues(a) > 1 ? "s" : "", a->first,
+					    a->last, b->ifname, spec_queues(b), b->first, b->last);
+			for (uint32_t k = 0; k < spec_queues(a); k++) {
+				uint32_t g = cfg->nr_groups;
+
+				if (add_port(cfg, j, k, multi ? g : cfg->nr_ports, err, errlen) ||
+				    add_port(cfg, j + 1, k, multi ? g : cfg->nr_ports, err, errlen))
+					return -1;
+				cfg->nr_groups = multi ? g + 1 : cfg->nr_ports;
+			}
+		}
+		return 0;
+	}
+	for (uint32_t i = 0; i < cfg->nr_specs; i++)
+		for (uint32_t k = 0; k < spec_queues(&cfg->specs[i]); k++) {
+			uint32_t g = multi ? k : cfg->nr_ports;
+
+			if (add_port(cfg, i, k, g, err, errlen))
+				return -1;
+			if (g + 1 > cfg->nr_groups)
+				cfg->nr_groups = g + 1;
+		}
+	return 0;
+}
+
+/* Distinct interfaces among the ports (l2 bridges interfaces, whatever their queues). */
+static uint32_t count_interfaces(const struct fwd_config *cfg)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		uint32_t j = 0;
+
+		while (j < i && strcmp(cfg->ports[j].ifname, cfg->ports[i].ifname))
+			j++;
+		n += j == i;
+	}
+	return n;
 }
 
 const char *fwd_mode_name(enum fwd_mode mode)
@@ -236,9 +360,9 @@ static int set_profile(struct fwd_config *c, const char *a, char *e, size_t l)
 #define BOOL(field, v) .kind = OPT_BOOL, .off = offsetof(struct fwd_config, field), .value = v
 
 static const struct fwd_option options[] = {
-	{ "interface", 'i', "IFNAME[@QUEUE]", "a port (queue 0 by default); repeat, in order", FN(set_interface) },
-	{ "mode", 'm', "MODE", "wire (ports in pairs 0<->1, 2<->3), l2 (learning bridge), reflect (swap MACs, send back); default wire", FN(set_mode) },
-	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order", U32(workers, 1, FWD_MAX_WORKERS) },
+	{ "interface", 'i', "IFNAME[@Q]", "a port (queue 0 by default); IFNAME@A-B or IFNAME@all: one port per queue; repeat, in order", FN(set_interface) },
+	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", FN(set_mode) },
+	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order, a queue's ports to one worker", U32(workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", FN(set_cpus) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", U32(batch, 1, 256) },
 	{ "rx-ring", 0, "N", "RX ring entries (power of two)", POW2(rx_ring, 64, 65536) },
@@ -255,7 +379,7 @@ static const struct fwd_option options[] = {
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", U32(busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", U32(busy_poll_budget, 1, 65535) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", BOOL(multi_buffer, true) },
-	{ "profile", 0, "NAME", "size-class profile: mvpp2 (copy mode, 2 KiB chunks, multi-buffer jumbo)", FN(set_profile) },
+	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", FN(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"arp -> pass\" or \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", FN(set_rule) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", FN(set_duration) },
 	{ "count", 'n', "N", "stop after N forwarded frames", FN(set_count) },
@@ -272,7 +396,8 @@ static const struct fwd_option options[] = {
 static int apply(struct fwd_config *cfg, const struct fwd_option *o, const char *arg, char *err,
 		 size_t errlen)
 {
-	uint32_t *u32 = (uint32_t *)(void *)((char *)cfg + o->off); /* off is a uint32_t field's */
+	/* Table offsets come from offsetof() of uint32_t fields, so the cast keeps alignment. */
+	uint32_t *u32 = (uint32_t *)(void *)((char *)cfg + o->off);
 
 	switch (o->kind) {
 	case OPT_FN:
@@ -307,7 +432,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 void fwd_usage(FILE *out, const char *prog)
 {
 	fprintf(out,
-		"Usage: %s -i IFNAME[@QUEUE] -i IFNAME[@QUEUE]... [OPTIONS]\n"
+		"Usage: %s -i IFNAME[@Q|@A-B|@all] -i ...  [OPTIONS]\n"
 		"Forward frames between AF_XDP ports that share one UMEM (no copies).\n\n",
 		prog);
 	for (size_t i = 0; i < NR_OPTIONS; i++) {
@@ -322,27 +447,14 @@ void fwd_usage(FILE *out, const char *prog)
 	fprintf(out, "\nExamples:\n"
 		     "  %s -i veth0 -i veth1 --mode wire\n"
 		     "  %s -i eth1@0 -i eth2@0 --mode l2 --cpus 2\n"
-		     "See xdp-fwd(8).\n", prog, prog);
+		     "  %s -i eth1@all -i eth2@all -w 4     (queue q of eth1 <-> queue q of eth2)\n"
+		     "See xdp-fwd(8).\n", prog, prog, prog);
 }
 
 static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 {
-	if (cfg->nr_ports == 0)
+	if (cfg->nr_specs == 0)
 		return fail(err, errlen, "no ports: give at least one -i IFNAME[@QUEUE] (see --help)");
-	for (uint32_t i = 0; i < cfg->nr_ports; i++)
-		for (uint32_t j = 0; j < i; j++)
-			if (!strcmp(cfg->ports[i].ifname, cfg->ports[j].ifname) &&
-			    cfg->ports[i].queue == cfg->ports[j].queue)
-				return fail(err, errlen, "port %s@%u is given twice (-i number %u and %u)",
-					    cfg->ports[i].ifname, cfg->ports[i].queue, j + 1, i + 1);
-	if (cfg->mode == FWD_MODE_WIRE && cfg->nr_ports % 2)
-		return fail(err, errlen, "--mode wire pairs ports (0<->1, 2<->3): %u ports is an odd number",
-			    cfg->nr_ports);
-	if (cfg->mode == FWD_MODE_L2 && cfg->nr_ports < 2)
-		return fail(err, errlen, "--mode l2 needs at least 2 ports");
-	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
-		return fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
-			    cfg->chunk_size);
 	if (cfg->bind == FWD_BIND_ZEROCOPY && cfg->profile == FWD_PROFILE_MVPP2)
 		return fail(err, errlen, "--zero-copy with --profile mvpp2: mvpp2 has no AF_XDP zero-copy");
 	if (cfg->profile == FWD_PROFILE_MVPP2) {
@@ -350,14 +462,32 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 			cfg->bind = FWD_BIND_COPY;
 		if (!cfg->chunk_size)
 			cfg->chunk_size = 2048;
-		cfg->multi_buffer = true;
+		/* mvpp2 spreads RX over one queue per CPU (RSS): a bare IFNAME means all of them. */
+		for (uint32_t i = 0; i < cfg->nr_specs; i++)
+			cfg->specs[i].all |= !cfg->specs[i].queue_given;
 	}
+	if (expand_ports(cfg, err, errlen))
+		return -1;
+	for (uint32_t i = 0; i < cfg->nr_ports; i++)
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(cfg->ports[i].ifname, cfg->ports[j].ifname) &&
+			    cfg->ports[i].queue == cfg->ports[j].queue)
+				return fail(err, errlen, "port %s@%u is given twice (-i number %u and %u)",
+					    cfg->ports[i].ifname, cfg->ports[i].queue, cfg->ports[j].spec + 1,
+					    cfg->ports[i].spec + 1);
+	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)
+		return fail(err, errlen, "--mode l2 needs at least 2 interfaces");
+	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
+		return fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
+			    cfg->chunk_size);
 	if (!cfg->workers)
-		cfg->workers = cfg->nr_cpus ? cfg->nr_cpus : 1;
+		cfg->workers = cfg->nr_cpus ? cfg->nr_cpus :
+			       cfg->profile == FWD_PROFILE_MVPP2 && cfg->queue_ranges ? /* one per queue */
+			       (cfg->nr_groups < FWD_MAX_WORKERS ? cfg->nr_groups : FWD_MAX_WORKERS) : 1;
 	if (cfg->nr_cpus && cfg->nr_cpus < cfg->workers)
 		return fail(err, errlen, "--cpus lists %u CPUs for %u workers", cfg->nr_cpus, cfg->workers);
-	if (cfg->workers > cfg->nr_ports)
-		cfg->workers = cfg->nr_ports; /* a worker without a port would only spin */
+	if (cfg->workers > cfg->nr_groups)
+		cfg->workers = cfg->nr_groups; /* a worker without a port would only spin */
 	return 0;
 }
 

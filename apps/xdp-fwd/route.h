@@ -29,8 +29,12 @@ struct fwd_route_io {
 	uint8_t *(*data)(void *arg, uint64_t addr);
 	/* One frame (n descriptors) to output port out. */
 	void (*emit)(void *arg, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n);
-	/* l2: one frame to every port but in. */
+	/* l2: one frame to every interface but in's. */
 	void (*flood)(void *arg, uint32_t in, const struct umem_desc *d, uint32_t n);
+	/* l2: the interface of a port (ports are (interface, queue)), and the port that takes
+	 * frames from port in to interface iface. */
+	uint32_t (*iface)(void *arg, uint32_t port);
+	uint32_t (*via)(void *arg, uint32_t in, uint32_t iface);
 	/* n descriptors not forwarded, counted on port in. */
 	void (*drop)(void *arg, uint32_t in, enum fwd_drop why, const struct umem_desc *d, uint32_t n);
 };
@@ -95,12 +99,17 @@ static inline void fwd_route_burst(const struct fwd_route_io *io, enum fwd_mode 
 			eth = io->data(io->arg, d[i].addr);
 			l2_learn(l2, eth + 6, (int32_t)in, now);
 			out = l2_lookup(l2, eth, now);
-			if (out == L2_NO_PORT)
+			if (out == L2_NO_PORT) {
 				io->flood(io->arg, in, &d[i], len);
-			else if ((uint32_t)out == in)
-				io->drop(io->arg, in, FWD_DROP_NO_PORT, &d[i], len);
-			else
-				io->emit(io->arg, in, (uint32_t)out, &d[i], len);
+			} else {
+				uint32_t to = io->iface(io->arg, (uint32_t)out);
+
+				/* Never back out of the interface it came in on. */
+				if (to == io->iface(io->arg, in))
+					io->drop(io->arg, in, FWD_DROP_NO_PORT, &d[i], len);
+				else
+					io->emit(io->arg, in, io->via(io->arg, in, to), &d[i], len);
+			}
 		}
 		i += len;
 	}

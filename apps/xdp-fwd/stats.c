@@ -24,6 +24,16 @@ void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_count
 		s->drop[i] = atomic_load_explicit(&c->drop[i], memory_order_relaxed);
 }
 
+void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_sample *s)
+{
+	sum->rx_packets += s->rx_packets;
+	sum->rx_bytes += s->rx_bytes;
+	sum->tx_packets += s->tx_packets;
+	sum->tx_bytes += s->tx_bytes;
+	for (int i = 0; i < FWD_DROP_MAX; i++)
+		sum->drop[i] += s->drop[i];
+}
+
 char *fwd_fmt_si(char *buf, size_t len, double v)
 {
 	static const char prefix[] = " kMGTP";

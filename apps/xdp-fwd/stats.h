@@ -16,7 +16,7 @@
  * (XDP_STATISTICS of the socket). */
 enum fwd_drop {
 	FWD_DROP_TX_FULL,    /* output TX ring full after retrying */
-	FWD_DROP_NO_PORT,    /* l2: the destination is the input port */
+	FWD_DROP_NO_PORT,    /* l2: the destination is on the input interface */
 	FWD_DROP_INVALID,    /* runt frame or a broken descriptor chain */
 	FWD_DROP_XSK_RX,     /* kernel: rx_dropped */
 	FWD_DROP_XSK_RX_FULL, /* kernel: rx_ring_full */
@@ -55,6 +55,8 @@ struct fwd_pool_sample {
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);
+/* sum += s, counter by counter (an interface's line is the sum of its queues' ports). */
+void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_sample *s);
 
 /* Human-readable value with an SI prefix: "0", "999", "1.23 k", "45.6 M", "7.89 G". */
 char *fwd_fmt_si(char *buf, size_t len, double v);

@@ -108,12 +108,12 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
-/* l2: one reference per output port, never a copy (the caller holds one already). l2 mode
- * has at least two ports, so there is at least one output. */
+/* l2: one reference per output interface, never a copy (the caller holds one already). l2
+ * mode has at least two interfaces, so there is at least one output. */
 static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
 {
 	struct fwd_ctx *ctx = w->ctx;
-	uint32_t outs = ctx->nr_ports - 1;
+	uint32_t outs = ctx->nr_ifaces - 1;
 
 	for (uint32_t i = 0; i < n; i++) {
 		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
@@ -126,9 +126,9 @@ static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, 
 			return;
 		}
 	}
-	for (uint32_t out = 0; out < ctx->nr_ports; out++)
-		if (out != in)
-			emit(w, in, out, d, n);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (f != ctx->ports[in].iface)
+			emit(w, in, ctx->via[in][f], d, n);
 }
 
 /* fwd_route_burst's callbacks (route.h): arg is the worker. */
@@ -154,10 +154,21 @@ static void route_drop(void *arg, uint32_t in, enum fwd_drop why, const struct u
 	drop(w, &w->ctx->ports[in], why, d, n);
 }
 
+static uint32_t route_iface(void *arg, uint32_t port)
+{
+	return ((struct fwd_worker *)arg)->ctx->ports[port].iface;
+}
+
+static uint32_t route_via(void *arg, uint32_t in, uint32_t iface)
+{
+	return ((struct fwd_worker *)arg)->ctx->via[in][iface];
+}
+
 static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
 {
 	const struct fwd_route_io io = { .arg = w, .data = route_data, .emit = route_emit,
-					 .flood = route_flood, .drop = route_drop };
+					 .flood = route_flood, .drop = route_drop,
+					 .iface = route_iface, .via = route_via };
 	struct fwd_ctx *ctx = w->ctx;
 
 	if (ctx->cfg->mode == FWD_MODE_L2)

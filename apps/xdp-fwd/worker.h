@@ -40,6 +40,7 @@ struct fwd_xq {
 struct fwd_port {
 	struct umem_port *port;
 	uint32_t worker;
+	uint32_t iface; /* index among the distinct interfaces, in order of first appearance */
 	char name[IF_NAMESIZE + 8]; /* "ifname@queue" */
 	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
 	struct fwd_port_counters ctr;
@@ -72,6 +73,9 @@ struct fwd_ctx {
 	struct fwd_worker workers[FWD_MAX_WORKERS];
 	uint32_t nr_workers;
 	struct fwd_xq xq[FWD_MAX_WORKERS][FWD_MAX_WORKERS]; /* [from][to] */
+	uint32_t nr_ifaces;
+	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
+	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
 	struct l2_table l2;
 	pthread_mutex_t l2_lock; /* one acquisition per burst; uncontended with one worker */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */

@@ -34,7 +34,8 @@ enum umem_print_level {
 	UMEM_DEBUG,
 };
 
-typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_list args);
+typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_list args)
+	__attribute__((format(printf, 2, 0)));
 
 /* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
  * NULL silences the library. Messages start with "libumem: ". */

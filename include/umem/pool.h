@@ -75,6 +75,12 @@ UMEM_API int umem_pool__destroy(struct umem_pool *pool);
 UMEM_API struct umem_area *umem_pool__area(const struct umem_pool *pool);
 UMEM_API int umem_pool__stats(const struct umem_pool *pool, struct umem_pool_stats *stats);
 
+/* Takes up to n pages from the area into the pool's return ring ahead of demand (counted as slow
+ * allocations now), so a workload whose working set is known (fill + TX rings) reaches its
+ * steady state, zero slow-path allocations, from the first packet. Bounded by the ring's free
+ * room and the area's free pages; returns how many pages were taken, or -EINVAL. Owner only. */
+UMEM_API int umem_pool__prefill(struct umem_pool *pool, uint32_t n);
+
 /* Whole pages. alloc returns 0 or -ENOMEM (area exhausted). alloc_bulk returns how many
  * pages it placed in addrs (0..n), or -EINVAL. */
 static inline int umem_pool__alloc(struct umem_pool *pool, uint64_t *addr);
@@ -85,8 +91,8 @@ UMEM_API int umem_pool__alloc_bulk(struct umem_pool *pool, uint64_t *addrs, uint
  * truesize (may be NULL) is the memory the fragment consumes, including a page tail absorbed
  * when the next fragment of the same size would not fit. -EINVAL for size 0 or above the page
  * size, -ENOMEM when the area is exhausted. */
-UMEM_API int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
-				   uint32_t *truesize);
+static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
+					uint32_t *truesize);
 /* The same, returning a pointer into the area (NULL and errno on failure). */
 UMEM_API void *umem_pool__alloc_va(struct umem_pool *pool, uint32_t size, uint32_t *truesize);
 

@@ -96,6 +96,8 @@ struct umem_pool_fast {
 UMEM_API int umem__pool_alloc_slow(struct umem_pool *pool, uint64_t *addr);
 UMEM_API void umem__pool_put_slow(struct umem_pool *pool, uint64_t addr);
 UMEM_API int umem__pool_ref_slow(struct umem_pool *pool, uint64_t addr, uint32_t n);
+UMEM_API int umem__pool_alloc_frag_slow(struct umem_pool *pool, uint32_t size, uint64_t *addr,
+					uint32_t *truesize);
 
 static inline void *umem_area__ptr(struct umem_area *area, uint64_t addr)
 {
@@ -144,6 +146,33 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 		}
 	}
 	umem__pool_put_slow(pool, addr);
+}
+
+/* A fragment of the current fragment page, when it fits with room for the next one of the same
+ * size and needs no chunk alignment gap: one add to an owner-only counter, no atomic. Page
+ * changes, tail absorption, whole-page requests and checks are out of line. */
+static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
+					uint32_t *truesize)
+{
+	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
+
+	if (umem_likely(p && addr && size && p->frag_page != UINT64_MAX && !p->debug)) {
+		uint32_t sz = (size + UMEM_FRAG_ALIGN - 1) & ~(UMEM_FRAG_ALIGN - 1);
+		uint32_t off = p->frag_offset, next = off + sz, chunk = p->area->chunk_size;
+
+		if (umem_likely(size * 2 <= p->area->page_size && next + sz <= p->area->page_size &&
+				(!chunk || (sz <= chunk && (off & (chunk - 1)) + sz <= chunk &&
+					    (next & (chunk - 1)) + sz <= chunk)))) {
+			p->frag_users++;
+			p->frag_offset = next;
+			UMEM__STAT(p, frag_allocs, 1);
+			*addr = p->frag_page + off;
+			if (truesize)
+				*truesize = sz;
+			return 0;
+		}
+	}
+	return umem__pool_alloc_frag_slow(pool, size, addr, truesize);
 }
 
 static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n)

@@ -149,6 +149,17 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
 					     const char *ifname, uint32_t queue,
 					     const struct umem_port_opts *opts);
 
+/* RX queues of interface ifname in the caller's network namespace: the queue ids a port can
+ * bind to are 0 .. count - 1. Read with the ETHTOOL_GCHANNELS ioctl (combined + RX-only
+ * channels; veth reports its real RX queues), else from /sys/class/net/<ifname>/queues/rx-*
+ * when the driver has no channel query and sysfs shows the caller's namespace. Returns the
+ * count (>= 1) or a negative errno, with a message naming the interface:
+ *   -EINVAL     not an interface name (NULL, empty, too long)
+ *   -ENODEV     no such interface
+ *   -EOPNOTSUPP neither source answers (no get_channels, sysfs of another namespace)
+ * The count can change (ethtool -L): read it when opening ports, not once per program. */
+UMEM_API int umem_port__queue_count(const char *ifname);
+
 /* Removes the socket from the default program's map (detaching the program with the last port
  * on the interface), waits (bounded) for TX in flight to complete, returns every buffer the
  * port's rings still hold (unread RX, fill ring, TX not sent, completions) to the pools, and

@@ -11,7 +11,7 @@
  * last); wire sends to in ^ 1, reflect to in with the MACs swapped; l2 decisions equal a
  * reference model of learning with aging.
  *
- * Input: byte 0 mode, byte 1 ports (2..4), byte 2 aging; then bursts: in port, count (1..16),
+ * Input: byte 0 mode, byte 1 ports (2..4) and interfaces (2..ports), byte 2 aging; then bursts: in port, count (1..16),
  * time step; per descriptor: 2 bytes length (low 11 bits), flags, dst and src MAC index.
  */
 #include <stdlib.h>
@@ -45,6 +45,7 @@ struct harness {
 	uint32_t seen[MAX_BURST];     /* callbacks that covered descriptor i */
 	const struct umem_desc *base;
 	uint32_t nports;
+	uint32_t iface[4];            /* port -> interface (l2: ports are (interface, queue)) */
 	enum fwd_mode mode;
 	bool skip_at_start;           /* the burst starts with the tail of a cut chain */
 	struct ref_entry ref[NMACS];
@@ -100,6 +101,27 @@ static int32_t ref_decide(struct harness *h, uint32_t in, const struct umem_desc
 	return e->known && h->now - e->seen <= h->aging ? e->port : L2_NO_PORT;
 }
 
+static uint32_t h_iface(void *arg, uint32_t port)
+{
+	struct harness *h = arg;
+
+	CHECK(port < h->nports, "interface of port %u of %u", port, h->nports);
+	return h->iface[port];
+}
+
+/* The first port on the interface (any port there is a valid choice for xdp-fwd). */
+static uint32_t h_via(void *arg, uint32_t in, uint32_t iface)
+{
+	struct harness *h = arg;
+
+	CHECK(in < h->nports, "via from port %u", in);
+	for (uint32_t p = 0; p < h->nports; p++)
+		if (h->iface[p] == iface)
+			return p;
+	CHECK(false, "via to interface %u, which has no port", iface);
+	return 0;
+}
+
 static void h_emit(void *arg, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n)
 {
 	struct harness *h = arg;
@@ -116,7 +138,8 @@ static void h_emit(void *arg, uint32_t in, uint32_t out, const struct umem_desc 
 	if (h->mode == FWD_MODE_L2) {
 		int32_t want = ref_decide(h, in, d);
 
-		CHECK(want == (int32_t)out && out != in, "l2: sent to %u, the reference says %d", out, want);
+		CHECK(want != L2_NO_PORT && h->iface[want] != h->iface[in] &&
+		      out == h_via(h, in, h->iface[want]), "l2: sent to %u, the reference says %d", out, want);
 	}
 }
 
@@ -135,18 +158,23 @@ static void h_drop(void *arg, uint32_t in, enum fwd_drop why, const struct umem_
 
 	cover(h, d, n, false);
 	CHECK(why == FWD_DROP_INVALID || why == FWD_DROP_NO_PORT, "drop reason %d", why);
-	if (why == FWD_DROP_NO_PORT)
-		CHECK(h->mode == FWD_MODE_L2 && ref_decide(h, in, d) == (int32_t)in,
+	if (why == FWD_DROP_NO_PORT) {
+		int32_t want = h->mode == FWD_MODE_L2 ? ref_decide(h, in, d) : L2_NO_PORT;
+
+		CHECK(want != L2_NO_PORT && h->iface[want] == h->iface[in],
 		      "dropped as 'no port' but the reference forwards it");
-	else if (n == 1 && fwd_desc_last(d) && d->len >= FWD_ETH_HLEN && !(d == h->base && h->skip_at_start))
+	} else if (n == 1 && fwd_desc_last(d) && d->len >= FWD_ETH_HLEN &&
+		   !(d == h->base && h->skip_at_start)) {
 		CHECK(false, "a whole single-buffer frame of %u bytes dropped as invalid", d->len);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct harness h;
 	const struct fwd_route_io io = { .arg = &h, .data = h_data, .emit = h_emit,
-					 .flood = h_flood, .drop = h_drop };
+					 .flood = h_flood, .drop = h_drop, .iface = h_iface,
+					 .via = h_via };
 	struct umem_desc d[MAX_BURST];
 	struct l2_table l2;
 	bool skip[4] = { false };
@@ -159,6 +187,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h.nports = 2 + data[1] % 3;
 	if (h.mode == FWD_MODE_WIRE)
 		h.nports &= ~1u; /* wire mode takes ports in pairs */
+	/* l2 over 2..nports interfaces; ports beyond the count are further queues of them. */
+	for (uint32_t p = 0, nifaces = 2 + (data[1] >> 2) % (h.nports - 1); p < h.nports; p++)
+		h.iface[p] = p % nifaces;
 	h.aging = 1 + data[2] % 64;
 	CHECK(!l2_table_init(&l2, 64, h.aging), "l2 table");
 	while (at + 3 <= size) {

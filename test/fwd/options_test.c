@@ -2,6 +2,7 @@
 /* xdp-fwd option parsing: defaults, every option's effect, and the bad-argument messages. */
 #include "testutil.h"
 #include "fwd.h"
+#include <umem/port.h>
 
 static struct fwd_config cfg;
 static char err[256];
@@ -87,12 +88,6 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.mode, FWD_MODE_REFLECT);
 	CHECK_EQ(cfg.bind, FWD_BIND_ZEROCOPY);
 
-	/* The mvpp2 profile: copy mode, 2 KiB chunks, multi-buffer. */
-	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--profile", "mvpp2"), 0);
-	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
-	CHECK_EQ(cfg.chunk_size, 2048);
-	CHECK(cfg.multi_buffer, "mvpp2 multi-buffer");
-
 	/* More workers than ports: capped (a worker without ports would only spin). */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-w", "4"), 0);
 	CHECK_EQ(cfg.workers, 2);
@@ -156,11 +151,69 @@ static void test_help(void)
 	free(buf);
 }
 
+static int fake_queue_count(const char *ifname)
+{
+	return !strcmp(ifname, "q4") || !strcmp(ifname, "r4") ? 4 : !strcmp(ifname, "q2") ? 2 :
+	       -19 /* ENODEV */;
+}
+
+/* Queue ranges: one port per queue; wire mode pairs queue q with queue q and keeps both ends
+ * in one group; @all asks the device. */
+static void test_queue_ranges(void)
+{
+	fwd_queue_count = fake_queue_count;
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q4@all", "-i", "b@4-7", "-w", "2"), 0);
+	CHECK_EQ(cfg.nr_ports, 8);
+	CHECK_EQ(cfg.nr_groups, 4);
+	for (uint32_t q = 0; q < 4; q++) {
+		const struct fwd_port_spec *a = &cfg.ports[2 * q], *b = &cfg.ports[2 * q + 1];
+
+		CHECK(!strcmp(a->ifname, "q4") && a->queue == q, "port %u: %s@%u", 2 * q, a->ifname, a->queue);
+		CHECK(!strcmp(b->ifname, "b") && b->queue == 4 + q, "port %u: %s@%u", 2 * q + 1, b->ifname, b->queue);
+		CHECK(a->group == q && b->group == q, "queue %u: groups %u, %u", q, a->group, b->group);
+	}
+	CHECK_EQ(cfg.workers, 2);
+	/* Workers never outnumber the groups. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q2@all", "-i", "b@0-1", "-w", "8"), 0);
+	CHECK_EQ(cfg.workers, 2);
+	/* Other modes: each interface's queues in turn, queue q of every interface in group q. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q2@all", "-i", "b@6-7", "-m", "l2"), 0);
+	CHECK_EQ(cfg.nr_ports, 4);
+	CHECK(cfg.ports[1].queue == 1 && cfg.ports[2].queue == 6, "l2 order");
+	CHECK(cfg.ports[0].group == 0 && cfg.ports[1].group == 1 && cfg.ports[2].group == 0 &&
+	      cfg.ports[3].group == 1, "l2 groups");
+	/* Without ranges every port is its own group (the two-worker wire crosses workers). */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-w", "2"), 0);
+	CHECK(cfg.nr_groups == 2 && cfg.ports[1].group == 1 && cfg.workers == 2, "single queues");
+
+	/* The mvpp2 profile: copy mode, 2 KiB chunks, a bare IFNAME is every queue (one per CPU),
+	 * a worker per queue pair; an explicit queue stays as given. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q4", "-i", "r4", "--profile", "mvpp2"), 0);
+	CHECK_EQ(cfg.bind, FWD_BIND_COPY);
+	CHECK_EQ(cfg.chunk_size, 2048);
+	CHECK_EQ(cfg.nr_ports, 8);
+	CHECK_EQ(cfg.workers, 4);
+	CHECK(!cfg.multi_buffer, "mvpp2 runs XDP at MTU <= 1500 only: no multi-buffer");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "q4@2", "-i", "r4@3", "--profile", "mvpp2"), 0);
+	CHECK(cfg.nr_ports == 2 && cfg.ports[0].queue == 2 && cfg.workers == 1, "mvpp2, explicit queues");
+
+	BAD("pairs queue by queue: q4 has 4 queues (0-3), b has 2 (0-1)", "-i", "q4@all", "-i", "b@0-1");
+	BAD("cannot read the queue count of nosuch", "-i", "nosuch@all", "-i", "b");
+	BAD("backwards", "-i", "a@3-1", "-i", "b@0");
+	BAD("a range like 0-3", "-i", "a@1-", "-i", "b");
+	BAD("a range like 0-3", "-i", "a@-2", "-i", "b");
+	BAD("given twice", "-i", "a@0-3", "-i", "a@3", "-m", "reflect");
+	BAD("more than 64 ports", "-i", "a@0-40", "-i", "b@0-40");
+	BAD("at least 2 interfaces", "-i", "q4@all", "-m", "l2");
+	fwd_queue_count = umem_port__queue_count;
+}
+
 int main(void)
 {
 	test_defaults();
 	test_all_options();
 	test_bad_arguments();
+	test_queue_ranges();
 	test_cpu_list();
 	test_help();
 	printf("fwd_options: ok\n");

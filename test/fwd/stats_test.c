@@ -125,9 +125,27 @@ static void test_pool_line_and_json(void)
 	free(s);
 }
 
+/* An interface's line sums its queues' ports, every counter. */
+static void test_sample_add(void)
+{
+	struct fwd_port_sample sum = { 0 }, q0 = { .rx_packets = 3, .rx_bytes = 300, .tx_packets = 2 },
+			       q1 = { .rx_packets = 4, .tx_bytes = 70 };
+
+	q0.drop[FWD_DROP_TX_FULL] = 1;
+	q1.drop[FWD_DROP_TX_FULL] = 5;
+	q1.drop[FWD_DROP_XSK_FILL] = 2;
+	fwd_port_sample_add(&sum, &q0);
+	fwd_port_sample_add(&sum, &q1);
+	CHECK(sum.rx_packets == 7 && sum.rx_bytes == 300 && sum.tx_packets == 2 && sum.tx_bytes == 70,
+	      "sums");
+	CHECK(sum.drop[FWD_DROP_TX_FULL] == 6 && sum.drop[FWD_DROP_XSK_FILL] == 2 &&
+	      sum.drop[FWD_DROP_INVALID] == 0, "drop sums");
+}
+
 int main(void)
 {
 	test_si();
+	test_sample_add();
 	test_port_line();
 	test_hit_rate();
 	test_pool_line_and_json();

@@ -1,34 +1,67 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix and builds a consumer against the installed library
-# twice: with pkg-config, and with find_package(umem) (shared and static). All three must run.
+# Installs the build into a scratch prefix and checks what a user gets: the layout (libraries,
+# headers, tools, BPF objects, man pages), a consumer built against the installed library with
+# pkg-config and with find_package(umem) (shared and static), the exported symbols and SONAME,
+# and the embedding example apps/xdp-reflect built both ways against the installed library.
 set -euo pipefail
-: "${UMEM_BUILD_DIR:?}" "${UMEM_SOURCE_DIR:?}"
+. "$UMEM_SOURCE_DIR/test/install/common.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 src=$UMEM_SOURCE_DIR/test/install
+fail() { echo "FAIL: $*" >&2; exit 1; }
 
-cmake --install "$UMEM_BUILD_DIR" --prefix "$work/prefix" >/dev/null
-pc=$(find "$work/prefix" -name libumem.pc)
-[ -n "$pc" ] || { echo "libumem.pc not installed"; exit 1; }
-pcdir=$(dirname "$pc")
-libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir libumem)
+install_prefix "$work"
 
-# pkg-config, shared.
-cc -o "$work/consumer_pc" "$src/consumer.c" $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs libumem)
-LD_LIBRARY_PATH=$libdir "$work/consumer_pc"
+# Layout. xdp-fwd is checked when the tree has it.
+man=$PREFIX/share/man
+expect=(sbin/xdp-reflect bin/umem-steer bin/port-bench bin/steer-bench
+	share/man/man7/libumem.7 share/man/man8/xdp-reflect.8 share/man/man8/umem-steer.8)
+for h in "$UMEM_SOURCE_DIR"/include/umem/*.h; do expect+=("include/umem/${h##*/}"); done
+for p in "$UMEM_SOURCE_DIR"/docs/man/*.3; do expect+=("share/man/man3/${p##*/}"); done
+[ -d "$UMEM_SOURCE_DIR/apps/xdp-fwd" ] && expect+=(sbin/xdp-fwd share/man/man8/xdp-fwd.8)
+for f in "${expect[@]}"; do
+	[ -e "$PREFIX/$f" ] || fail "$f not installed"
+done
+for b in "$UMEM_SOURCE_DIR"/bpf/*.bpf.c; do
+	o=$LIBDIR/umem/$(basename "$b" .c).o
+	[ -f "$o" ] || fail "BPF object ${o#"$PREFIX"/} not installed"
+	readelf -h "$o" | grep -q 'Machine:.*BPF' || fail "${o##*/} is not a BPF object"
+done
+# Every function has a man page that resolves to its header's page.
+page=$(MANPATH=$man MANWIDTH=80 man -P cat umem_pool__alloc_frag 2>/dev/null) || true
+grep -q '^UMEM_POOL(3)' <<<"$page" || fail "man umem_pool__alloc_frag does not open umem_pool(3)"
+
+# pkg-config, shared; the dependencies a static link needs are declared.
+req=$(PKG_CONFIG_PATH=$PCDIR pkg-config --print-requires-private libumem)
+for dep in libxdp libbpf; do
+	grep -qx "$dep" <<<"$req" || fail "libumem.pc: Requires.private lacks $dep"
+done
+cc -o "$work/consumer_pc" "$src/consumer.c" $(PKG_CONFIG_PATH=$PCDIR pkg-config --cflags --libs libumem)
+LD_LIBRARY_PATH=$LIBDIR "$work/consumer_pc"
 # Nothing but the public API is exported.
-if nm -D --defined-only "$libdir/libumem.so" | awk '{print $3}' | grep -v '^umem_' | grep -v '^LIBUMEM_'; then
-	echo "symbols outside the umem_ prefix are exported"; exit 1
+if nm -D --defined-only "$LIBDIR/libumem.so" | awk '{print $3}' | grep -v '^umem_' | grep -v '^LIBUMEM_'; then
+	fail "symbols outside the umem_ prefix are exported"
 fi
-soname=$(objdump -p "$libdir/libumem.so" | awk '/SONAME/ {print $2}')
-[ "$soname" = "libumem.so.0" ] || { echo "SONAME is '$soname'"; exit 1; }
+soname=$(objdump -p "$LIBDIR/libumem.so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libumem.so.0" ] || fail "SONAME is '$soname'"
 
 # find_package(umem).
 mkdir -p "$work/cm"
 cp "$src/consumer.c" "$work/cm/"
 cp "$src/CMakeLists.txt.in" "$work/cm/CMakeLists.txt"
-cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$work/cm/build" >/dev/null
-LD_LIBRARY_PATH=$libdir "$work/cm/build/consumer_cmake"
+LD_LIBRARY_PATH=$LIBDIR "$work/cm/build/consumer_cmake"
 "$work/cm/build/consumer_cmake_static"
-echo "install: pkg-config and find_package consumers ran"
+
+# The embedding example, both ways, linked to the installed shared library.
+build_reflect "$work"
+for bin in "$REFLECT_PC" "$REFLECT_CMAKE"; do
+	readelf -d "$bin" | grep -q 'NEEDED.*\[libumem.so.0\]' || fail "$bin does not link libumem.so.0"
+	help=$(LD_LIBRARY_PATH=$LIBDIR "$bin" --help)
+	grep -q -- '--swap-ip' <<<"$help" || fail "$bin --help"
+	rc=0
+	LD_LIBRARY_PATH=$LIBDIR "$bin" 2>/dev/null || rc=$?
+	[ "$rc" = 2 ] || fail "$bin without --interface exited $rc, expected 2"
+done
+echo "install: layout, pkg-config and find_package consumers, xdp-reflect built both ways: ok"

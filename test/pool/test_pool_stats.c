@@ -129,6 +129,32 @@ static void fragments_and_refs(void)
 	CHECK_EQ(umem_area__destroy(a), 0);
 }
 
+/* Prefill takes the working set up front: afterwards allocation never reaches the area. */
+static void prefill(void)
+{
+	struct umem_area *a = umem_area__create(512, NULL);
+	UMEM_OPTS(umem_pool_opts, po, .ring_size = 256);
+	struct umem_pool *p = umem_pool__create(a, &po);
+	uint64_t addrs[300];
+
+	CHECK_EQ(umem_pool__prefill(p, 300), 256); /* bounded by the ring */
+	EXPECT(p, alloc.slow, 4);
+	EXPECT(p, pages_held, 256);
+	CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 256), 256);
+	EXPECT(p, alloc.slow, 4);
+	EXPECT(p, alloc.refill, 4);
+	EXPECT(p, alloc.empty, 0);
+	umem_pool__put_bulk(p, addrs, 256);
+	for (int round = 0; round < 10; round++) {
+		CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 256), 256);
+		umem_pool__put_bulk(p, addrs, 256);
+	}
+	EXPECT(p, alloc.slow, 4);
+	CHECK_EQ(umem_pool__prefill(NULL, 1), -EINVAL);
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 static void high_order_pages(void)
 {
 	UMEM_OPTS(umem_area_opts, ao, .page_size = 32768);
@@ -151,5 +177,6 @@ int main(void)
 	foreign_puts_and_ring_full();
 	fragments_and_refs();
 	high_order_pages();
+	prefill();
 	return 0;
 }

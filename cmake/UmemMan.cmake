@@ -1,0 +1,21 @@
+# Man pages: libumem(7), one section-3 page per public header and the tools' section-8 pages
+# (docs/man; apps install their own). Each function named in a section-3 page's NAME line also
+# gets a one-line page (.so) pointing at it, so `man umem_pool__alloc` finds umem_pool(3).
+file(GLOB UMEM_MAN3 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.3)
+file(GLOB UMEM_MAN7 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.7)
+install(FILES ${UMEM_MAN3} DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
+install(FILES ${UMEM_MAN7} DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
+set(_umem_man_links "")
+foreach(page IN LISTS UMEM_MAN3)
+  get_filename_component(_page_name ${page} NAME)
+  file(STRINGS ${page} _names REGEX "^umem_[a-z0-9_]+(, umem_[a-z0-9_]+)* \\\\- ")
+  string(REGEX REPLACE " \\\\- .*" "" _names "${_names}")
+  string(REPLACE ", " ";" _names "${_names}")
+  foreach(fn IN LISTS _names)
+    file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/man3/${fn}.3 CONTENT ".so man3/${_page_name}\n")
+    list(APPEND _umem_man_links ${PROJECT_BINARY_DIR}/man3/${fn}.3)
+  endforeach()
+endforeach()
+install(FILES ${_umem_man_links} DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
+file(GLOB UMEM_MAN8 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.8)
+install(FILES ${UMEM_MAN8} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
