@@ -267,18 +267,17 @@ static double now_s(void)
 
 /* --- addresses from the interface and the neighbour table --- */
 
-static int iface_mac(const char *ifname, uint8_t mac[6])
+/* One SIOCGIF* request on ifname; 0 or -errno. */
+static int iface_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
 {
-	struct ifreq ifr = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
 
 	if (fd < 0)
 		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	err = ioctl(fd, SIOCGIFHWADDR, &ifr) ? -errno : 0;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	err = ioctl(fd, req, ifr) ? -errno : 0;
 	close(fd);
-	if (!err)
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
 	return err;
 }
 
@@ -363,37 +362,29 @@ static int resolve_mac(const char *ifname, uint32_t dst, uint8_t mac[6])
 	return -EHOSTUNREACH;
 }
 
-static int iface_mtu(const char *ifname, uint32_t *mtu)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	err = ioctl(fd, SIOCGIFMTU, &ifr) ? -errno : 0;
-	close(fd);
-	*mtu = (uint32_t)ifr.ifr_mtu;
-	return err;
-}
-
 static void fill_addresses(struct config *cfg)
 {
 	struct gen_flow *fl = &cfg->flow;
 	char a[INET_ADDRSTRLEN];
-	uint32_t mtu = 0;
+	struct ifreq ifr;
 	uint8_t mac[6];
+	int err;
 
-	if (iface_mtu(cfg->ifname, &mtu))
-		bad_arg("no interface '%s' here: %s", cfg->ifname, strerror(errno));
+	err = iface_ioctl(cfg->ifname, SIOCGIFMTU, &ifr);
+	if (err)
+		bad_arg("no interface '%s' here: %s", cfg->ifname, strerror(-err));
 	/* The veth would drop larger frames silently. */
 	for (uint32_t i = 0; i < cfg->mix.nr; i++)
-		if (cfg->mix.size[i] > mtu + GEN_ETH_LEN)
-			bad_arg("frame size %u exceeds %s's MTU %u + %u bytes of Ethernet header",
-				cfg->mix.size[i], cfg->ifname, mtu, GEN_ETH_LEN);
-
-	if (!cfg->have_src_mac && iface_mac(cfg->ifname, fl->src_mac))
-		bad_arg("cannot read %s's MAC address: %s; give --src-mac", cfg->ifname, strerror(errno));
+		if (cfg->mix.size[i] > (uint32_t)ifr.ifr_mtu + GEN_ETH_LEN)
+			bad_arg("frame size %u exceeds %s's MTU %d + %u bytes of Ethernet header",
+				cfg->mix.size[i], cfg->ifname, ifr.ifr_mtu, GEN_ETH_LEN);
+	if (!cfg->have_src_mac) {
+		err = iface_ioctl(cfg->ifname, SIOCGIFHWADDR, &ifr);
+		if (err)
+			bad_arg("cannot read %s's MAC address: %s; give --src-mac", cfg->ifname,
+				strerror(-err));
+		memcpy(fl->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	}
 	if (!cfg->have_src_ip && iface_ip(cfg->ifname, &fl->src_ip))
 		bad_arg("%s has no IPv4 address; give --src-ip", cfg->ifname);
 	if (!cfg->have_dst_ip) {

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# fwd-bench: forwarding benchmark on tools/topo.sh's topology (client h0 -> middle -> server h1).
+#
+#   tools/fwd-bench/fwd-bench.sh [options]          (root; builds nothing: run cmake --build first)
+#
+# Systems in the middle namespace, alternated within every repetition (the starting one rotates):
+#   bridge        a Linux bridge holding m0 and m1
+#   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (bpf/xdp_redirect_devmap, xdp.frags)
+#   xdp_fwd       apps/xdp-fwd in wire mode
+#   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
+#                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
+# Workloads:
+#   tcp1500 tcp9000 tcp64000   one iperf3 TCP stream at that MTU (Gbit/s at the receiver)
+#   udp64                      64-byte UDP frames from xsk-gen at full speed (Mpps at the sink)
+#
+# Options:
+#   --duration S     seconds per sample (default 5)
+#   --repeats N      samples per (system, workload) (default 3)
+#   --systems LIST   comma-separated subset (default: all four)
+#   --workloads LIST comma-separated subset (default: all four)
+#   --out DIR        results folder (default results/fwd-bench-<UTC time>)
+#   --build DIR      build folder (default build)
+#   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
+#   -h, --help
+#
+# Output in the results folder: samples.json (every sample), summary.md (medians, min-max,
+# ratio to xdp_redirect, CPU), chart.png (gnuplot), logs/. CPU: "fwd" is the forwarder
+# process's utime+stime over the sample (user-space forwarders), "softirq" is the machine's
+# softirq time (all CPUs, where kernel forwarding and veth delivery run), both in % of one CPU.
+# Every namespace, process and program goes on every exit path (trap), Ctrl-C included.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$SRC/build
+DURATION=5
+REPEATS=3
+SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp
+WORKLOADS=tcp1500,tcp9000,tcp64000,udp64
+OUT=""
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
+die() { echo "fwd-bench: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--duration) DURATION=${2:?}; shift 2 ;;
+	--repeats) REPEATS=${2:?}; shift 2 ;;
+	--systems) SYSTEMS=${2:?}; shift 2 ;;
+	--workloads) WORKLOADS=${2:?}; shift 2 ;;
+	--out) OUT=${2:?}; shift 2 ;;
+	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
+	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
+	-h|--help) usage 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+[[ "$DURATION" =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 1 ] && [ "$DURATION" -le 600 ] || die "--duration '$DURATION': 1..600 seconds"
+[[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 50 ] || die "--repeats '$REPEATS': 1..50"
+IFS=, read -ra SYS <<<"$SYSTEMS"
+IFS=, read -ra WLS <<<"$WORKLOADS"
+for s in "${SYS[@]}"; do
+	case "$s" in bridge|xdp_redirect|xdp_fwd|dpdk_af_xdp) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, dpdk_af_xdp)" ;; esac
+done
+for w in "${WLS[@]}"; do
+	case "$w" in tcp1500|tcp9000|tcp64000|udp64) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64)" ;; esac
+done
+[ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP)"
+GEN=$BUILD/tools/xsk-gen/xsk-gen
+FWD=$BUILD/apps/xdp-fwd/xdp-fwd
+REDIRECT=$BUILD/tools/fwd-bench/xdp-redirect
+TOPO=$SRC/tools/topo.sh
+for b in "$GEN" "$REDIRECT"; do
+	[ -x "$b" ] || die "$b is not built (cmake --build $BUILD)"
+done
+command -v iperf3 >/dev/null || die "iperf3 is not installed (tools/setup.sh)"
+
+OUT=${OUT:-$SRC/results/fwd-bench-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd)
+SAMPLES=$OUT/samples.jsonl
+: >"$SAMPLES"
+PREFIX="gnb-$$"
+DPDK_PREFIX="gnb-dpdk-$$" # EAL runtime directory under /var/run/dpdk, removed at exit
+FWD_PID=""
+NOTES=()
+
+note() { NOTES+=("$*"); echo "note: $*" >&2; }
+
+# Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
+# wait_for: the helpers the netns tests use.
+# shellcheck source=../../test/common/netns.sh
+. "$SRC/test/common/netns.sh"
+
+cleanup() {
+	local rc=$?
+	set +e
+	netns_cleanup
+	"$TOPO" down --prefix "$PREFIX" 2>/dev/null
+	rm -rf "/var/run/dpdk/$DPDK_PREFIX"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)"
+H0=$TOPO_H0 H1=$TOPO_H1 MID=$TOPO_MID IP1=$TOPO_IP1
+
+set_mtu() {
+	ip -n "$H0" link set eth0 mtu "$1"
+	ip -n "$H1" link set eth0 mtu "$1"
+	ip -n "$MID" link set m0 mtu "$1"
+	ip -n "$MID" link set m1 mtu "$1"
+}
+
+# --- systems: start_<sys> sets FWD_PID (empty for the bridge); stop_system undoes it ---
+
+start_bridge() {
+	ip -n "$MID" link add br0 type bridge
+	ip -n "$MID" link set br0 type bridge stp_state 0 forward_delay 0
+	ip -n "$MID" link set m0 master br0
+	ip -n "$MID" link set m1 master br0
+	ip -n "$MID" link set br0 up
+	# A bridge port forwards once it is in the forwarding state.
+	wait_for 5 sh -c "ip -n '$MID' -d link show m1 | grep -q 'state forwarding'"
+}
+
+start_xdp_redirect() {
+	netns_bg FWD_PID "$MID" "$REDIRECT" m0 m1 >"$LOG.fwd" 2>&1
+	wait_for 10 grep -q ready "$LOG.fwd"
+}
+
+start_xdp_fwd() {
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 >"$LOG.fwd" 2>&1
+	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
+}
+
+start_dpdk_af_xdp() {
+	local mbuf=()
+	[ "$1" -le 1500 ] || mbuf=(--mbuf-size=3840)
+	# Main lcore 0, forwarding lcore 1; no hugepages, no PCI; stats every second keep it running
+	# without a terminal (it stops on SIGINT).
+	netns_bg FWD_PID "$MID" dpdk-testpmd -l 0,1 --no-huge -m 512 --no-pci --file-prefix "$DPDK_PREFIX" \
+		--vdev net_af_xdp0,iface=m0 --vdev net_af_xdp1,iface=m1 -- --forward-mode=io \
+		--auto-start --nb-cores=1 --total-num-mbufs=16384 "${mbuf[@]}" --stats-period 1 >"$LOG.fwd" 2>&1
+	wait_for 15 grep -q "Port statistics" "$LOG.fwd"
+}
+
+start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this MTU (noted)
+	local sys=$1 mtu=$2
+	FWD_PID=""
+	case "$sys" in
+	xdp_fwd) [ -x "$FWD" ] || { note "xdp_fwd skipped: $FWD not built"; return 1; } ;;
+	dpdk_af_xdp)
+		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
+		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
+	esac
+	"start_$sys" "$mtu" || { echo "fwd-bench: $sys did not start; log:" >&2; cat "$LOG.fwd" >&2 2>/dev/null; exit 1; }
+}
+
+stop_system() {
+	local sys=$1
+	if [ -n "$FWD_PID" ]; then
+		netns_stop "$FWD_PID" || true
+		FWD_PID=""
+	fi
+	if [ "$sys" = bridge ]; then
+		ip -n "$MID" link del br0
+	fi
+	rm -rf "/var/run/dpdk/$DPDK_PREFIX"
+	# The next system needs interfaces without an XDP program.
+	wait_for 5 sh -c "! ip -n '$MID' -d link show | grep -q 'prog/xdp'" ||
+		{ echo "fwd-bench: an XDP program stayed in the middle after $sys" >&2; exit 1; }
+}
+
+# --- CPU accounting ---
+
+proc_ticks() { # PID: utime + stime (clock ticks), 0 without a process
+	[ -n "$1" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+	# Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+softirq_ticks() { awk '/^cpu / {print $8}' /proc/stat; }
+HZ=$(getconf CLK_TCK)
+# cpu_mark: appends "wall forwarder softirq" to $LOG.cpu; the workloads call it right before and
+# after their traffic, so set-up and teardown do not dilute the CPU figures.
+cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks)" >>"$LOG.cpu"; }
+
+# --- workloads: run_<kind> prints the figure (Gbit/s or Mpps) ---
+
+run_tcp() {
+	local srv
+	netns_bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
+	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
+	cpu_mark
+	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" -J >"$LOG.client" 2>&1 || true
+	cpu_mark
+	netns_stop "$srv" || true
+	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
+	tr -d ' \n\t' <"$LOG.client" | grep -o '"sum_received":{[^}]*}' |
+		grep -o '"bits_per_second":[0-9.e+]*' | cut -d: -f2 | awk '{printf "%.3f\n", $1 / 1e9}'
+}
+
+run_udp64() {
+	local sink
+	netns_bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
+	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
+	cpu_mark
+	ip netns exec "$H0" "$GEN" gen -i eth0 --dst-ip "$IP1" --size 64 --duration "$DURATION" --json \
+		>"$LOG.gen" 2>"$LOG.gen.err" || true
+	cpu_mark
+	wait "$sink" 2>/dev/null || true
+	netns_stop "$sink" || true
+	grep -o '"pps":[0-9.]*' "$LOG.sink" | cut -d: -f2 | awk '{printf "%.4f\n", $1 / 1e6}'
+}
+
+# sample REP WORKLOAD SYSTEM
+sample() {
+	local rep=$1 wl=$2 sys=$3 mtu unit value t0 t1 p0 p1 s0 s1 extra=""
+	case "$wl" in tcp*) mtu=${wl#tcp}; unit=Gbit/s ;; udp64) mtu=1500; unit=Mpps ;; esac
+	LOG=$OUT/logs/$wl-$sys-$rep
+	set_mtu "$mtu"
+	start_system "$sys" "$mtu" || return 0
+	rm -f "$LOG.cpu"
+	case "$wl" in tcp*) value=$(run_tcp) || value="" ;; udp64) value=$(run_udp64) || value="" ;; esac
+	read -r t0 p0 s0 < <(head -1 "$LOG.cpu")
+	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
+	stop_system "$sys"
+	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
+	if [ "$wl" = udp64 ]; then
+		extra=$(printf ',"sent_mpps":%s,"loss_pct":%s' \
+			"$(grep -o '"pps":[0-9.]*' "$LOG.gen" | cut -d: -f2 | awk '{printf "%.4f", $1 / 1e6}')" \
+			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
+	fi
+	awk -v rep="$rep" -v wl="$wl" -v sys="$sys" -v unit="$unit" -v v="$value" -v hz="$HZ" \
+		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" \
+		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect") ? "null" : sprintf("%.1f", 100 * p / hz / w);
+			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f%s}\n",
+			 rep, wl, sys, v, unit, w, fwd, 100 * s / hz / w, extra }' >>"$SAMPLES"
+	echo "  $wl $sys #$rep: $value $unit" >&2
+}
+
+echo "fwd-bench: ${#SYS[@]} systems x ${#WLS[@]} workloads x $REPEATS repeats, $DURATION s each -> $OUT" >&2
+for ((rep = 1; rep <= REPEATS; rep++)); do
+	for wl in "${WLS[@]}"; do
+		# Rotate the order each repetition so no system always runs first (or after another).
+		for ((i = 0; i < ${#SYS[@]}; i++)); do
+			sample "$rep" "$wl" "${SYS[(i + rep - 1) % ${#SYS[@]}]}"
+		done
+	done
+done
+
+# --- summary: samples.json, summary.md, chart.png ---
+
+{ echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
+rm -f "$SAMPLES"
+machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
+cmdline="tools/fwd-bench/fwd-bench.sh --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+"$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
+cat "$OUT/summary.md"

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# summarize.sh DIR MACHINE COMMAND LOADAVG [NOTE...]: turns DIR/samples.json (one sample per
+# line, as fwd-bench.sh writes it) into DIR/summary.md (medians, min-max, ratio to
+# xdp_redirect, CPU, the issue's targets) and DIR/chart.png (gnuplot; skipped without it).
+# Run it again on an old results folder to redo the table.
+set -euo pipefail
+dir=${1:?results folder}
+machine=${2:-?} cmdline=${3:-?} load=${4:-?}
+shift 4 || shift $#
+[ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
+
+SYSTEMS="bridge xdp_redirect xdp_fwd dpdk_af_xdp"
+WORKLOADS="tcp1500 tcp9000 tcp64000 udp64"
+
+# One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu
+# (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
+stats() {
+	awk -v systems="$SYSTEMS" -v workloads="$WORKLOADS" '
+	function field(k,   m) { return match($0, "\"" k "\":[^,}]*") ? substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) : "" }
+	function median(list,   a, n, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		MIN = a[1]; MAX = a[n]
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	/"workload"/ {
+		k = field("workload") SUBSEP field("system"); gsub(/"/, "", k)
+		v[k] = v[k] " " field("value"); n[k]++; unit[k] = field("unit")
+		c = field("fwd_cpu_pct"); if (c != "null") cpu[k] = cpu[k] " " c
+		sq[k] = sq[k] " " field("softirq_cpu_pct")
+	}
+	END {
+		ns = split(systems, S, " "); nw = split(workloads, W, " ")
+		for (i = 1; i <= nw; i++) for (j = 1; j <= ns; j++) {
+			k = W[i] SUBSEP S[j]
+			if (!(k in n)) continue
+			m = median(v[k]); lo = MIN; hi = MAX
+			u = unit[k]; gsub(/"/, "", u)
+			printf "%s %s %d %.4g %.4g %.4g %s %s %.0f\n", W[i], S[j], n[k], m, lo, hi, u,
+				(k in cpu) ? sprintf("%.0f", median(cpu[k])) : "-", median(sq[k])
+		}
+	}' "$dir/samples.json"
+}
+stats >"$dir/stats.txt"
+
+ratio() { # WORKLOAD SYSTEM BASE: median(SYSTEM) / median(BASE), or "-"
+	awk -v w="$1" -v s="$2" -v b="$3" '$1 == w && $2 == s {x = $4} $1 == w && $2 == b {y = $4}
+		END { if (x != "" && y > 0) printf "%.2f", x / y; else printf "-" }' "$dir/stats.txt"
+}
+
+target() { # LABEL WORKLOAD BASE LIMIT
+	local r
+	r=$(ratio "$2" xdp_fwd "$3")
+	if [ "$r" = - ]; then
+		echo "| $1 | not measured |"
+	else
+		echo "| $1 | $r (target ≥ $4: $(awk -v r="$r" -v l="$4" 'BEGIN { print (r >= l) ? "met" : "missed" }')) |"
+	fi
+}
+
+{
+	echo "Machine: $machine. Load average at the end: $load."
+	echo
+	echo "Command: \`$cmdline\`"
+	echo
+	echo "| workload | system | median | min-max | vs xdp_redirect | fwd CPU % | softirq CPU % | n |"
+	echo "|---|---|---|---|---|---|---|---|"
+	while read -r wl sys n med lo hi unit cpu sq; do
+		echo "| $wl | $sys | $med $unit | $lo-$hi | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $n |"
+	done <"$dir/stats.txt"
+	echo
+	echo "| target | xdp_fwd ratio |"
+	echo "|---|---|"
+	target "TCP MTU 1500 vs xdp_redirect" tcp1500 xdp_redirect 0.6
+	target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect 0.5
+	target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect 0.5
+	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp 1.2
+	if [ $# -gt 0 ]; then
+		echo
+		printf -- '- %s\n' "$@" | sort -u
+	fi
+} >"$dir/summary.md"
+
+command -v gnuplot >/dev/null || { echo "summarize.sh: gnuplot not installed, no chart" >&2; exit 0; }
+# Two panels: TCP Gbit/s by MTU, 64-byte UDP Mpps; bars are medians, whiskers min-max.
+for panel in tcp udp; do
+	awk -v panel="$panel" -v systems="$SYSTEMS" -v workloads="$WORKLOADS" '
+	{ m[$1, $2] = $4; lo[$1, $2] = $5; hi[$1, $2] = $6 }
+	END {
+		ns = split(systems, S, " "); nw = split(workloads, W, " ")
+		for (i = 1; i <= nw; i++) {
+			if (substr(W[i], 1, 3) != panel) continue
+			any = 0
+			for (j = 1; j <= ns; j++) any += ((W[i], S[j]) in m)
+			if (!any) continue
+			line = W[i]
+			for (j = 1; j <= ns; j++)
+				line = line " " (((W[i], S[j]) in m) ? m[W[i], S[j]] " " lo[W[i], S[j]] " " hi[W[i], S[j]] : "NaN NaN NaN")
+			print line
+		}
+	}' "$dir/stats.txt" >"$dir/chart-$panel.dat"
+done
+panels=()
+[ -s "$dir/chart-tcp.dat" ] && panels+=("tcp:Gbit/s (iperf3, one TCP stream)")
+[ -s "$dir/chart-udp.dat" ] && panels+=("udp:Mpps (64-byte UDP at the sink)")
+{
+	echo "set terminal pngcairo size $((300 + 450 * ${#panels[@]})),480 font \",10\""
+	echo "set termoption noenhanced"
+	echo "set output \"$dir/chart.png\""
+	echo "set multiplot layout 1,${#panels[@]} title \"Forwarding through the middle namespace (median, min-max)\""
+	echo "set style data histogram"
+	echo "set style histogram errorbars gap 2 lw 1"
+	echo "set style fill solid 0.8 border -1"
+	echo "set key top left"
+	echo "set grid ytics"
+	echo "set yrange [0:*]"
+	for p in "${panels[@]}"; do
+		# Only systems with a figure in this panel (a column of NaN stops gnuplot).
+		cols=() i=0
+		for s in $SYSTEMS; do
+			awk -v c=$((2 + 3 * i)) '$c != "NaN" {f = 1} END {exit !f}' "$dir/chart-${p%%:*}.dat" &&
+				cols+=("\"$dir/chart-${p%%:*}.dat\" using $((2 + 3 * i)):$((3 + 3 * i)):$((4 + 3 * i)):xtic(1) title \"$s\" lc $((i + 1))")
+			i=$((i + 1))
+		done
+		echo "set ylabel \"${p#*:}\""
+		(IFS=,; echo "plot ${cols[*]}")
+	done
+	echo "unset multiplot"
+} | gnuplot
