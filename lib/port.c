@@ -139,7 +139,8 @@ struct umem_port {
 	bool unaligned, need_wakeup, busy_poll, multi_buffer;
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
-	int kick_errno;       /* last TX kick failure reported */
+	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
+	bool fill_short;      /* the last refill found the pool empty (reported once per episode) */
 	enum umem_port_mode mode;
 	enum umem_port_xdp_mode xdp_mode;
 	char ifname[IF_NAMESIZE];
@@ -369,8 +370,19 @@ static int refill(struct umem_port *p, uint32_t min_free)
 	PSTAT(p, fill_added, got);
 	if (got < free) {
 		PSTAT(p, fill_alloc_fail, 1);
+		/* Once per episode: the pool stays empty for many bursts while the buffers are
+		 * held elsewhere (a small area, a stalled TX port), and the kernel counts the
+		 * frames it drops meanwhile (rx_fill_ring_empty). */
+		if (!p->fill_short)
+			pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
+				"frames once it runs dry; more pages or fewer buffers held fixes it)\n",
+				p->ifname, p->queue, free - got);
+		p->fill_short = true;
 		if (!got)
 			return -ENOMEM;
+	} else if (p->fill_short) {
+		p->fill_short = false;
+		pr_info("port %s:%u: fill ring topped up again\n", p->ifname, p->queue);
 	}
 	return (int)got;
 }
@@ -385,6 +397,18 @@ static bool tx_ring_empty(const struct umem_port *p)
 	return __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE) == *p->tx.producer;
 }
 
+static const char *kick_error_hint(int err)
+{
+	switch (err) {
+	case ENETDOWN:
+		return " (the interface is down: frames stay queued until it is up)";
+	case ENXIO:
+		return " (the socket is unbound: its interface was deleted; destroy the port)";
+	default:
+		return "";
+	}
+}
+
 /* Wakes the kernel's TX path. Copy mode transmits synchronously, at most 32 frames per call
  * (EAGAIN: more left), so it is retried a few times, draining completions to make room; what
  * is left is retried by the next burst or service(). */
@@ -396,6 +420,10 @@ static void tx_kick(struct umem_port *p)
 	for (uint32_t i = 0; i < tries; i++) {
 		PSTAT(p, tx_kicks, 1);
 		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0) {
+			if (umem_unlikely(p->kick_errno)) {
+				pr_info("port %s:%u: TX kicks work again\n", p->ifname, p->queue);
+				p->kick_errno = 0;
+			}
 			if (p->mode == UMEM_PORT_MODE_ZEROCOPY || tx_ring_empty(p))
 				return;
 			continue;
@@ -404,8 +432,8 @@ static void tx_kick(struct umem_port *p)
 			/* Once per cause: a link that is down would otherwise log at packet rate.
 			 * The frames stay queued; service() kicks again. */
 			if (errno != p->kick_errno)
-				pr_warn("port %s:%u: TX kick failed: %s\n", p->ifname, p->queue,
-					strerror(errno));
+				pr_warn("port %s:%u: TX kick failed: %s%s\n", p->ifname, p->queue,
+					strerror(errno), kick_error_hint(errno));
 			p->kick_errno = errno;
 			return;
 		}
@@ -914,9 +942,12 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 				       &q->fill, &q->comp, &uc);
 		if (err) {
 			pr_warn("port %s:%u: cannot register the area as UMEM (%llu bytes, chunk %u, "
-				"headroom %u, %s): %s\n", p->ifname, p->queue,
+				"headroom %u, %s): %s%s\n", p->ifname, p->queue,
 				(unsigned long long)umem_area__size(p->area), c->chunk_size, c->headroom,
-				c->unaligned ? "unaligned" : "aligned", strerror(-err));
+				c->unaligned ? "unaligned" : "aligned", strerror(-err),
+				err == -ENOBUFS ? " (without CAP_IPC_LOCK the UMEM counts against "
+				"RLIMIT_MEMLOCK: grant it or raise ulimit -l)" : err == -EPERM ?
+				" (AF_XDP sockets need CAP_NET_RAW)" : "");
 			u->xsk = NULL;
 			return err;
 		}

@@ -15,7 +15,7 @@ PKGS=(
 )
 ARM64_PKGS=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-	libxdp-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64
+	libxdp-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libcap-dev:arm64
 )
 
 want=("${PKGS[@]}")

@@ -21,6 +21,7 @@
 #include <umem/port.h>
 
 #include "fwd.h"
+#include "privs.h"
 #include "stats.h"
 #include "worker.h"
 
@@ -514,7 +515,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: %s\n", err);
 		return 2;
 	}
-	if (check_system(&cfg))
+	if (check_system(&cfg) || fwd_privs_check(&cfg))
 		return 1;
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
@@ -527,10 +528,19 @@ int main(int argc, char **argv)
 		teardown(&ctx);
 		return 1;
 	}
+	/* Sockets bound, programs attached: nothing from here to exit needs a capability. */
+	ret = fwd_privs_drop();
+	if (ret) {
+		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
+		teardown(&ctx);
+		return 1;
+	}
 	if (!cfg.quiet) {
 		fprintf(stderr, "xdp-fwd: %s mode, %u port%s, %u worker%s, %s%s\n", fwd_mode_name(cfg.mode),
 			ctx.nr_ports, ctx.nr_ports > 1 ? "s" : "", ctx.nr_workers, ctx.nr_workers > 1 ? "s" : "",
 			cfg.multi_buffer ? "multi-buffer, " : "", "Ctrl-C stops");
+		fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s)\n",
+			fwd_privs_none() ? "none kept" : "some remain");
 		for (uint32_t i = 0; i < ctx.nr_ports; i++)
 			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),

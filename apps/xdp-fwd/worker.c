@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "route.h"
 #include "worker.h"
 
 #define FWD_TX_TRIES 3               /* tx_burst attempts, draining completions between */
@@ -23,18 +24,13 @@ uint64_t fwd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool is_last(const struct umem_desc *d)
-{
-	return !(d->options & UMEM_DESC_F_CONTD);
-}
-
 /* Frames and bytes in n descriptors (a chain counts once). */
 static void count_frames(const struct umem_desc *d, uint32_t n, uint64_t *frames, uint64_t *bytes)
 {
 	uint64_t f = 0, b = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		f += is_last(&d[i]);
+		f += fwd_desc_last(&d[i]);
 		b += d[i].len;
 	}
 	*frames = f;
@@ -84,7 +80,7 @@ static uint32_t xq_drain(struct fwd_worker *w, struct fwd_xq *q, uint32_t max)
 
 	if (n > max) {
 		n = max;
-		while (n && !is_last(&q->items[(head + n - 1) & q->mask].desc))
+		while (n && !fwd_desc_last(&q->items[(head + n - 1) & q->mask].desc))
 			n--;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -135,69 +131,50 @@ static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, 
 			emit(w, in, ctx->via[in][f], d, n);
 }
 
-static void swap_macs(uint8_t *eth)
+/* fwd_route_burst's callbacks (route.h): arg is the worker. */
+static uint8_t *route_data(void *arg, uint64_t addr)
 {
-	uint8_t tmp[6];
+	return umem_area__ptr(((struct fwd_worker *)arg)->ctx->area, addr);
+}
 
-	memcpy(tmp, eth, 6);
-	memcpy(eth, eth + 6, 6);
-	memcpy(eth + 6, tmp, 6);
+static void route_emit(void *arg, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n)
+{
+	emit(arg, in, out, d, n);
+}
+
+static void route_flood(void *arg, uint32_t in, const struct umem_desc *d, uint32_t n)
+{
+	flood(arg, in, d, n);
+}
+
+static void route_drop(void *arg, uint32_t in, enum fwd_drop why, const struct umem_desc *d, uint32_t n)
+{
+	struct fwd_worker *w = arg;
+
+	drop(w, &w->ctx->ports[in], why, d, n);
+}
+
+static uint32_t route_iface(void *arg, uint32_t port)
+{
+	return ((struct fwd_worker *)arg)->ctx->ports[port].iface;
+}
+
+static uint32_t route_via(void *arg, uint32_t in, uint32_t iface)
+{
+	return ((struct fwd_worker *)arg)->ctx->via[in][iface];
 }
 
 static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
 {
+	const struct fwd_route_io io = { .arg = w, .data = route_data, .emit = route_emit,
+					 .flood = route_flood, .drop = route_drop,
+					 .iface = route_iface, .via = route_via };
 	struct fwd_ctx *ctx = w->ctx;
-	enum fwd_mode mode = ctx->cfg->mode;
-	uint32_t i = 0;
 
-	if (ctx->ports[in].skip_contd) {
-		/* The tail of a chain whose head was dropped at the end of the last burst. */
-		while (i < n && !is_last(&d[i]))
-			i++;
-		if (i < n) {
-			i++;
-			ctx->ports[in].skip_contd = false;
-		}
-		drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
-	}
-	if (mode == FWD_MODE_L2)
+	if (ctx->cfg->mode == FWD_MODE_L2)
 		pthread_mutex_lock(&ctx->l2_lock);
-	while (i < n) {
-		uint32_t len = 1;
-		uint8_t *eth;
-
-		while (i + len <= n && !is_last(&d[i + len - 1]))
-			len++;
-		if (i + len > n) {
-			/* A chain longer than the burst (--batch below the chain length): its
-			 * rest comes with the next burst; drop the frame rather than reassemble. */
-			drop(w, &ctx->ports[in], FWD_DROP_INVALID, &d[i], n - i);
-			ctx->ports[in].skip_contd = true;
-			break;
-		}
-		eth = umem_area__ptr(ctx->area, d[i].addr);
-		if (d[i].len < 14) {
-			drop(w, &ctx->ports[in], FWD_DROP_INVALID, &d[i], len);
-		} else if (mode == FWD_MODE_WIRE) {
-			emit(w, in, in ^ 1, &d[i], len);
-		} else if (mode == FWD_MODE_REFLECT) {
-			swap_macs(eth);
-			emit(w, in, in, &d[i], len);
-		} else {
-			int32_t out;
-
-			l2_learn(&ctx->l2, eth + 6, (int32_t)in, now);
-			out = l2_lookup(&ctx->l2, eth, now);
-			if (out == L2_NO_PORT)
-				flood(w, in, &d[i], len);
-			else if (ctx->ports[out].iface == ctx->ports[in].iface)
-				drop(w, &ctx->ports[in], FWD_DROP_NO_PORT, &d[i], len);
-			else
-				emit(w, in, ctx->via[in][ctx->ports[out].iface], &d[i], len);
-		}
-		i += len;
-	}
-	if (mode == FWD_MODE_L2)
+	fwd_route_burst(&io, ctx->cfg->mode, &ctx->l2, &ctx->ports[in].skip_contd, in, d, n, now);
+	if (ctx->cfg->mode == FWD_MODE_L2)
 		pthread_mutex_unlock(&ctx->l2_lock);
 }
 

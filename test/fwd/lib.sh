@@ -9,7 +9,8 @@ BUILD=${UMEM_BUILD_DIR:-$SRC/build}
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 TOPO=$SRC/tools/topo.sh
 NAME=$(basename "$0" .sh)
-PREFIX="fw${NAME#fwd}-$$"
+TAG=${FWD_TEST_TAG:-fw} # helpers' tests that reuse this file pass their own tag
+PREFIX="$TAG${NAME#fwd}-$$"
 PREFIX=${PREFIX//_/}
 WORK=$(mktemp -d "/tmp/$PREFIX.XXXXXX")
 FWD_PID=""
@@ -20,7 +21,7 @@ FWD_PID=""
 fail() { echo "FAIL: $*" >&2; [ -f "$WORK/fwd.out" ] && { echo "--- xdp-fwd output:"; cat "$WORK/fwd.out" "$WORK/fwd.err"; } >&2; exit 1; }
 log() { echo "== $*"; }
 
-netns_init fw
+netns_init "$TAG"
 [ -x "$FWD" ] || fail "xdp-fwd not built at $FWD"
 # netns_init's trap stops our background jobs; the topology (named by topo.sh) goes too.
 trap 'rc=$?; set +e; netns_cleanup; "$TOPO" down --prefix "$PREFIX"; rm -rf "$WORK"; exit $rc' EXIT

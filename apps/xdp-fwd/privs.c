@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd privileges. Set-up needs capabilities; the data path and the teardown do not:
+ * measured on kernel 6.18 (test/rel/privs.sh), every step after the sockets are bound and the
+ * programs attached works on file descriptors the process already holds (AF_XDP sendto/recvfrom
+ * and getsockopt, BPF map updates and deletes on our own map fds, closing bpf_links). So once
+ * set up, xdp-fwd drops every capability, and a compromised data path holds nothing.
+ *
+ * Needed to start (each checked here first, so a missing one gets a message that names it):
+ *   CAP_NET_RAW   create AF_XDP sockets
+ *   CAP_NET_ADMIN attach XDP programs (bpf_link on the interface)
+ *   CAP_BPF       load the XDP program and create its maps
+ *   CAP_PERFMON   --rule: the steering program's verifier checks need it
+ *   CAP_IPC_LOCK  register the UMEM: without it the area counts against RLIMIT_MEMLOCK (8 MiB by
+ *                 default, less than the area), so it is needed unless that limit is unlimited
+ * CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (kernels before 5.8 have only it).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
+#include "privs.h"
+
+struct need {
+	cap_value_t cap;
+	const char *name;
+	const char *why;
+};
+
+static bool has(cap_t caps, cap_value_t cap)
+{
+	cap_flag_value_t v = CAP_CLEAR;
+
+	return !cap_get_flag(caps, cap, CAP_EFFECTIVE, &v) && v == CAP_SET;
+}
+
+static bool memlock_unlimited(void)
+{
+	struct rlimit rl;
+
+	return !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur == RLIM_INFINITY;
+}
+
+int fwd_privs_check(const struct fwd_config *cfg)
+{
+	const struct need needs[] = {
+		{ CAP_NET_RAW, "cap_net_raw", "AF_XDP sockets" },
+		{ CAP_NET_ADMIN, "cap_net_admin", "attaching XDP programs" },
+		{ CAP_BPF, "cap_bpf", "loading BPF programs and maps" },
+		{ CAP_PERFMON, "cap_perfmon", "loading the steering program (--rule)" },
+		{ CAP_IPC_LOCK, "cap_ipc_lock", "registering the UMEM beyond RLIMIT_MEMLOCK" },
+	};
+	cap_t caps = cap_get_proc();
+	char missing[256] = "", list[128] = "";
+	size_t m = 0, l = 0;
+
+	if (!caps) {
+		fprintf(stderr, "xdp-fwd: cannot read this process's capabilities: %s\n", strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		const struct need *n = &needs[i];
+		bool ok = has(caps, n->cap);
+
+		if (n->cap == CAP_PERFMON && !cfg->nr_rules)
+			continue;
+		if ((n->cap == CAP_BPF || n->cap == CAP_PERFMON) && has(caps, CAP_SYS_ADMIN))
+			ok = true;
+		if (n->cap == CAP_IPC_LOCK && memlock_unlimited())
+			ok = true;
+		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", n->name);
+		if (!ok)
+			m += (size_t)snprintf(missing + m, sizeof(missing) - m, "\n  %s (%s)", n->name, n->why);
+	}
+	cap_free(caps);
+	if (!m)
+		return 0;
+	fprintf(stderr, "xdp-fwd: missing capabilities:%s\n"
+		"Run it as root, or grant them to the binary: setcap %s+ep xdp-fwd\n"
+		"(cap_ipc_lock can be replaced by ulimit -l unlimited.) After set-up xdp-fwd drops them all.\n",
+		missing, list);
+	return -EPERM;
+}
+
+int fwd_privs_drop(void)
+{
+	cap_t none = cap_init(); /* every set empty */
+	int err = 0;
+
+	if (!none)
+		return -errno;
+	/* The bounding set first (needs CAP_SETPCAP, which this still has when started as root),
+	 * so that nothing executed later could regain a capability from file capabilities. */
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
+		if (CAP_IS_SUPPORTED(c))
+			cap_drop_bound(c);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (cap_set_proc(none))
+		err = -errno;
+	cap_free(none);
+	if (!err)
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	return err;
+}
+
+bool fwd_privs_none(void)
+{
+	cap_t caps = cap_get_proc();
+	cap_t none = cap_init();
+	bool empty = caps && none && !cap_compare(caps, none);
+
+	cap_free(caps);
+	cap_free(none);
+	return empty;
+}

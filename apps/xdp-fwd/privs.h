@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd privileges: what set-up needs (checked first, with a message naming what is missing)
+ * and dropping every capability once set up (privs.c explains why none is needed after). */
+#ifndef XDP_FWD_PRIVS_H
+#define XDP_FWD_PRIVS_H
+
+#include <stdbool.h>
+#include "fwd.h"
+
+/* 0 when the process can set cfg up; else prints which capabilities are missing, -EPERM. */
+int fwd_privs_check(const struct fwd_config *cfg);
+/* Drops every capability (effective, permitted, inheritable, bounding, ambient) and sets
+ * no_new_privs. 0 or negative errno. */
+int fwd_privs_drop(void);
+/* No capability left in any of the process's sets. */
+bool fwd_privs_none(void);
+
+#endif
