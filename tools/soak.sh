@@ -42,12 +42,12 @@ GEN=$BUILD/tools/xsk-gen/xsk-gen
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 TOPO=$SRC/tools/topo.sh
 PREFIX="rl-soak-$$"
-WORK=$(mktemp -d "/tmp/$PREFIX.XXXXXX")
 
 # shellcheck source=../test/common/netns.sh
 . "$SRC/test/common/netns.sh"
 netns_init rl
-trap 'rc=$?; set +e; netns_cleanup; "$TOPO" down --prefix "$PREFIX" 2>/dev/null; rm -rf "$WORK"; exit $rc' EXIT
+netns_topo "$TOPO" "$PREFIX"
+netns_workdir WORK
 
 fail() {
 	echo "soak: FAIL: $*" >&2

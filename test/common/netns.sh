@@ -10,6 +10,8 @@
 #                                in VAR; killed (by PID) at cleanup
 #   netns_stop PID               stops one background job (its process group) and reaps it
 #   wait_for TIMEOUT_S CMD...    runs CMD every 50 ms until it succeeds; 1 after TIMEOUT_S
+#   netns_topo TOPO PREFIX       tools/topo.sh's topology named PREFIX also goes at cleanup
+#   netns_workdir VAR            a scratch folder (removed at cleanup); its path in VAR
 #
 # Interface names are per namespace, so short fixed names inside generated namespaces are safe.
 
@@ -17,6 +19,8 @@ NETNS_TAG=""
 NETNS_LIST=()
 NETNS_JOBS=()
 NETNS_SEQ=0
+NETNS_TOPO=()   # topo.sh path and prefix, when a script built that topology
+NETNS_WORK=""
 
 netns_cleanup() {
 	local pid ns
@@ -31,6 +35,21 @@ netns_cleanup() {
 		ip netns delete "$ns" 2>/dev/null
 	done
 	NETNS_LIST=()
+	if [ ${#NETNS_TOPO[@]} -eq 2 ]; then
+		"${NETNS_TOPO[0]}" down --prefix "${NETNS_TOPO[1]}" 2>/dev/null
+		NETNS_TOPO=()
+	fi
+	[ -n "$NETNS_WORK" ] && rm -rf "$NETNS_WORK"
+	NETNS_WORK=""
+}
+
+netns_topo() {
+	NETNS_TOPO=("${1:?netns_topo needs topo.sh}" "${2:?netns_topo needs a prefix}")
+}
+
+netns_workdir() {
+	NETNS_WORK=$(mktemp -d "/tmp/${NETNS_TAG:-netns}-$$.XXXXXX")
+	printf -v "$1" '%s' "$NETNS_WORK"
 }
 
 netns_init() {
@@ -43,7 +62,7 @@ netns_init() {
 		echo "skip: ip netns unavailable" >&2
 		exit 77
 	fi
-	trap 'rc=$?; netns_cleanup; exit $rc' EXIT
+	trap 'rc=$?; set +e; netns_cleanup; exit $rc' EXIT
 	trap 'exit 130' INT TERM HUP
 }
 

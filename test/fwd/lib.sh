@@ -12,7 +12,7 @@ NAME=$(basename "$0" .sh)
 TAG=${FWD_TEST_TAG:-fw} # helpers' tests that reuse this file pass their own tag
 PREFIX="$TAG${NAME#fwd}-$$"
 PREFIX=${PREFIX//_/}
-WORK=$(mktemp -d "/tmp/$PREFIX.XXXXXX")
+WORK=""
 FWD_PID=""
 
 # shellcheck source=../common/netns.sh
@@ -22,9 +22,10 @@ fail() { echo "FAIL: $*" >&2; [ -f "$WORK/fwd.out" ] && { echo "--- xdp-fwd outp
 log() { echo "== $*"; }
 
 netns_init "$TAG"
+# netns_init's trap stops our background jobs; the topology and the scratch folder go too.
+netns_topo "$TOPO" "$PREFIX"
+netns_workdir WORK
 [ -x "$FWD" ] || fail "xdp-fwd not built at $FWD"
-# netns_init's trap stops our background jobs; the topology (named by topo.sh) goes too.
-trap 'rc=$?; set +e; netns_cleanup; "$TOPO" down --prefix "$PREFIX"; rm -rf "$WORK"; exit $rc' EXIT
 
 topo_up() { # topo.sh up options
 	local vars

@@ -10,12 +10,12 @@ GEN=$BUILD/tools/xsk-gen/xsk-gen
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 TOPO=$SRC/tools/topo.sh
 PREFIX="gn-$$"
-WORK=$(mktemp -d "/tmp/gn-gen.XXXXXX")
 
 # shellcheck source=../common/netns.sh
 . "$SRC/test/common/netns.sh"
 netns_init gn
-trap 'rc=$?; set +e; netns_cleanup; "$TOPO" down --prefix "$PREFIX" 2>/dev/null; rm -rf "$WORK"; exit $rc' EXIT
+netns_topo "$TOPO" "$PREFIX"
+netns_workdir WORK
 
 fail() { echo "FAIL: $*" >&2; for f in "$WORK"/*.out "$WORK"/*.err; do [ -s "$f" ] && { echo "--- $f"; cat "$f"; } >&2; done; exit 1; }
 log() { echo "== $*"; }
