@@ -4,7 +4,7 @@
  * alloc, extra references, put, bulk put and cross-thread put. Every live allocation is tagged
  * and shadow-mapped: no two live allocations may overlap, none may be overwritten before its last
  * put, and every page must come back at the end. The stats must show that every path ran.
- *   test_pool_model [--debug] [--seed N] [--ops N] [--inline-cross]
+ *   test_pool_model [--debug] [--seed N] [--ops N]
  */
 #include <pthread.h>
 #include "model.h"
@@ -53,12 +53,8 @@ static void *cross_main(void *arg)
 	return NULL;
 }
 
-static bool inline_cross;
-
 static void cross_run(struct cross *c)
 {
-	if (inline_cross)
-		return cross_put(c);
 	pthread_mutex_lock(&c->lock);
 	c->pending = 1;
 	pthread_cond_broadcast(&c->cond);
@@ -80,8 +76,6 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--debug"))
 			debug = true;
-		else if (!strcmp(argv[i], "--inline-cross"))
-			inline_cross = true;
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
@@ -101,8 +95,7 @@ int main(int argc, char **argv)
 	struct cross c = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			   .area = a, .pool = other };
 	pthread_t th;
-	if (!inline_cross)
-		CHECK(!pthread_create(&th, NULL, cross_main, &c), "thread");
+	CHECK(!pthread_create(&th, NULL, cross_main, &c), "thread");
 
 	uint64_t addrs[CROSS_MAX];
 	for (uint64_t op = 0; op < ops; op++) {
@@ -180,13 +173,11 @@ int main(int argc, char **argv)
 		model_drop(&m, 0);
 		umem_pool__put(p, addr);
 	}
-	if (!inline_cross) {
-		pthread_mutex_lock(&c.lock);
-		c.stop = 1;
-		pthread_cond_broadcast(&c.cond);
-		pthread_mutex_unlock(&c.lock);
-		pthread_join(th, NULL);
-	}
+	pthread_mutex_lock(&c.lock);
+	c.stop = 1;
+	pthread_cond_broadcast(&c.cond);
+	pthread_mutex_unlock(&c.lock);
+	pthread_join(th, NULL);
 
 	struct umem_pool_stats s = { .sz = sizeof(s) };
 	CHECK_EQ(umem_pool__stats(p, &s), 0);
