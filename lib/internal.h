@@ -87,6 +87,10 @@ UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, ui
 UMEM_PRIVATE struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what);
 UMEM_PRIVATE void umem__area_pool_gone(struct umem_area *a);
 
+/* netdev.c: RX queues of ifname (ifindex in the caller's namespace): the active count and a
+ * bound on queue ids (0 when unknown); 0, or negative errno when neither is known. */
+UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_t *cur, uint32_t *max);
+
 /* pool.c */
 UMEM_PRIVATE uint64_t umem__pool_take_page(struct umem_pool *p, int32_t refcnt);
 UMEM_PRIVATE bool umem__page_unref(struct umem_area *a, struct umem_page *pg, uint64_t addr, int32_t n);

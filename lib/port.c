@@ -17,11 +17,9 @@
  * the buffers whose bits are still set are exactly those the kernel held, and go back to the
  * pool. TX is counted (queued - completed) per queue, since completions share a ring.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <linux/membarrier.h>
@@ -164,59 +162,10 @@ static uint64_t current_netns(void)
 	return stat("/proc/thread-self/ns/net", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-/* ETHTOOL_GCHANNELS on ifname: 0, or negative errno (-EOPNOTSUPP: the driver has no
- * get_channels, e.g. lo, bridges, tun). */
-static int get_channels(const char *ifname, struct ethtool_channels *ch)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	*ch = (struct ethtool_channels){ .cmd = ETHTOOL_GCHANNELS };
-	strncpy(ifr.ifr_name, ifname, IF_NAMESIZE - 1);
-	ifr.ifr_data = (void *)ch;
-	if (ioctl(fd, SIOCETHTOOL, &ifr))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-/* rx-N directories under /sys/class/net/<ifname>/queues. sysfs shows the namespace it was
- * mounted in, which need not be the caller's (unshare(CLONE_NEWNET) keeps the old /sys):
- * trust it only when it names the same ifindex. */
-static int sysfs_rx_queues(const char *ifname, int ifindex)
-{
-	char path[64 + IF_NAMESIZE];
-	struct dirent *e;
-	unsigned int idx = 0;
-	int n = 0;
-	FILE *f;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return -EOPNOTSUPP;
-	if (fscanf(f, "%u", &idx) != 1)
-		idx = 0;
-	fclose(f);
-	if ((int)idx != ifindex)
-		return -EOPNOTSUPP;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return -EOPNOTSUPP;
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, "rx-", 3);
-	closedir(d);
-	return n ? n : -EOPNOTSUPP;
-}
-
 int umem_port__queue_count(const char *ifname)
 {
-	struct ethtool_channels ch;
-	int ifindex, err, n;
+	uint32_t cur, max;
+	int ifindex, err;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
 		pr_warn("queue count: '%s' is not an interface name\n", ifname ? ifname : "(null)");
@@ -227,34 +176,11 @@ int umem_port__queue_count(const char *ifname)
 		pr_warn("queue count of %s: no such interface\n", ifname);
 		return -ENODEV;
 	}
-	/* AF_XDP queue ids index RX queues: the combined channels first, then RX-only ones. */
-	err = get_channels(ifname, &ch);
-	if (!err && ch.combined_count + ch.rx_count)
-		return (int)(ch.combined_count + ch.rx_count);
-	/* Any failure falls back: drivers without get_channels say EOPNOTSUPP, and emulators
-	 * (qemu-user) may not pass SIOCETHTOOL through at all. */
-	n = sysfs_rx_queues(ifname, ifindex);
-	if (n < 0)
-		pr_warn("queue count of %s: no channel count (ETHTOOL_GCHANNELS: %s) and "
-			"/sys/class/net/%s/queues is not this namespace's view\n", ifname,
-			err ? strerror(-err) : "0 channels", ifname);
-	return n;
-}
-
-/* RX queues of the device and the most it can have; 0 when unknown. */
-static void device_queues(const char *ifname, uint32_t *cur, uint32_t *max)
-{
-	struct ethtool_channels ch;
-	int n;
-
-	*cur = *max = 0;
-	if (!get_channels(ifname, &ch)) {
-		*cur = ch.rx_count + ch.combined_count;
-		/* A bound on the queue ids: RX-only channels come after the combined ones. */
-		*max = ch.max_rx + ch.max_combined;
-	}
-	if (!*cur && (n = sysfs_rx_queues(ifname, (int)if_nametoindex(ifname))) > 0)
-		*cur = (uint32_t)n;
+	err = umem__netdev_rx_queues(ifname, ifindex, &cur, &max);
+	if (err)
+		pr_warn("queue count of %s: neither a channel count (ETHTOOL_GCHANNELS) nor the "
+			"device's queue count (rtnetlink): %s\n", ifname, strerror(-err));
+	return err ? err : (int)cur;
 }
 
 /* ---- frame accounting bitmap ---- */
@@ -720,8 +646,8 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 		pr_warn("port %s:%u: cannot open the XDP program: %s\n", ifname, queue, strerror(-err));
 		goto free_prog;
 	}
-	device_queues(ifname, &cur, &max);
-	entries = max > cur ? max : cur;
+	umem__netdev_rx_queues(ifname, ifindex, &cur, &max);
+	entries = max;
 	if (entries <= queue)
 		entries = queue + 1;
 	bpf_map__set_max_entries(g->skel->maps.xsks_map, entries);
@@ -1080,7 +1006,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		pr_warn("port %s:%u: no such interface\n", ifname, queue);
 		goto free_port;
 	}
-	device_queues(ifname, &nq, &maxq);
+	umem__netdev_rx_queues(ifname, p->ifindex, &nq, &maxq);
 	if (nq && queue >= nq) {
 		pr_warn("port %s:%u: queue %u is beyond the device's %u RX queue%s\n", ifname, queue,
 			queue, nq, nq == 1 ? "" : "s");

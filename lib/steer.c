@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/ethtool.h>
 #include <linux/if_link.h>
-#include <linux/rtnetlink.h>
-#include <linux/sockios.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
@@ -42,78 +38,6 @@ struct umem_steer {
 };
 
 /* ---- interface facts ---- */
-
-/* Active rx queues: ethtool's channel count where the driver reports one (it follows
- * `ethtool -L`), else the queues the device was created with (rtnetlink). 0 when unknown. */
-static uint32_t rx_queues_ethtool(const char *ifname)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret;
-
-	if (fd < 0)
-		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ch;
-	ret = ioctl(fd, SIOCETHTOOL, &ifr);
-	close(fd);
-	return ret ? 0 : ch.rx_count + ch.combined_count;
-}
-
-static uint32_t rx_queues_netlink(uint32_t ifindex)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct ifinfomsg ifi;
-	} req = {
-		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK, .nlmsg_flags = NLM_F_REQUEST },
-		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = (int)ifindex },
-	};
-	union {
-		struct nlmsghdr nh; /* aligns the buffer for the headers in it */
-		char buf[16384];
-	} resp;
-	uint32_t n = 0;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	ssize_t len;
-
-	if (fd < 0)
-		return 0;
-	if (send(fd, &req, sizeof(req), 0) < 0 || (len = recv(fd, resp.buf, sizeof(resp.buf), 0)) < 0) {
-		close(fd);
-		return 0;
-	}
-	close(fd);
-	/* Walked by hand: the <linux/netlink.h> macros cast char * to aligned types (-Wcast-align). */
-	for (char *pos = resp.buf; len >= (ssize_t)sizeof(struct nlmsghdr);) {
-		struct nlmsghdr *nh = (void *)pos;
-		char *a, *end;
-
-		if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > (size_t)len)
-			break;
-		end = pos + nh->nlmsg_len;
-		a = (char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(struct ifinfomsg));
-		while (nh->nlmsg_type == RTM_NEWLINK && a + sizeof(struct rtattr) <= end) {
-			struct rtattr *ra = (void *)a;
-
-			if (ra->rta_len < sizeof(*ra) || a + ra->rta_len > end)
-				break;
-			if (ra->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(ra) >= sizeof(uint32_t))
-				memcpy(&n, RTA_DATA(ra), sizeof(n));
-			a += RTA_ALIGN(ra->rta_len);
-		}
-		len -= NLMSG_ALIGN(nh->nlmsg_len);
-		pos += NLMSG_ALIGN(nh->nlmsg_len);
-	}
-	return n;
-}
-
-static uint32_t rx_queues(const char *ifname, uint32_t ifindex)
-{
-	uint32_t n = rx_queues_ethtool(ifname);
-
-	return n ? n : rx_queues_netlink(ifindex);
-}
 
 /* Start time of a process (field 22 of /proc/pid/stat), so a reused pid is not taken for the
  * owner. 0 when the process does not exist. */
@@ -678,7 +602,9 @@ static int handle_new(const char *ifname, struct umem_steer **out)
 			free(s);
 			return -ENODEV;
 		}
-		s->nr_queues = rx_queues(ifname, s->ifindex);
+		uint32_t max;
+
+		umem__netdev_rx_queues(ifname, (int)s->ifindex, &s->nr_queues, &max);
 	}
 	*out = s;
 	return 0;

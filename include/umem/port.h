@@ -151,12 +151,13 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
 
 /* RX queues of interface ifname in the caller's network namespace: the queue ids a port can
  * bind to are 0 .. count - 1. Read with the ETHTOOL_GCHANNELS ioctl (combined + RX-only
- * channels; veth reports its real RX queues), else from /sys/class/net/<ifname>/queues/rx-*
- * when the driver has no channel query and sysfs shows the caller's namespace. Returns the
- * count (>= 1) or a negative errno, with a message naming the interface:
+ * channels; veth reports its real RX queues), else, when the driver has no channel query, the
+ * RX queues the device was created with (rtnetlink IFLA_NUM_RX_QUEUES, asked by ifindex, so
+ * it is the caller's namespace's answer). Returns the count (>= 1) or a negative errno, with a
+ * message naming the interface:
  *   -EINVAL     not an interface name (NULL, empty, too long)
  *   -ENODEV     no such interface
- *   -EOPNOTSUPP neither source answers (no get_channels, sysfs of another namespace)
+ *   -EOPNOTSUPP neither source answers
  * The count can change (ethtool -L): read it when opening ports, not once per program. */
 UMEM_API int umem_port__queue_count(const char *ifname);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* umem_port__queue_count() without privileges: lo has one RX queue and no channel query
- * (the sysfs fallback), and bad names fail with the documented errno and a message naming
+ * (the rtnetlink fallback), and bad names fail with the documented errno and a message naming
  * the interface. */
 #include <errno.h>
 #include <stdarg.h>
@@ -23,7 +23,6 @@ int main(void)
 	char long_name[64];
 
 	umem_set_print(capture);
-	/* ctest runs in the namespace sysfs was mounted in, so the fallback answers. */
 	CHECK_EQ(umem_port__queue_count("lo"), 1);
 	CHECK_EQ(umem_port__queue_count("mq-no-such-if"), -ENODEV);
 	CHECK(strstr(last_msg, "mq-no-such-if") && strstr(last_msg, "no such interface"),
