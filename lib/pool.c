@@ -239,20 +239,28 @@ static void pool_push(struct umem_pool *owner, const uint64_t *addrs, uint32_t n
 	pool_release(owner, addrs + k, n - (uint32_t)k);
 }
 
+/* The owner's direct recycling (page_pool's allow_direct): true when the page at rest went
+ * into self's cache; false when it must travel to its owner's ring. */
+static inline bool cache_put(struct umem_pool *self, struct umem_pool *owner, uint64_t base)
+{
+	if (owner != self)
+		return false;
+	if (self->f.count < UMEM_POOL_CACHE_SIZE) {
+		self->f.cache[self->f.count++] = base;
+		UMEM__STAT(&self->f, recycle_cached, 1);
+		return true;
+	}
+	UMEM__STAT(&self->f, recycle_cache_full, 1);
+	return false;
+}
+
 /* A page at rest goes back to its owner: into self's cache when self owns it, else a ring. */
 void umem__pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t base)
 {
 	struct umem_pool *owner = a->f.pages[base >> a->f.page_shift].owner;
 
-	if (owner == self) {
-		if (self->f.count < UMEM_POOL_CACHE_SIZE) {
-			self->f.cache[self->f.count++] = base;
-			UMEM__STAT(&self->f, recycle_cached, 1);
-			return;
-		}
-		UMEM__STAT(&self->f, recycle_cache_full, 1);
-	}
-	pool_push(owner, &base, 1);
+	if (!cache_put(self, owner, base))
+		pool_push(owner, &base, 1);
 }
 
 static inline uint64_t page_base(struct umem_area *a, uint64_t addr)
@@ -305,13 +313,8 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 			continue;
 		struct umem_pool *owner = pg->owner;
 		uint64_t base = page_base(a, addr);
-		if (owner == self && self->f.count < UMEM_POOL_CACHE_SIZE) {
-			self->f.cache[self->f.count++] = base;
-			UMEM__STAT(&self->f, recycle_cached, 1);
+		if (cache_put(self, owner, base))
 			continue;
-		}
-		if (owner == self)
-			UMEM__STAT(&self->f, recycle_cache_full, 1);
 		if (run_len && (owner != run_owner || run_len == UMEM_POOL_REFILL)) {
 			pool_push(run_owner, run, run_len);
 			run_len = 0;
