@@ -47,6 +47,7 @@ struct fwd_port {
 };
 
 struct fwd_ctx;
+struct fwd_offload;
 
 struct fwd_worker {
 	struct fwd_ctx *ctx;
@@ -77,6 +78,7 @@ struct fwd_ctx {
 	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
 	struct l2_table l2;
+	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
 	pthread_mutex_t l2_lock; /* one acquisition per burst; uncontended with one worker */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
