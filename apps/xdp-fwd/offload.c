@@ -25,6 +25,7 @@ struct off_flow {
 	uint64_t seen_ns;      /* last frame in userspace */
 	uint64_t since_ns;     /* when the state began */
 	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
+	uint64_t armed_turn;   /* ARMING: the worker's loop turn of the add */
 	uint32_t out_ifindex;
 	uint16_t in, out;      /* ports */
 	uint8_t state;
@@ -40,7 +41,9 @@ struct off_worker {
 	struct off_flow *slots;
 	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
 	uint32_t nr_arming;
-	bool rx_full[FWD_MAX_PORTS]; /* the last burst of port filled the batch: its ring holds more */
+	uint64_t turn; /* loop turns so far */
+	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
+	bool rx_full[FWD_MAX_PORTS];
 	uint64_t housekeep_at;
 };
 
@@ -52,10 +55,10 @@ struct fwd_offload {
 	struct off_iface_counters ctr[FWD_MAX_PORTS];       /* by input interface */
 	/* Redirect targets that drop what they get (a veth whose peer has neither GRO nor XDP). */
 	_Atomic bool bad_target[FWD_MAX_PORTS];
-	pthread_mutex_t lock;      /* the target drop check, one worker at a time */
-	uint64_t tx_dropped0[FWD_MAX_PORTS], tx_dropped_seen[FWD_MAX_PORTS];
-	_Atomic uint64_t tx_dropped[FWD_MAX_PORTS]; /* since start */
-	uint64_t redirected_seen;
+	pthread_mutex_t lock;      /* the target check, one worker at a time */
+	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS]; /* at start */
+	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
+	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
 };
 
 static void bump(_Atomic uint64_t *c)
@@ -249,6 +252,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->since_ns = now;
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
+	e->armed_turn = ow->turn;
 	ow->nr_arming++;
 }
 
@@ -345,14 +349,18 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 			umem_steer_flows__release(f, &e->key, v.gated);
 			continue;
 		}
-		if (ow->rx_full[e->in] || tx_inflight(ctx, e->out))
-			continue; /* frames of it may still be queued in the RX or TX ring */
+		/* Frames queued before the add are not in gated: only an RX burst after the add
+		 * that did not fill the batch has taken them all from the ring. Frames queued since
+		 * are in gated and keep the gate shut until sent. */
+		if (e->armed_turn == ow->turn || ow->rx_full[e->in] || tx_inflight(ctx, e->out))
+			continue;
 		umem_steer_flows__release(f, &e->key, e->frames);
 	}
 }
 
-/* tx_dropped of every interface, by interface index (rtnetlink, this namespace). */
-static void read_tx_dropped(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
+/* Frames every interface sent (rtnetlink link stats, this namespace), by interface. A veth counts
+ * the frames redirected into it and delivered to its peer there, beside what sockets sent. */
+static void read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
 {
 	struct ifaddrs *ifa, *i;
 
@@ -363,47 +371,64 @@ static void read_tx_dropped(struct fwd_offload *off, uint32_t nr_ifaces, uint64_
 			continue;
 		for (uint32_t f = 0; f < nr_ifaces; f++)
 			if (off->ifindex[f] == if_nametoindex(i->ifa_name))
-				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_dropped;
+				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_packets;
 	}
 	freeifaddrs(ifa);
 }
 
-/* An interface that drops (nearly) all that is redirected to it cannot take redirected frames:
- * a veth whose peer has neither GRO nor an XDP program. Say so, and stop offloading to it. */
+/* Frames the steering programs redirected towards interface f: with two interfaces, all that
+ * the other one redirected (every flow there targets f). */
+static uint64_t redirected_to(struct fwd_ctx *ctx, uint32_t f)
+{
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+	uint64_t n = 0;
+
+	for (uint32_t g = 0; g < ctx->nr_ifaces; g++)
+		if (g != f && ctx->off->main_flows[g] && !umem_steer_flows__counters(ctx->off->main_flows[g], c))
+			n += c[UMEM_STEER_FS_REDIRECT].packets;
+	return n;
+}
+
+/* The frames our sockets sent on interface f. */
+static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		if (ctx->ports[i].iface == f)
+			n += atomic_load_explicit(&ctx->ports[i].ctr.tx_packets, memory_order_relaxed);
+	return n;
+}
+
+/* Redirected frames an interface did not send are lost in the kernel: a veth whose peer has
+ * neither GRO nor an XDP program drops them all (and counts them nowhere). Count the loss, say
+ * so, and stop offloading to it. Only with two interfaces, where the redirects towards each are
+ * known. */
 static void check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
-	uint64_t drops[FWD_MAX_PORTS], redirected = 0;
+	uint64_t tx[FWD_MAX_PORTS];
 
-	if (pthread_mutex_trylock(&off->lock))
+	if (ctx->nr_ifaces != 2 || pthread_mutex_trylock(&off->lock))
 		return;
-	memcpy(drops, off->tx_dropped_seen, sizeof(drops));
-	read_tx_dropped(off, ctx->nr_ifaces, drops);
+	memcpy(tx, off->tx0, sizeof(tx));
+	read_tx_packets(off, ctx->nr_ifaces, tx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		struct umem_steer_counter c[UMEM_STEER_FS_NR];
+		uint64_t r = redirected_to(ctx, f), sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
+		uint64_t delivered = sent > u ? sent - u : 0, lost = r > delivered ? r - delivered : 0;
+		uint64_t dr = r - off->redirected_seen[f], dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
 
-		if (off->main_flows[f] && !umem_steer_flows__counters(off->main_flows[f], c))
-			redirected += c[UMEM_STEER_FS_REDIRECT].packets;
-	}
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t d = drops[f] - off->tx_dropped_seen[f];
-
-		if (drops[f] < off->tx_dropped_seen[f])
-			continue;
-		atomic_store(&off->tx_dropped[f], drops[f] - off->tx_dropped0[f]);
-		/* Ring overflows under load drop a share; a target that cannot take frames drops
-		 * them all. */
-		if (d && redirected > off->redirected_seen && d * 10 >= (redirected - off->redirected_seen) * 9 &&
-		    !atomic_exchange(&off->bad_target[f], true))
-			fprintf(stderr, "xdp-fwd: offload: %s dropped %llu of %llu redirected frames (a veth "
+		atomic_store(&off->lost[f], lost);
+		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
+		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
+			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
 				"needs GRO or an XDP program on its peer to take them): no more offload to %s, "
 				"its flows go back to userspace\n",
-				ctx->cfg->ports[off->first_port[f]].ifname, (unsigned long long)d,
-				(unsigned long long)(redirected - off->redirected_seen),
-				ctx->cfg->ports[off->first_port[f]].ifname);
-		off->tx_dropped_seen[f] = drops[f];
+				ctx->cfg->ports[off->first_port[f]].ifname, (unsigned long long)(dr - dl),
+				(unsigned long long)dr, ctx->cfg->ports[off->first_port[f]].ifname);
+		off->redirected_seen[f] = r;
+		off->lost_seen[f] = lost;
 	}
-	off->redirected_seen = redirected;
 	pthread_mutex_unlock(&off->lock);
 }
 
@@ -456,6 +481,8 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	ow = &w->ctx->off->w[w->idx];
 	if (ow->nr_arming)
 		release_gates(w, now);
+	memset(ow->rx_full, 0, sizeof(ow->rx_full)); /* a turn without a burst drained the ring */
+	ow->turn++;
 	if (now - ow->housekeep_at >= OFF_HOUSEKEEP_NS) {
 		ow->housekeep_at = now;
 		housekeep(w, now);
@@ -513,8 +540,9 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 				return -errno;
 		}
 	}
-	read_tx_dropped(off, ctx->nr_ifaces, off->tx_dropped0);
-	memcpy(off->tx_dropped_seen, off->tx_dropped0, sizeof(off->tx_dropped0));
+	read_tx_packets(off, ctx->nr_ifaces, off->tx0);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		off->user_tx0[f] = user_tx(ctx, f);
 	return 0;
 }
 
@@ -556,7 +584,7 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 		out->gated = c[UMEM_STEER_FS_GATED].packets;
 	}
 	k = &off->ctr[f];
-	out->tx_dropped = atomic_load(&off->tx_dropped[f]);
+	out->lost = atomic_load(&off->lost[f]);
 	out->installed = atomic_load(&k->installed);
 	out->expired = atomic_load(&k->expired);
 	out->invalidated = atomic_load(&k->invalidated);

@@ -35,7 +35,7 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->offload.packets += s->offload.packets;
 	sum->offload.bytes += s->offload.bytes;
 	sum->offload.gated += s->offload.gated;
-	sum->offload.tx_dropped += s->offload.tx_dropped;
+	sum->offload.lost += s->offload.lost;
 	sum->offload.installed += s->offload.installed;
 	sum->offload.expired += s->offload.expired;
 	sum->offload.invalidated += s->offload.invalidated;
@@ -103,8 +103,8 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 
 		fprintf(out, "  offload %spps %sbit/s flows %llu", fwd_fmt_si(rxp, sizeof(rxp), rate(a->packets, b->packets, dt)),
 			fwd_fmt_si(rxb, sizeof(rxb), 8 * rate(a->bytes, b->bytes, dt)), (unsigned long long)b->flows);
-		if (b->tx_dropped != a->tx_dropped)
-			fprintf(out, " tx_dropped %llu", (unsigned long long)(b->tx_dropped - a->tx_dropped));
+		if (b->lost != a->lost)
+			fprintf(out, " lost %llu", (unsigned long long)(b->lost - a->lost));
 		if (b->full != a->full)
 			fprintf(out, " full %llu", (unsigned long long)(b->full - a->full));
 	}
@@ -148,13 +148,13 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 	fprintf(out,
 		"},\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
-		"\"tx_dropped\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
+		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
 		"\"refused\":%llu,\"flows\":%llu}}",
 		(unsigned long long)(cur->offload.packets - prev->offload.packets),
 		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
 		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
 		(unsigned long long)(cur->offload.gated - prev->offload.gated),
-		(unsigned long long)(cur->offload.tx_dropped - prev->offload.tx_dropped),
+		(unsigned long long)(cur->offload.lost - prev->offload.lost),
 		(unsigned long long)(cur->offload.installed - prev->offload.installed),
 		(unsigned long long)(cur->offload.expired - prev->offload.expired),
 		(unsigned long long)(cur->offload.invalidated - prev->offload.invalidated),

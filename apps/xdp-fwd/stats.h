@@ -44,7 +44,7 @@ static inline void fwd_count(_Atomic uint64_t *c, uint64_t n)
 struct fwd_offload_sample {
 	uint64_t packets, bytes; /* frames the kernel forwarded (or dropped, passed) for flows arriving here */
 	uint64_t gated;          /* frames of arming flows sent to userspace (in rx_packets too) */
-	uint64_t tx_dropped;     /* frames the kernel dropped on this interface (tx_dropped) since start */
+	uint64_t lost;           /* redirected to this interface by the kernel and not sent (two interfaces) */
 	uint64_t installed, expired, invalidated, full, refused;
 	uint64_t flows;          /* flows installed now (not a counter) */
 };
