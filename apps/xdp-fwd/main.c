@@ -21,6 +21,7 @@
 #include <umem/port.h>
 
 #include "fwd.h"
+#include "offload.h"
 #include "privs.h"
 #include "stats.h"
 #include "worker.h"
@@ -139,7 +140,7 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 
 	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
-	if (cfg->nr_rules)
+	if (cfg->nr_rules || cfg->offload_after)
 		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
 			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
@@ -270,6 +271,7 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	int64_t out = 0;
 
 	fwd_workers_join(ctx);
+	fwd_offload_fini(ctx);
 	detach_steering(ctx);
 	for (uint32_t i = ctx->nr_ports; i-- > 0;) {
 		if (ctx->ports[i].port) {
@@ -343,17 +345,28 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		if (err)
 			return err;
 	}
-	if (cfg->nr_rules) {
+	if (cfg->nr_rules || cfg->offload_after) {
 		err = attach_steering(ctx);
 		if (err)
 			return err;
 	}
+	err = fwd_offload_init(ctx);
+	if (err)
+		return err;
 	err = fwd_workers_init(ctx);
 	if (err) {
 		fprintf(stderr, "xdp-fwd: %s\n", strerror(-err));
 		return err;
 	}
 	return 0;
+}
+
+/* The stats sample, with the kernel's share of --offload-after beside each port's counters. */
+static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	fwd_sample(ctx, s);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_offload_sample(ctx, i, &s->port[i].offload);
 }
 
 static double seconds(uint64_t ns)
@@ -393,7 +406,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			break;
 		if (now < next)
 			continue;
-		fwd_sample(ctx, &cur);
+		sample(ctx, &cur);
 		if (!cfg->quiet) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
@@ -456,7 +469,7 @@ int main(int argc, char **argv)
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 	}
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
-	fwd_sample(&ctx, &start);
+	sample(&ctx, &start);
 	t0 = fwd_now_ns();
 	ret = fwd_workers_start(&ctx);
 	if (!ret)
@@ -466,7 +479,7 @@ int main(int argc, char **argv)
 	for (uint32_t k = 0; k < ctx.nr_workers; k++)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
-	fwd_sample(&ctx, &total);
+	sample(&ctx, &total);
 	fwd_print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
 	out = teardown(&ctx);
 	if (cfg.json)
