@@ -9,7 +9,7 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge xdp_redirect xdp_fwd dpdk_af_xdp"
+SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload dpdk_af_xdp"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu
@@ -48,9 +48,9 @@ ratio() { # WORKLOAD SYSTEM BASE: median(SYSTEM) / median(BASE), or "-"
 		END { if (x != "" && y > 0) printf "%.2f", x / y; else printf "-" }' "$dir/stats.txt"
 }
 
-target() { # LABEL WORKLOAD BASE LIMIT
+target() { # LABEL WORKLOAD BASE LIMIT [SYSTEM]
 	local r
-	r=$(ratio "$2" xdp_fwd "$3")
+	r=$(ratio "$2" "${5:-xdp_fwd}" "$3")
 	if [ "$r" = - ]; then
 		echo "| $1 | not measured |"
 	else
@@ -75,6 +75,14 @@ target() { # LABEL WORKLOAD BASE LIMIT
 	target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect 0.5
 	target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect 0.5
 	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp 1.2
+	if grep -q '"system":"xdp_fwd_offload"' "$dir/samples.json"; then
+		echo
+		echo "| target | xdp_fwd_offload ratio |"
+		echo "|---|---|"
+		target "TCP MTU 1500 vs xdp_redirect" tcp1500 xdp_redirect 0.9 xdp_fwd_offload
+		target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect 0.9 xdp_fwd_offload
+		target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect 0.9 xdp_fwd_offload
+	fi
 	if [ $# -gt 0 ]; then
 		echo
 		printf -- '- %s\n' "$@" | sort -u
