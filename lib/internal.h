@@ -76,6 +76,11 @@ static inline struct umem_pool_fast *pf(struct umem_pool *p)
 }
 
 /* ring.c */
+/* Opens the maps of BPF program prog_fd named names[0..n) into fds[] (left untouched, so -1,
+ * for a name the program lacks); max_entries[k] gets each one's size when not NULL. 0 or
+ * negative errno (the program could not be read). */
+UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n);
+
 UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
 UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);
 UMEM_PRIVATE int umem__ring_push(struct umem_ring *r, const uint64_t *addrs, uint32_t n);

@@ -18,7 +18,6 @@ struct umem_steer_flows {
 	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd;
 	uint32_t max;  /* entries of the flow map */
 	int nr_cpus;
-	uint32_t prog_id;
 };
 
 static void flows_close_fds(struct umem_steer_flows *f)
@@ -30,35 +29,15 @@ static void flows_close_fds(struct umem_steer_flows *f)
 			close(fds[i]);
 }
 
-struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
+int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n)
 {
-	struct umem_steer_flows *f;
 	struct bpf_prog_info pi = {};
 	uint32_t ids[32], len = sizeof(pi);
-	int prog_fd = umem_steer__prog_fd(s), err = 0;
-	struct { const char *name; int *fd; } maps[5];
 
-	if (prog_fd < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->flows_fd = f->gate_fd = f->stats_fd = f->conf_fd = f->devs_fd = -1;
-	f->nr_cpus = libbpf_num_possible_cpus();
-	maps[0].name = UMEM_STEER_MAP_FLOWS, maps[0].fd = &f->flows_fd;
-	maps[1].name = UMEM_STEER_MAP_FLOW_GATE, maps[1].fd = &f->gate_fd;
-	maps[2].name = UMEM_STEER_MAP_FLOW_STATS, maps[2].fd = &f->stats_fd;
-	maps[3].name = UMEM_STEER_MAP_FLOW_CONF, maps[3].fd = &f->conf_fd;
-	maps[4].name = UMEM_STEER_MAP_DEVS, maps[4].fd = &f->devs_fd;
 	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
 	pi.map_ids = (uintptr_t)ids;
-	if (f->nr_cpus <= 0 || bpf_obj_get_info_by_fd(prog_fd, &pi, &len)) {
-		err = f->nr_cpus <= 0 ? -EIO : -errno;
-		goto fail;
-	}
-	f->prog_id = pi.id;
+	if (bpf_obj_get_info_by_fd(prog_fd, &pi, &len))
+		return -errno;
 	for (uint32_t i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
 		struct bpf_map_info mi = {};
 		uint32_t mlen = sizeof(mi);
@@ -71,27 +50,52 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			close(fd);
 			continue;
 		}
-		for (k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
-			if (!strcmp(mi.name, maps[k].name) && *maps[k].fd < 0) {
-				*maps[k].fd = fd;
-				if (maps[k].fd == &f->flows_fd)
-					f->max = mi.max_entries;
+		for (k = 0; k < n; k++) {
+			if (!strcmp(mi.name, names[k]) && fds[k] < 0) {
+				fds[k] = fd;
+				if (max_entries)
+					max_entries[k] = mi.max_entries;
 				break;
 			}
 		}
-		if (k == sizeof(maps) / sizeof(maps[0]))
+		if (k == n)
 			close(fd);
 	}
-	for (size_t k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
-		if (*maps[k].fd < 0) {
-			pr_warn("steer flows: program %u lacks map %s: not a umem_steer with a flow table\n",
-				pi.id, maps[k].name);
+	return 0;
+}
+
+/* Order of the fds in struct umem_steer_flows. */
+static const char *const flow_maps[] = {
+	UMEM_STEER_MAP_FLOWS, UMEM_STEER_MAP_FLOW_GATE, UMEM_STEER_MAP_FLOW_STATS, UMEM_STEER_MAP_FLOW_CONF,
+	UMEM_STEER_MAP_DEVS,
+};
+
+struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
+{
+	int prog_fd = umem_steer__prog_fd(s), fds[5] = { -1, -1, -1, -1, -1 }, err;
+	uint32_t max[5] = { 0 };
+	struct umem_steer_flows *f;
+
+	if (prog_fd < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->nr_cpus = libbpf_num_possible_cpus();
+	err = f->nr_cpus <= 0 ? -EIO : umem__prog_maps(prog_fd, flow_maps, fds, max, 5);
+	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
+	f->max = max[0];
+	for (size_t k = 0; k < 5 && !err; k++) {
+		if (fds[k] < 0) {
+			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
+				flow_maps[k]);
 			err = -ENOENT;
-			goto fail;
 		}
 	}
-	return f;
-fail:
+	if (!err)
+		return f;
 	flows_close_fds(f);
 	free(f);
 	errno = -err;

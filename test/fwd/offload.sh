@@ -28,28 +28,12 @@ off_total() { grep '"type":"total"' "$WORK/fwd.out" | off_of "$@"; }
 off_last() { grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | off_of "$@"; }
 # off_any PORT FIELD: the largest value over all interval lines.
 off_any() { grep '"type":"interval"' "$WORK/fwd.out" | off_of "$@" | sort -n | tail -1; }
-json() { grep -o "\"$2\":[0-9.]*" "$1" | head -1 | cut -d: -f2; }
-
-sink_start() { # NS ARGS...
-	local ns=$1
-	shift
-	: >"$WORK/sink.err"
-	netns_bg SINK_PID "$ns" "$GEN" sink -i eth0 --json --duration 60 "$@" >"$WORK/sink.out" 2>"$WORK/sink.err"
-	wait_for 10 grep -q "sink ready" "$WORK/sink.err" || fail "sink did not start"
-}
-sink_wait() {
-	local rc=0
-	wait "$SINK_PID" || rc=$?
-	netns_stop "$SINK_PID"
-	[ $rc = 0 ] || fail "sink exited with $rc"
-}
+# shellcheck source=../common/xsk_gen.sh
+. "$SRC/test/common/xsk_gen.sh"
 gen() { # HOST ARGS...
 	local k=$1
 	shift
 	in_host "$k" "$GEN" gen -i eth0 --json "$@" >"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen $*"
-}
-expect_json() { # FILE KEY VALUE
-	[ "$(json "$1" "$2")" = "$3" ] || fail "$(basename "$1"): $2 = $(json "$1" "$2"), expected $3"
 }
 
 topo_up --hosts 3
@@ -60,7 +44,7 @@ sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --count 30000 --rate 30000 --size 200
 sink_wait
 for k in frames:30000 lost:0 reordered:0 duplicates:0 bad:0; do
-	expect_json "$WORK/sink.out" "${k%%:*}" "${k#*:}"
+	expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
 done
 # Idle expiry: the flow leaves the kernel after 1 s without frames.
 expired() { [ "$(off_last m0@0 flows)" = 0 ] && [ "$(off_any m0@0 expired)" -ge 1 ]; }
@@ -69,7 +53,7 @@ wait_for 10 expired || fail "the flow did not expire"
 sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --count 5000 --rate 20000 --size 200
 sink_wait
-for k in frames:5000 lost:0 reordered:0; do expect_json "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
 fwd_stop INT
 no_xdp_left || fail "an XDP program is still attached after exit"
 rx=$(port_total m0@0 rx_packets)
@@ -90,7 +74,7 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --rule "udp dport 909
 sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --count 3000 --rate 20000
 sink_wait
-expect_json "$WORK/sink.out" frames 3000
+expect "$WORK/sink.out" frames 3000
 fwd_stop INT
 [ "$(off_total m0@0 installed)" = 0 ] || fail "a rule-matched flow was offloaded"
 [ "$(off_total m0@0 packets)" = 0 ] || fail "the kernel forwarded rule-matched frames"
@@ -101,12 +85,12 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --offload-max 1 --jso
 sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7001
 sink_wait
-expect_json "$WORK/sink.out" frames 2000
+expect "$WORK/sink.out" frames 2000
 sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7002
 sink_wait
-expect_json "$WORK/sink.out" frames 2000
-expect_json "$WORK/sink.out" lost 0
+expect "$WORK/sink.out" frames 2000
+expect "$WORK/sink.out" lost 0
 fwd_stop INT
 [ "$(off_total m0@0 installed)" = 1 ] || fail "installed $(off_total m0@0 installed) flows with room for 1"
 [ "$(off_total m0@0 full)" -ge 1 ] || fail "the full table was not counted"
@@ -149,7 +133,7 @@ in_host 1 ping -c 1 -W 1 "$TOPO_IP0" >/dev/null || fail "ping h1 -> h0"
 sink_start "$TOPO_H1" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
-expect_json "$WORK/sink.out" frames 3000
+expect "$WORK/sink.out" frames 3000
 l2_installed() { [ "$(off_last m0@0 flows)" = 1 ]; }
 wait_for 5 l2_installed || fail "the l2 flow to $X was not installed"
 # X moves to host 2: a frame from X on m2; host 0's frames to X must follow it.
@@ -159,7 +143,7 @@ wait_for 5 invalidated || fail "the move did not invalidate the flow"
 sink_start "$TOPO_H2" --idle 1
 gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
-expect_json "$WORK/sink.out" frames 3000
+expect "$WORK/sink.out" frames 3000
 fwd_stop INT
 
 log "TCP at MTU 9000 offloaded"
