@@ -479,15 +479,19 @@ static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct u
 	return verdict;
 }
 
-/* A subprogram of its own: inlined after the rule scan, its branches multiply the verifier's
- * states past its limit. Returns a verdict, or -1 when no flow decides. */
-static __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, __u32 *index,
-				  __u16 *action)
+/* A global function: the verifier checks it once, on its own (inlined after the rule scan its
+ * branches multiply the states past the verifier's limit; a static subprogram is checked again
+ * for every state it is called in, which took seconds). Returns a verdict, or -1 when no flow
+ * decides. */
+__noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, __u32 *index, __u16 *action)
 {
 	struct umem_steer_flow_key k = {};
-	struct umem_steer_flow *fl = flow_find(ctx, p, &k);
+	struct umem_steer_flow *fl;
 	int verdict;
 
+	if (!ctx || !p || !index || !action)
+		return -1;
+	fl = flow_find(ctx, p, &k);
 	if (!fl)
 		return -1;
 	verdict = flow_apply(fl, &k, bytes);

@@ -590,5 +590,6 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->invalidated = atomic_load(&k->invalidated);
 	out->full = atomic_load(&k->full);
 	out->refused = atomic_load(&k->refused);
+	out->forced = atomic_load(&k->forced);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }

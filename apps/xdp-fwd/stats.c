@@ -43,6 +43,7 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->offload.invalidated += s->offload.invalidated;
 	sum->offload.full += s->offload.full;
 	sum->offload.refused += s->offload.refused;
+	sum->offload.forced += s->offload.forced;
 	sum->offload.flows += s->offload.flows;
 }
 
@@ -151,7 +152,7 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 	fprintf(out,
 		"},\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
-		"\"refused\":%llu,\"flows\":%llu}}",
+		"\"refused\":%llu,\"forced\":%llu,\"flows\":%llu}}",
 		(unsigned long long)(cur->offload.packets - prev->offload.packets),
 		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
 		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
@@ -162,6 +163,7 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		(unsigned long long)(cur->offload.invalidated - prev->offload.invalidated),
 		(unsigned long long)(cur->offload.full - prev->offload.full),
 		(unsigned long long)(cur->offload.refused - prev->offload.refused),
+		(unsigned long long)(cur->offload.forced - prev->offload.forced),
 		(unsigned long long)cur->offload.flows);
 }
 

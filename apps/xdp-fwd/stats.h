@@ -49,6 +49,7 @@ struct fwd_offload_sample {
 	uint64_t gated;          /* frames of arming flows sent to userspace (in rx_packets too) */
 	uint64_t lost;           /* redirected to this interface by the kernel and not sent (two interfaces) */
 	uint64_t installed, expired, invalidated, full, refused;
+	uint64_t forced;         /* gates opened after 1 s without the RX ring running empty */
 	uint64_t flows;          /* flows installed now (not a counter) */
 };
 

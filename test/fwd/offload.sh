@@ -40,7 +40,7 @@ topo_up --hosts 3
 
 log "UDP sequence stream across the switch point: 0 lost, 0 reordered, counters add up"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --offload-idle 1 --json --interval 0.2
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 30000 --rate 30000 --size 200
 sink_wait
 for k in frames:30000 lost:0 reordered:0 duplicates:0 bad:0; do
@@ -50,7 +50,7 @@ done
 expired() { [ "$(off_last m0@0 flows)" = 0 ] && [ "$(off_any m0@0 expired)" -ge 1 ]; }
 wait_for 10 expired || fail "the flow did not expire"
 # Back in userspace: the next stream again starts there, then moves.
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 5000 --rate 20000 --size 200
 sink_wait
 for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
@@ -71,7 +71,7 @@ total=$((rx + off))
 
 log "a '-> sock' rule keeps its flows in userspace"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --rule "udp dport 9091 -> sock 0" --json
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 3000 --rate 20000
 sink_wait
 expect "$WORK/sink.out" frames 3000
@@ -82,11 +82,11 @@ fwd_stop INT
 
 log "a full flow table falls back to userspace and counts it"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --offload-max 1 --json
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7001
 sink_wait
 expect "$WORK/sink.out" frames 2000
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7002
 sink_wait
 expect "$WORK/sink.out" frames 2000
@@ -97,7 +97,7 @@ fwd_stop INT
 
 log "kill -9 leaves no XDP program and no pinned map"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 8 --json
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --count 1000 --rate 10000
 sink_wait
 # umem-steer lists the flow the forwarder installed, with its counters.
@@ -130,7 +130,7 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after
 X=$TOPO_MAC1
 # X speaks from host 1 (learned behind m1), then host 0 streams to X: offloaded m0 -> m1.
 in_host 1 ping -c 1 -W 1 "$TOPO_IP0" >/dev/null || fail "ping h1 -> h0"
-sink_start "$TOPO_H1" --idle 1
+sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
 expect "$WORK/sink.out" frames 3000
@@ -140,7 +140,7 @@ wait_for 5 l2_installed || fail "the l2 flow to $X was not installed"
 gen 2 --src-mac "$X" --dst-mac "$TOPO_MAC0" --dst-ip "$TOPO_IP0" --count 5 --rate 1000
 invalidated() { [ "$(off_any m0@0 invalidated)" -ge 1 ]; }
 wait_for 5 invalidated || fail "the move did not invalidate the flow"
-sink_start "$TOPO_H2" --idle 1
+sink_start "$TOPO_H2" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
 expect "$WORK/sink.out" frames 3000
