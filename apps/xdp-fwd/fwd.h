@@ -73,7 +73,7 @@ struct fwd_config {
 	bool need_wakeup;
 	bool multi_buffer;    /* XDP_USE_SG: frames larger than a chunk */
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
-	uint32_t busy_poll_budget; /* 0: the kernel's default */
+	uint32_t busy_poll_budget; /* 0: the batch size */
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;

@@ -18,8 +18,6 @@
 #include <umem/umem.h>
 
 #define BATCH 64
-/* 32 MiB of 4 KiB pages: room for the default rings (fill 4096, RX and TX 2048 each) at once. */
-#define AREA_PAGES 8192
 
 /* The option names are those of the other libumem tools (docs/CLI.md). This example parses them
  * itself, with plain getopt_long, so that it builds from an installed libumem alone. */
@@ -140,11 +138,14 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	/* The embedding in four calls: area (the UMEM), pool (buffers), port (the AF_XDP socket). */
-	struct umem_area *area = umem_area__create(AREA_PAGES, NULL);
+	/* Sized for the default rings of one port, all full at once (fill 4096, RX and TX 2048). */
+	int64_t pages = umem_port__pages_needed(1, 0, NULL, NULL);
+	struct umem_area *area = pages > 0 ? umem_area__create((uint32_t)pages, NULL) : NULL;
 	struct umem_pool *pool = area ? umem_pool__create(area, NULL) : NULL;
 	struct umem_port *port = pool ? umem_port__create(area, pool, ifname, (uint32_t)queue, NULL) : NULL;
 	if (!port) {
-		fprintf(stderr, "xdp-reflect: %s@%lu: %s\n", ifname, queue, strerror(errno));
+		fprintf(stderr, "xdp-reflect: %s@%lu: %s\n", ifname, queue,
+			strerror(pages < 0 ? (int)-pages : errno));
 		umem_pool__destroy(pool);
 		umem_area__destroy(area);
 		return 1;

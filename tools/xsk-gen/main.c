@@ -34,7 +34,6 @@
 #include "gen.h"
 
 #define BATCH_MAX 256u
-#define AREA_PAGES 8192u /* 32 MiB: the sink's fill ring (4096 pages) and a full TX ring of frames */
 #define CHUNK 4096u
 
 struct config {
@@ -376,9 +375,12 @@ static int world_open(struct world *w, const struct config *cfg)
 	struct umem_steer_rule rule;
 	char text[64];
 	int err;
+	int64_t pages = umem_port__pages_needed(1, 0, &ao, &po);
 
 	*w = (struct world){ 0 };
-	w->area = umem_area__create(AREA_PAGES, &ao);
+	if (pages < 0)
+		return (int)pages;
+	w->area = umem_area__create((uint32_t)pages, &ao);
 	if (!w->area || !(w->pool = umem_pool__create(w->area, NULL)))
 		return -errno;
 	/* No default program: the generator's host keeps its replies and ARP; the sink steers. */
