@@ -104,4 +104,15 @@ const char *fwd_mode_name(enum fwd_mode mode);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
 
+/* rules.c */
+/* The rule that sends ARP requests to the kernel (action pass, first in the program's order to
+ * match them), or -1. */
+int fwd_rule_passing_arp(const struct fwd_config *cfg);
+/* Warns on out, per interface without an IPv4 address, when a rule hands ARP to its kernel:
+ * nothing answers, and hosts across the forwarder stop resolving each other. Returns the
+ * number of warnings. */
+int fwd_warn_rules(const struct fwd_config *cfg, FILE *out);
+/* Whether ifname has an IPv4 address: 1, 0, or -1 (getifaddrs failed); tests replace it. */
+extern int (*fwd_if_has_ipv4)(const char *ifname);
+
 #endif

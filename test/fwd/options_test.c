@@ -208,6 +208,48 @@ static void test_queue_ranges(void)
 	fwd_queue_count = umem_port__queue_count;
 }
 
+static int no_addr(const char *ifname)
+{
+	return !strcmp(ifname, "addr0"); /* only addr0 has an IPv4 address */
+}
+
+/* Which rule set hands ARP to the kernel, and the warning for interfaces without an address. */
+static void test_rules_arp(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 0);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> drop", "-r", "any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "ethertype arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 0);
+	/* Not ARP, or taken before the pass rule, or not the broadcast of a request: no warning. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> pass", "-r", "ipv4 -> pass",
+		       "-r", "dmac 02:00:00:00:00:01 -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), -1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "arp -> queue", "-r", "any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), -1);
+	/* Priority decides, not the order given; a narrower rule first does not cover all ARP. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "prio 9 arp -> queue", "-r", "prio 1 any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "vlan 5 arp -> drop", "-r", "arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+
+	fwd_if_has_ipv4 = no_addr;
+	CHECK_EQ(PARSE(&cfg, err, "-i", "addr0", "-i", "b@0-1", "-m", "reflect", "-r", "arp -> pass"), 0);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(fwd_warn_rules(&cfg, f), 1); /* b once, whatever its queues; addr0 can answer */
+	fclose(f);
+	CHECK(strstr(buf, "rule 'arp -> pass' hands ARP arriving on b to the kernel, which has no IPv4 address"),
+	      "warning: %s", buf);
+	free(buf);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> drop"), 0);
+	CHECK_EQ(fwd_warn_rules(&cfg, stderr), 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -216,6 +258,7 @@ int main(void)
 	test_queue_ranges();
 	test_cpu_list();
 	test_help();
+	test_rules_arp();
 	printf("fwd_options: ok\n");
 	return 0;
 }
