@@ -74,16 +74,18 @@ grep -q "^## .*\b$version\b" "$src/CHANGELOG.md" || fail "CHANGELOG.md has no se
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-awk '/^```c$/ { f = 1; next } /^```$/ { if (f) exit } f' "$src/docs/GETTING-STARTED.md" >"$work/app.c"
-printf 'int reflect(const char *ifname);\nint main(int argc, char **argv) { return argc > 1 ? -reflect(argv[1]) : 2; }\n' >"$work/main.c"
+# The first C block is the library code, the second its main(): two files, as the guide says.
+awk -v dir="$work" '/^```c$/ { f = 1; n++; next } /^```$/ { f = 0 } f { print > (dir "/block" n ".c") }' \
+	"$src/docs/GETTING-STARTED.md"
 lib=$(ls "${UMEM_BUILD_DIR:?}"/lib/libumem.so 2>/dev/null)
-if [ ! -s "$work/app.c" ]; then
-	fail "no C program in docs/GETTING-STARTED.md"
-elif ! cc -std=gnu11 -c -o "$work/app.o" -Wall -Wextra -Werror -I"$src/include" "$work/app.c"; then
+if [ ! -s "$work/block1.c" ] || [ ! -s "$work/block2.c" ]; then
+	fail "docs/GETTING-STARTED.md lacks its two C blocks (the program and its main)"
+elif ! cc -std=gnu11 -c -o "$work/app.o" -Wall -Wextra -Werror -I"$src/include" "$work/block1.c" ||
+     ! cc -std=gnu11 -c -o "$work/main.o" -Wall -Wextra -Werror "$work/block2.c"; then
 	fail "the program in docs/GETTING-STARTED.md does not compile"
 elif [ -z "$lib" ]; then
 	fail "libumem.so not built in $UMEM_BUILD_DIR/lib"
-elif ! cc -o "$work/app" "$work/app.o" "$work/main.c" "$lib"; then
+elif ! cc -o "$work/app" "$work/app.o" "$work/main.o" "$lib"; then
 	fail "the program in docs/GETTING-STARTED.md does not link against libumem"
 fi
 
