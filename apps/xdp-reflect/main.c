@@ -29,6 +29,7 @@ static const struct opt_help {
 	{ { "queue", required_argument, NULL, 'q' }, "N", "RX queue (default 0)" },
 	{ { "swap-ip", no_argument, NULL, 'I' }, NULL, "also swap IPv4 addresses and UDP/TCP ports" },
 	{ { "count", required_argument, NULL, 'n' }, "N", "exit after reflecting N frames" },
+	{ { "xdp-mode", required_argument, NULL, 256 }, "MODE", "native, skb or auto (default)" },
 	{ { "help", no_argument, NULL, 'h' }, NULL, "print this help and exit" },
 	{ { "version", no_argument, NULL, 'V' }, NULL, "print the version and exit" },
 };
@@ -50,8 +51,12 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NR_OPTS; i++) {
 		char left[32];
 
-		snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].opt.val, opts[i].opt.name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		if (opts[i].opt.val < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].opt.val, opts[i].opt.name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", opts[i].opt.name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
 		fprintf(out, "  %-24s  %s\n", left, opts[i].help);
 	}
 }
@@ -107,6 +112,7 @@ int main(int argc, char **argv)
 	const char *ifname = NULL;
 	unsigned long queue = 0, count = 0;
 	bool swap_ip = false;
+	uint32_t xdp_attach = UMEM_PORT_ATTACH_AUTO;
 	int c;
 
 	for (size_t i = 0; i < NR_OPTS; i++)
@@ -119,6 +125,16 @@ int main(int argc, char **argv)
 		case 'q': queue = number(optarg, "queue", UINT32_MAX); break;
 		case 'I': swap_ip = true; break;
 		case 'n': count = number(optarg, "count", ULONG_MAX); break;
+		case 256: /* --xdp-mode, long only */
+			if (!strcmp(optarg, "native"))
+				xdp_attach = UMEM_PORT_ATTACH_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				xdp_attach = UMEM_PORT_ATTACH_GENERIC;
+			else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "xdp-reflect: --xdp-mode: unknown mode '%s' (native, skb, auto)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("xdp-reflect (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR); return 0;
 		default: /* getopt's own message would name argv[0], a path */
@@ -142,7 +158,8 @@ int main(int argc, char **argv)
 	int64_t pages = umem_port__pages_needed(1, 0, NULL, NULL);
 	struct umem_area *area = pages > 0 ? umem_area__create((uint32_t)pages, NULL) : NULL;
 	struct umem_pool *pool = area ? umem_pool__create(area, NULL) : NULL;
-	struct umem_port *port = pool ? umem_port__create(area, pool, ifname, (uint32_t)queue, NULL) : NULL;
+	UMEM_OPTS(umem_port_opts, po, .xdp_attach = xdp_attach);
+	struct umem_port *port = pool ? umem_port__create(area, pool, ifname, (uint32_t)queue, &po) : NULL;
 	if (!port) {
 		fprintf(stderr, "xdp-reflect: %s@%lu: %s\n", ifname, queue,
 			strerror(pages < 0 ? (int)-pages : errno));
