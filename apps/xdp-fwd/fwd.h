@@ -63,6 +63,7 @@ struct fwd_config {
 	bool queue_ranges;    /* some -i has several queues: groups are queues, not ports */
 	enum fwd_mode mode;
 	enum fwd_bind_mode bind;
+	uint32_t xdp_attach;  /* enum umem_port_xdp_attach (= enum umem_steer_mode): --xdp-mode */
 	enum fwd_profile profile;
 	uint32_t batch;       /* descriptors per burst */
 	uint32_t rx_ring, tx_ring, fill_ring, comp_ring; /* 0: the port library's default */

@@ -44,6 +44,11 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.workers, 1);
 	CHECK(cfg.need_wakeup && !cfg.unaligned && !cfg.hugepages && !cfg.json, "flags");
 	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_AUTO);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode", "skb"), 0);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_GENERIC);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode=native"), 0);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_NATIVE);
 	/* wire is the default mode */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
 	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
@@ -117,6 +122,7 @@ static void test_bad_arguments(void)
 	BAD("2 workers", "-i", "a", "-i", "b", "--cpus", "0", "-w", "2");
 	BAD("seconds", "-i", "a", "-i", "b", "--duration", "soon");
 	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
+	BAD("--xdp-mode: unknown mode 'drv' (native, skb, auto)", "-i", "a", "-i", "b", "--xdp-mode", "drv");
 	BAD("no AF_XDP zero-copy", "-i", "a", "-i", "b", "--profile", "mvpp2", "--zero-copy");
 	BAD("unexpected argument 'b'", "-i", "a", "b");
 	BAD("--rule 'udp dport -> pass': not a steering rule", "-i", "a", "-i", "b", "--rule", "udp dport -> pass");
