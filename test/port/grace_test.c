@@ -63,9 +63,9 @@ int main(void)
 	}
 	close(fd);
 	refuse_membarrier();
-	umem_set_print(capture);
+	umem_print_fn_t old = umem_set_print(capture);
 	CHECK_EQ(umem_port__destroy(p), 0);
-	umem_set_print(NULL);
+	umem_set_print(old);
 	CHECK(strstr(debug_log, "RCU grace period through a map-in-map update"),
 	      "no grace period when membarrier is refused; log: %s", debug_log);
 	world_fini(&w);
