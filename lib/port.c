@@ -618,7 +618,8 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	 * it. The queue's first socket sees an empty fill ring. */
 	if (umem__port_refill(p, 1) < 0 && !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer,
 									   __ATOMIC_ACQUIRE))) {
-		pr_warn("port %s:%u: the pool has no buffers for the fill ring\n", ifname, queue);
+		pr_warn("port %s:%u: the pool has no buffers for the fill ring (size the area with "
+			"umem_port__pages_needed())\n", ifname, queue);
 		err = -ENOMEM;
 		goto close_sock;
 	}
