@@ -2,6 +2,7 @@
 /* Steering flow table (offload): add, delete, look up, iterate and expire flows; the ordered
  * switch's gate; the per-program flow counters; frame parsing into flow keys. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include <bpf/libbpf.h>
 #include <umem/steer.h>
 #include "internal.h"
+#include "steer_internal.h"
+#include "steer.skel.h"
 
 struct umem_steer_flows {
 	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd;
@@ -44,6 +47,17 @@ int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *m
 		int fd = bpf_map_get_fd_by_id(ids[i]);
 		size_t k;
 
+		if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+			int err = -errno;
+
+			pr_warn("cannot open the maps of BPF program by id: %s (needs CAP_SYS_ADMIN)\n", strerror(errno));
+			for (k = 0; k < n; k++)
+				if (fds[k] >= 0) {
+					close(fds[k]);
+					fds[k] = -1;
+				}
+			return err;
+		}
 		if (fd < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
@@ -84,7 +98,25 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	if (!f)
 		return NULL;
 	f->nr_cpus = libbpf_num_possible_cpus();
-	err = f->nr_cpus <= 0 ? -EIO : umem__prog_maps(prog_fd, flow_maps, fds, max, 5);
+	if (f->nr_cpus <= 0) {
+		err = -EIO;
+	} else if (s->skel) {
+		/* Our own object: its fds, duplicated (no lookup by id, which needs CAP_SYS_ADMIN;
+		 * xdp-fwd holds only the capabilities the program needs). */
+		err = 0;
+		for (size_t k = 0; k < 5; k++) {
+			struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, flow_maps[k]);
+
+			if (m && bpf_map__fd(m) >= 0) {
+				fds[k] = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 0);
+				max[k] = bpf_map__max_entries(m);
+				if (fds[k] < 0)
+					err = -errno;
+			}
+		}
+	} else {
+		err = umem__prog_maps(prog_fd, flow_maps, fds, max, 5);
+	}
 	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
 	f->max = max[0];
 	for (size_t k = 0; k < 5 && !err; k++) {

@@ -407,14 +407,18 @@ static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 static void check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
-	uint64_t tx[FWD_MAX_PORTS];
+	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS];
 
 	if (ctx->nr_ifaces != 2 || pthread_mutex_trylock(&off->lock))
 		return;
+	/* Redirects first, the interfaces' counts after: a frame redirected by then has had the
+	 * time to be sent (the count lags by what the target still queues). */
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		rs[f] = redirected_to(ctx, f);
 	memcpy(tx, off->tx0, sizeof(tx));
 	read_tx_packets(off, ctx->nr_ifaces, tx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t r = redirected_to(ctx, f), sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
+		uint64_t r = rs[f], sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
 		uint64_t delivered = sent > u ? sent - u : 0, lost = r > delivered ? r - delivered : 0;
 		uint64_t dr = r - off->redirected_seen[f], dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
 
