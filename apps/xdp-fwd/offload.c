@@ -25,7 +25,9 @@ struct off_flow {
 	uint64_t seen_ns;      /* last frame in userspace */
 	uint64_t since_ns;     /* when the state began */
 	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
-	uint64_t armed_turn;   /* ARMING: the worker's loop turn of the add */
+	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
+	bool have_pre;         /* gated_pre is valid */
 	uint32_t out_ifindex;
 	uint16_t in, out;      /* ports */
 	uint8_t state;
@@ -252,7 +254,8 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->since_ns = now;
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
-	e->armed_turn = ow->turn;
+	e->have_pre = false;
+	e->pre_hi = UINT32_MAX;
 	ow->nr_arming++;
 }
 
@@ -349,12 +352,18 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 			umem_steer_flows__release(f, &e->key, v.gated);
 			continue;
 		}
-		/* Frames queued before the add are not in gated: only an RX burst after the add
-		 * that did not fill the batch has taken them all from the ring. Frames queued since
-		 * are in gated and keep the gate shut until sent. */
-		if (e->armed_turn == ow->turn || ow->rx_full[e->in] || tx_inflight(ctx, e->out))
-			continue;
-		umem_steer_flows__release(f, &e->key, e->frames);
+		/* Frames queued before the add are seen here but not in gated. This turn's RX burst
+		 * came after the last lookup: when it did not fill the batch, every frame gated
+		 * before that lookup has been seen, so frames - gated_pre bounds from above those
+		 * that were not gated. Released as sent: frames minus that bound, never more than
+		 * the gated frames seen, so the gate opens only once all of them were sent. */
+		if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
+		    e->frames - e->gated_pre < e->pre_hi)
+			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
+		if (e->pre_hi != UINT32_MAX && !tx_inflight(ctx, e->out))
+			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
+		e->gated_pre = v.gated;
+		e->have_pre = true;
 	}
 }
 
