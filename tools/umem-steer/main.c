@@ -55,8 +55,9 @@ static void more_help(FILE *out)
 		snprintf(left, sizeof(left), "%s %s", cmds[i].name, cmds[i].args);
 		cli_help_item(out, left, cmds[i].help);
 	}
-	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, e.g.\n"
-		     "  umem-steer add eth0 udp dport 5000 -> sock 1\n"
+	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, quoted (the shell reads > as a\n"
+		     "redirection), e.g.\n"
+		     "  umem-steer add eth0 'udp dport 5000 -> sock 1'\n"
 		     "See umem-steer(8) for the matches and actions.\n");
 }
 
