@@ -172,7 +172,7 @@ int umem__xdp_remove_foreign(const char *who, int ifindex, const struct xdp_foun
 {
 	if (!replace) {
 		pr_warn("%s: XDP program '%s' (id %u) is attached and is not ours: refusing to "
-			"replace it (UMEM_STEER_F_REPLACE / --replace to override)\n",
+			"replace it (UMEM_STEER_F_REPLACE overrides)\n",
 			who, f->foreign_name, f->foreign_id);
 		return -EBUSY;
 	}
