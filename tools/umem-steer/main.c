@@ -93,7 +93,10 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 	if (n < 0)
 		return n;
 	printf("program %u, %s XDP via %s, owner pid %u%s\n", info.prog_id, mode_name(info.mode),
-	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp (outlives its owner)" : "bpf_link (dies with its owner)", info.owner_pid,
+	       /* Not a link: libxdp, or netlink as ip(8) and libxdp's single-program fallback attach */
+	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp or netlink (outlives its owner)" :
+							 "bpf_link (dies with its owner)",
+	       info.owner_pid,
 	       info.owner_alive ? "" : " (gone)");
 	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s\n", info.nr_sockets,
 	       info.nr_queues, (unsigned long long)info.generation,
