@@ -3,11 +3,12 @@
  * xdp-fwd: forwards frames between AF_XDP ports that share one UMEM.
  *
  * Start-up creates, in order, the area, one pool per worker, the ports (first to last) and the
- * workers; any failure unwinds what exists, in reverse. SIGINT/SIGTERM (and --duration,
+ * workers; any failure unwinds what exists, in reverse. SIGINT/SIGTERM/SIGHUP (and --duration,
  * --count) stop RX, let the workers drain TX completions, destroy the ports (which detaches
  * the XDP program and returns every buffer) and then the pools; the frames still out at that
  * point are reported and must be zero. Signals are blocked in every thread and taken by the
- * main thread with sigtimedwait(), which also paces the stats output.
+ * main thread with sigtimedwait(), which also paces the stats output (SIGUSR1: print them now)
+ * and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,8 +22,12 @@
 #include <umem/port.h>
 
 #include "fwd.h"
+#include "live.h"
+#include "lock.h"
 #include "privs.h"
+#include "rules.h"
 #include "stats.h"
+#include "sys.h"
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
@@ -62,8 +67,28 @@ static uint32_t fill_size(const struct fwd_config *cfg)
 	return cfg->fill_ring ? cfg->fill_ring : 2 * rx;
 }
 
+bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
+}
+
+/* Frames that every fill ring and every TX ring full at once take, plus the pools' caches and
+ * the cross-worker queues: with that many the pools never run dry in steady state. */
+static uint64_t frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)
+{
+	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
+	uint64_t frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
+			  nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
+
+	if (nr_workers > 1)
+		frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
+	return frames;
+}
+
 /* Checks that need the system but change nothing: every interface exists, multi-buffer is on
- * when an MTU needs it. */
+ * when an MTU needs it, every rule's target is served. */
 static int check_system(struct fwd_config *cfg)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
@@ -83,32 +108,23 @@ static int check_system(struct fwd_config *cfg)
 				ifname, mtu, FWD_MVPP2_XDP_MTU, ifname, FWD_MVPP2_XDP_MTU);
 			return -EINVAL;
 		}
-		if (!cfg->multi_buffer && mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM) {
+		if (!cfg->multi_buffer && fwd_mtu_needs_multi_buffer(cfg, mtu)) {
 			fprintf(stderr, "xdp-fwd: %s has MTU %u, more than one %u-byte chunk holds: multi-buffer on\n",
 				ifname, mtu, chunk);
 			cfg->multi_buffer = true;
 		}
 	}
-	return 0;
+	return fwd_rules_check(cfg);
 }
 
 static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
-	uint64_t frames = cfg->frames;
+	uint64_t frames = cfg->frames ? cfg->frames : frames_needed(cfg, nr_workers);
 	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
 		  .flags = cfg->hugepages ? UMEM_AREA_F_HUGEPAGES : 0);
 	uint64_t pages;
 
-	if (!frames) {
-		/* Every fill ring full and every TX ring full at once, plus the pools' caches and
-		 * the cross-worker queues: the pools never run dry in steady state. */
-		frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
-			 nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
-		if (nr_workers > 1)
-			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
-	}
 	/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned). */
 	pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
 	if (cfg->hugepages) /* whole 2 MiB pages */
@@ -116,7 +132,7 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 	return umem_area__create((uint32_t)pages, &opts);
 }
 
-static int create_port(struct fwd_ctx *ctx, uint32_t i)
+int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const struct fwd_port_spec *spec = &cfg->ports[i];
@@ -139,9 +155,31 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 		int err = errno;
 
 		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(err));
+		if (err == EOPNOTSUPP && cfg->bind == FWD_BIND_ZEROCOPY)
+			fprintf(stderr, "xdp-fwd: %s has no AF_XDP zero-copy: run without -z (zero-copy where "
+				"the driver has it, copy mode elsewhere) or with --copy\n", spec->ifname);
+		if (err == ENOMEM && cfg->frames)
+			fprintf(stderr, "xdp-fwd: --frames %u is too few: the rings need %llu frames (the fill "
+				"and TX rings of %u ports, plus the pools' caches); raise --frames or shrink "
+				"--fill-ring/--tx-ring\n", cfg->frames,
+				(unsigned long long)frames_needed(cfg, ctx->nr_workers), cfg->nr_ports);
 		return -err;
 	}
 	return 0;
+}
+
+void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct fwd_port *p = &ctx->ports[i];
+	int left;
+
+	if (!p->port)
+		return;
+	fwd_port_save_kernel_stats(p);
+	left = umem_port__destroy(p->port);
+	p->port = NULL;
+	if (left > 0) /* the kernel never completed them: they cannot come home */
+		ctx->abandoned += (uint64_t)left;
 }
 
 /* First port on the interface of port i (the one that holds the interface's steering handle). */
@@ -155,57 +193,82 @@ static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
 
 /* --rule: one steering program per interface with every rule; each port's socket registered at
  * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
-static int attach_steering(struct fwd_ctx *ctx)
+int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	const char *ifname = cfg->ports[first].ifname;
+	int err;
+
+	ctx->steer[first] = umem_steer__attach(ifname, NULL);
+	if (!ctx->steer[first]) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		struct umem_steer_rule rule = cfg->rules[r];
+
+		err = umem_steer__add_rule(ctx->steer[first], &rule);
+		if (err) {
+			fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", ifname, cfg->rule_text[r], strerror(-err));
+			return err;
+		}
+		ctx->rule_id[first][r] = rule.id;
+	}
+	return fwd_steer_sockets(ctx, first, true);
+}
+
+int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		const struct fwd_port_spec *spec = &cfg->ports[i];
-		uint32_t first = first_on_interface(ctx, i);
+	for (uint32_t i = first; ctx->steer[first] && i < ctx->nr_ports; i++) {
 		int err;
 
-		if (first == i) {
-			ctx->steer[i] = umem_steer__attach(spec->ifname, NULL);
-			if (!ctx->steer[i]) {
-				err = -errno;
-				fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n",
-					spec->ifname, strerror(-err));
-				return err;
-			}
-			for (uint32_t r = 0; r < cfg->nr_rules; r++) {
-				struct umem_steer_rule rule = cfg->rules[r];
-
-				err = umem_steer__add_rule(ctx->steer[i], &rule);
-				if (err) {
-					fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", spec->ifname,
-						cfg->rule_text[r], strerror(-err));
-					return err;
-				}
-			}
-		}
-		err = umem_steer__set_socket(ctx->steer[first], spec->queue, umem_port__fd(ctx->ports[i].port));
-		if (err) {
+		if (first_on_interface(ctx, i) != first || !ctx->ports[i].port)
+			continue;
+		err = umem_steer__set_socket(ctx->steer[first], cfg->ports[i].queue,
+					     on ? umem_port__fd(ctx->ports[i].port) : -1);
+		if (err && on) {
 			fprintf(stderr, "xdp-fwd: %s: cannot register the socket of queue %u: %s\n",
-				spec->ifname, spec->queue, strerror(-err));
+				cfg->ports[i].ifname, cfg->ports[i].queue, strerror(-err));
 			return err;
 		}
 	}
 	return 0;
 }
 
-static void detach_steering(struct fwd_ctx *ctx)
+static int attach_steering(struct fwd_ctx *ctx)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		struct umem_steer *s = ctx->steer[first_on_interface(ctx, i)];
+		int err = first_on_interface(ctx, i) == i ? fwd_open_steering(ctx, i) : 0;
 
-		/* The port library wants its socket out of our map before it is destroyed. */
-		if (s && ctx->ports[i].port)
-			umem_steer__set_socket(s, ctx->cfg->ports[i].queue, -1);
+		if (err)
+			return err;
 	}
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		umem_steer__detach(ctx->steer[i]);
-		ctx->steer[i] = NULL;
-	}
+	return 0;
+}
+
+static void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out);
+
+void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
+{
+	struct umem_steer *s = ctx->steer[first];
+
+	if (!s)
+		return;
+	/* Counters restart with a new program: what this one counted is kept. */
+	fwd_steer_sample_read(ctx, first, &ctx->steer_base[first]);
+	/* The port library wants its socket out of our map before it is destroyed. */
+	fwd_steer_sockets(ctx, first, false);
+	umem_steer__detach(s);
+	ctx->steer[first] = NULL;
+}
+
+static void detach_steering(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_close_steering(ctx, i);
 }
 
 /* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges
@@ -261,15 +324,9 @@ static int64_t teardown(struct fwd_ctx *ctx)
 
 	fwd_workers_join(ctx);
 	detach_steering(ctx);
-	for (uint32_t i = ctx->nr_ports; i-- > 0;) {
-		if (ctx->ports[i].port) {
-			int left = umem_port__destroy(ctx->ports[i].port);
-
-			if (left > 0)
-				out += left;
-			ctx->ports[i].port = NULL;
-		}
-	}
+	for (uint32_t i = ctx->nr_ports; i-- > 0;)
+		fwd_close_port(ctx, i);
+	out += (int64_t)ctx->abandoned;
 	for (uint32_t k = ctx->nr_workers; k-- > 0;) {
 		if (ctx->workers[k].pool) {
 			int left = umem_pool__destroy(ctx->workers[k].pool);
@@ -335,7 +392,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		err = create_port(ctx, i);
+		err = fwd_open_port(ctx, i);
 		if (err)
 			return err;
 	}
@@ -357,12 +414,38 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 struct fwd_samples {
 	struct fwd_port_sample port[FWD_MAX_PORTS];
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
+	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
 };
+
+/* The steering counts of the interface of port first: those of closed programs plus the
+ * attached one's. */
+static void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out)
+{
+	struct umem_steer *st = ctx->steer[first];
+	struct fwd_steer_sample cur = { 0 };
+	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
+
+	if (st) {
+		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
+			if (!umem_steer__rule_counter(st, ctx->rule_id[first][r], &c))
+				cur.hits[r] = c.packets;
+		if (!umem_steer__action_counters(st, a)) {
+			cur.drop = a[UMEM_STEER_S_DROP].packets;
+			cur.pass = a[UMEM_STEER_S_PASS].packets;
+			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
+		}
+	}
+	fwd_steer_sample_add(&cur, &ctx->steer_base[first]);
+	*out = cur;
+}
 
 static void sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
+	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_on_interface(ctx, i) == i)
+			fwd_steer_sample_read(ctx, i, &s->steer[i]);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct umem_pool_stats st = { .sz = sizeof(st) };
 
@@ -403,27 +486,31 @@ static void pool_name(char *buf, size_t len, uint32_t k)
 }
 
 /* One interval (or, with kind "total", the whole run against the sample taken at start). */
-static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+static void print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
 			const struct fwd_samples *cur, double dt, double t, const char *kind)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	char name[32];
 
 	if (cfg->json) {
-		fwd_json_begin(stdout, t, kind);
+		fwd_json_begin(out, t, kind);
 		for (uint32_t i = 0; i < ctx->nr_ports; i++)
-			fwd_json_port(stdout, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
-		fwd_json_pools(stdout);
+			fwd_json_port(out, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_json_pools(out);
 		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 			pool_name(name, sizeof(name), k);
-			fwd_json_pool(stdout, k == 0, name, &prev->pool[k], &cur->pool[k]);
+			fwd_json_pool(out, k == 0, name, &prev->pool[k], &cur->pool[k]);
 		}
-		fwd_json_end(stdout);
+		for (uint32_t i = 0, n = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+			if (first_on_interface(ctx, i) == i)
+				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					       &prev->steer[i], &cur->steer[i]);
+		fwd_json_end(out);
 		return;
 	}
-	printf("%s %.1fs\n", kind, t);
+	fprintf(out, "%s %.1fs\n", kind, t);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_fmt_port_line(out, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_port_sample a = { 0 }, b = { 0 };
 		const char *ifname = NULL;
@@ -438,18 +525,61 @@ static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *pre
 			ifname = cfg->ports[i].ifname;
 		}
 		snprintf(name, sizeof(name), "%s@all", ifname);
-		fwd_fmt_port_line(stdout, name, &a, &b, dt);
+		fwd_fmt_port_line(out, name, &a, &b, dt);
 	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		pool_name(name, sizeof(name), k);
-		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
+		fwd_fmt_pool_line(out, name, &prev->pool[k], &cur->pool[k]);
 	}
-	fflush(stdout);
+	for (uint32_t i = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_on_interface(ctx, i) == i)
+			fwd_fmt_steer_line(out, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					   &prev->steer[i], &cur->steer[i]);
+	fflush(out);
+}
+
+/* Interfaces with a steering program (one stats line each). */
+static uint32_t steered_interfaces(const struct fwd_ctx *ctx)
+{
+	return ctx->cfg->nr_rules ? ctx->nr_ifaces : 0;
 }
 
 static double seconds(uint64_t ns)
 {
 	return (double)ns / 1e9;
+}
+
+/* RX queues that no port serves: their frames never reach xdp-fwd (the port's program and
+ * the steering program both pass a frame without a socket to the kernel). */
+static void warn_unserved_queues(const struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		int n = first_on_interface(ctx, i) == i ? umem_port__queue_count(cfg->ports[i].ifname) : 0;
+		char list[128];
+		uint32_t missing = 0;
+		size_t o = 0;
+
+		for (uint32_t q = 0; n > 0 && q < (uint32_t)n; q++) {
+			bool served = false;
+
+			for (uint32_t j = i; j < ctx->nr_ports; j++)
+				served |= !strcmp(cfg->ports[j].ifname, cfg->ports[i].ifname) && cfg->ports[j].queue == q;
+			if (served)
+				continue;
+			if (o < sizeof(list))
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", missing ? "," : "", q);
+			missing++;
+		}
+		if (!missing)
+			continue;
+		fprintf(stderr, "xdp-fwd: warning: %s: RX queue%s %s of %d %s served by no socket: the frames "
+			"the device puts there go to the kernel's stack, not through xdp-fwd (serve them "
+			"with -i %s@all, or steer them to queue %u with ethtool -X/-N)\n",
+			cfg->ports[i].ifname, missing > 1 ? "s" : "", list, n, missing > 1 ? "are" : "is",
+			cfg->ports[i].ifname, cfg->ports[i].queue);
+	}
 }
 
 /* Runs until a signal, --duration, --count, or a worker failure. */
@@ -460,8 +590,9 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + multi_queue_interfaces(ctx) + ctx->nr_workers;
-	bool printed = false;
+	uint32_t lines = 1 + ctx->nr_ports + multi_queue_interfaces(ctx) + ctx->nr_workers +
+			 steered_interfaces(ctx);
+	bool printed = false, now_asked = false;
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
@@ -473,24 +604,29 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
 		sig = sigtimedwait(sigs, NULL, &ts);
 		now = fwd_now_ns();
-		if (sig > 0) {
+		if (sig == SIGUSR1) {
+			now_asked = true; /* the stats of the interval so far, at once */
+		} else if (sig > 0) {
 			if (!cfg->quiet && !cfg->json)
 				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
 			break;
 		}
+		fwd_live_poll(ctx);
 		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
 			break;
 		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
 			break;
-		if (now < next)
+		if (now < next && !now_asked)
 			continue;
 		sample(ctx, &cur);
-		if (!cfg->quiet) {
+		if ((!cfg->quiet || now_asked) && fwd_out_ok(stdout)) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
-			print_stats(ctx, &prev, &cur, seconds(interval_ns + (now - next)), seconds(now - t0), "interval");
-			printed = true;
+			print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
+				    "interval");
+			printed = fwd_out_ok(stdout);
 		}
+		now_asked = false;
 		prev = cur;
 		next = now + interval_ns;
 	}
@@ -506,8 +642,12 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	uint64_t t0;
 	int64_t out;
+	FILE *tot;
 	int ret;
 
+	/* Before anything can open a descriptor. */
+	if (fwd_std_fds())
+		return 1;
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
 	if (ret > 0)
 		return 0;
@@ -515,37 +655,48 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: %s\n", err);
 		return 2;
 	}
-	if (check_system(&cfg) || fwd_privs_check(&cfg))
+	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
+	fwd_signals(&sigs);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	if (setup(&ctx, &cfg)) {
 		teardown(&ctx);
+		fwd_unlock_interfaces();
 		return 1;
 	}
-	/* Sockets bound, programs attached: nothing from here to exit needs a capability. */
-	ret = fwd_privs_drop();
+	ret = fwd_live_open(&ctx);
+	if (ret)
+		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "
+			"or changed under it are not followed\n", strerror(-ret));
+	/* Sockets bound, programs attached: nothing from here to exit needs a capability, unless
+	 * ports are to be reopened. */
+	ret = fwd_privs_drop(cfg.reattach);
 	if (ret) {
 		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
 		teardown(&ctx);
+		fwd_unlock_interfaces();
 		return 1;
 	}
 	if (!cfg.quiet) {
 		fprintf(stderr, "xdp-fwd: %s mode, %u port%s, %u worker%s, %s%s\n", fwd_mode_name(cfg.mode),
 			ctx.nr_ports, ctx.nr_ports > 1 ? "s" : "", ctx.nr_workers, ctx.nr_workers > 1 ? "s" : "",
 			cfg.multi_buffer ? "multi-buffer, " : "", "Ctrl-C stops");
-		fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s)\n",
-			fwd_privs_none() ? "none kept" : "some remain");
+		if (fwd_privs_kept()[0])
+			fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s kept in the permitted "
+				"set to re-attach interfaces; --no-reattach drops them)\n", fwd_privs_kept());
+		else
+			fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s)\n",
+				fwd_privs_none() ? "none kept" : "some remain");
 		for (uint32_t i = 0; i < ctx.nr_ports; i++)
 			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 	}
+	fwd_rules_warn(&cfg, stderr);
+	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	sample(&ctx, &start);
 	t0 = fwd_now_ns();
@@ -558,12 +709,23 @@ int main(int argc, char **argv)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
 	sample(&ctx, &total);
-	print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	/* A closed stdout (the reader went away) gets the totals on stderr instead. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		tot = fwd_totals_stream();
+		print_stats(tot, &ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+		if (tot == stderr || fwd_out_ok(tot))
+			break;
+	}
+	fwd_live_close(&ctx);
 	out = teardown(&ctx);
+	fwd_unlock_interfaces();
+	tot = fwd_totals_stream();
 	if (cfg.json)
-		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);
+		fprintf(tot, "{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);
 	else
-		printf("frames still out: %lld\n", (long long)out);
+		fprintf(tot, "frames still out: %lld\n", (long long)out);
+	if (tot == stdout && !fwd_out_ok(stdout))
+		fprintf(stderr, "frames still out: %lld\n", (long long)out);
 	if (out)
 		fprintf(stderr, "xdp-fwd: %lld frames were not returned to their pools\n", (long long)out);
 	return ret || out ? 1 : 0;

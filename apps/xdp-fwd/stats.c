@@ -12,6 +12,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_XSK_FILL] = "xsk_fill_empty",
 	[FWD_DROP_XSK_RX_INVALID] = "xsk_rx_invalid",
 	[FWD_DROP_XSK_TX_INVALID] = "xsk_tx_invalid",
+	[FWD_DROP_DOWN] = "down",
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
@@ -103,6 +104,55 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		fprintf(out, "%5.1f%%", hit);
 	fprintf(out, "  slow allocs %llu  inflight %lld\n",
 		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
+}
+
+void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s)
+{
+	for (int r = 0; r < FWD_MAX_RULES; r++)
+		sum->hits[r] += s->hits[r];
+	sum->drop += s->drop;
+	sum->pass += s->pass;
+	sum->no_socket += s->no_socket;
+}
+
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
+			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
+{
+	fprintf(out, "steer %-6s drop %llu  pass %llu  no_socket %llu  rule hits", ifname,
+		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
+		(unsigned long long)(cur->no_socket - prev->no_socket));
+	for (uint32_t r = 0; r < nr_rules; r++)
+		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r],
+			(unsigned long long)(cur->hits[r] - prev->hits[r]));
+	fputc('\n', out);
+}
+
+/* Rule text in a JSON string: quotes and backslashes escaped (the parser admits neither, but
+ * the text is the user's). */
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
+{
+	fprintf(out, "%s{\"ifname\":\"%s\",\"rules\":[", first ? "],\"steer\":[" : ",", ifname);
+	for (uint32_t r = 0; r < nr_rules; r++) {
+		fprintf(out, "%s{\"rule\":", r ? "," : "");
+		json_string(out, rule_text[r]);
+		fprintf(out, ",\"hits\":%llu}", (unsigned long long)(cur->hits[r] - prev->hits[r]));
+	}
+	fprintf(out, "],\"drop\":%llu,\"pass\":%llu,\"no_socket\":%llu}",
+		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
+		(unsigned long long)(cur->no_socket - prev->no_socket));
 }
 
 void fwd_json_begin(FILE *out, double t, const char *kind)

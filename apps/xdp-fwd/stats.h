@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fwd.h"
+
 /* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
  * (XDP_STATISTICS of the socket). */
 enum fwd_drop {
@@ -23,6 +25,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_FILL,   /* kernel: rx_fill_ring_empty_descs */
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
+	FWD_DROP_DOWN,       /* the output port's interface is gone (deleted, not back yet) */
 	FWD_DROP_MAX
 };
 
@@ -71,6 +74,21 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 		       const struct fwd_port_sample *cur, double dt);
 void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample *prev,
 		       const struct fwd_pool_sample *cur);
+
+/* Steering of one interface (--rule): frames each rule decided (hits), and the decisions that
+ * kept frames from xdp-fwd: dropped, passed to the kernel, or sent to an empty socket slot
+ * (which the program passes to the kernel too). Frames in = received + these. */
+struct fwd_steer_sample {
+	uint64_t hits[FWD_MAX_RULES];
+	uint64_t drop, pass, no_socket;
+};
+
+void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s);
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
+			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
+/* ,"steer":[ ... ] after the pools: call with first for the first interface, then end. */
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
 
 /* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it
  * with fwd_json_begin/end and one fwd_json_port/pool per item. */

@@ -6,7 +6,7 @@
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise |
 #                ifdel_reattach | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | zerocopy_hint
+#                queues_unserved | frames_small | second_instance | pool_log | zerocopy_hint
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
 . "$(dirname "$0")/../fwd/lib.sh"
@@ -43,7 +43,7 @@ sigpipe | sigpipe_quiet)
 	if [ "$CASE" = sigpipe ]; then
 		netns_bg READER "$TOPO_MID" head -c 1 "$WORK/pipe" >/dev/null
 	else
-		quiet=(-q) # the reader is gone at once; the exit totals are the first write
+		quiet=(--quiet) # the reader is gone at once; the exit totals are the first write
 		netns_bg READER "$TOPO_MID" sh -c ': <"$0"' "$WORK/pipe"
 	fi
 	: >"$WORK/fwd.err"
@@ -52,7 +52,8 @@ sigpipe | sigpipe_quiet)
 	wait "$READER" 2>/dev/null
 	netns_stop "$READER"
 	[ "$CASE" = sigpipe ] && { wait_for 10 grep -q "stats output stops" "$WORK/fwd.err" || fail "no note about the closed output"; }
-	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "did not start: $(cat "$WORK/fwd.err")"
+	# --quiet prints no start-up lines: forwarding says it runs.
+	wait_for 10 pings "$TOPO_IP1" 1 || fail "did not start: $(cat "$WORK/fwd.err")"
 	pings "$TOPO_IP1" || fail "no forwarding after the stats reader left"
 	alive || fail "xdp-fwd died when its stats reader left"
 	kill -INT "$FWD_PID"
@@ -217,12 +218,40 @@ frames_small)
 	refused "the rings need" -i "$TOPO_IF0" -i "$TOPO_IF1" --frames 256
 	;;
 second_instance)
-	# A second xdp-fwd on another queue of the same device is told who holds it.
+	# A second xdp-fwd on another queue of the same device is told who holds it, and the
+	# first one's programs stay.
 	topo_up --hosts 2 --queues 2
 	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0"
-	refused "in use by another xdp-fwd (pid $FWD_PID)" -i "$TOPO_IF0@1" -i "$TOPO_IF1@1"
-	refused "in use by another xdp-fwd (pid $FWD_PID)" -i "$TOPO_IF0@1" -i "$TOPO_IF1@1" -r "udp dport 9 -> drop"
-	grep -q "not ours" "$WORK/err" && fail "libumem's program called not ours: $(cat "$WORK/err")"
+	progs=$(ip -n "$TOPO_MID" -d link show | grep -o "prog/xdp id [0-9]*")
+	for rules in "" "udp dport 9 -> drop"; do
+		rc=0
+		timeout 20 ip netns exec "$TOPO_MID" "$FWD" -i "$TOPO_IF0@1" -i "$TOPO_IF1@1" ${rules:+-r "$rules"} \
+			>"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+		[ $rc != 0 ] || fail "the second instance started"
+		grep -q "in use by another xdp-fwd (pid $FWD_PID)" "$WORK/err" || fail "message: $(cat "$WORK/err")"
+		grep -q "not ours" "$WORK/err" && fail "libumem's program called not ours: $(cat "$WORK/err")"
+		[ "$(ip -n "$TOPO_MID" -d link show | grep -o "prog/xdp id [0-9]*")" = "$progs" ] ||
+			fail "the first instance's programs changed"
+		echo "   $(head -1 "$WORK/err")"
+	done
+	pings "$TOPO_IP1" || fail "the first instance stopped forwarding"
+	fwd_stop INT
+	;;
+pool_log)
+	# A small area under a flood: the pool runs dry over and over; the log says so once per
+	# episode per few seconds, with counts, not once per turn.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --rx-ring 128 --tx-ring 128 --fill-ring 256 --comp-ring 256 --frames 480
+	netns_bg PING_PID "$TOPO_H0" ping -f -s 1400 "$TOPO_IP1" >/dev/null
+	netns_bg PING2_PID "$TOPO_H1" ping -f -s 1400 "$TOPO_IP0" >/dev/null
+	wait_for 10 grep -q "pool empty" "$WORK/fwd.err" || fail "the pool never ran dry: $(cat "$WORK/fwd.err")"
+	t0=$SECONDS
+	until [ $((SECONDS - t0)) -ge 4 ]; do sleep 0.5; done # a fixed observation window, not a sync
+	netns_stop "$PING_PID"
+	netns_stop "$PING2_PID"
+	lines=$(grep -c "pool empty\|topped up" "$WORK/fwd.err")
+	echo "   $lines pool lines in about 4 s: $(grep "pool empty" "$WORK/fwd.err" | tail -1)"
+	[ "$lines" -le 12 ] || fail "$lines pool-empty/topped-up lines in about 4 s"
 	fwd_stop INT
 	;;
 zerocopy_hint)

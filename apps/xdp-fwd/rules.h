@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd: --rule checked against the ports (targets served, matches possible). */
+#ifndef XDP_FWD_RULES_H
+#define XDP_FWD_RULES_H
+
+#include "fwd.h"
+
+/* 0, or -EINVAL with a message in err when action a (of rule text) sends frames to a socket
+ * index that no port of some interface serves. */
+int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,
+			  const struct umem_steer_action *a, char *err, size_t errlen);
+/* Every rule of cfg through fwd_rule_target_check; the first refusal is printed. */
+int fwd_rules_check(const struct fwd_config *cfg);
+/* Warns about rules that can never match and about a drop that takes every frame. Returns the
+ * number of warnings. */
+uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out);
+
+#endif
