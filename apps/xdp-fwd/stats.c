@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
+#include <umem/pool.h>
 
 #include "stats.h"
+#include "worker.h"
 
 const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_TX_FULL] = "tx_full",
@@ -203,5 +205,139 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 void fwd_json_end(FILE *out)
 {
 	fputs("]}\n", out);
+	fflush(out);
+}
+
+/* ---- sampling and printing a run ---- */
+
+
+/* Port i is the first of its interface (which holds the interface's steering handle). */
+static bool first_of_interface(const struct fwd_ctx *ctx, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (ctx->ports[j].iface == ctx->ports[i].iface)
+			return false;
+	return true;
+}
+
+void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out)
+{
+	struct umem_steer *st = ctx->steer[first];
+	struct fwd_steer_sample cur = { 0 };
+	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
+
+	if (st) {
+		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
+			if (!umem_steer__rule_counter(st, ctx->rule_id[first][r], &c))
+				cur.hits[r] = c.packets;
+		if (!umem_steer__action_counters(st, a)) {
+			cur.drop = a[UMEM_STEER_S_DROP].packets;
+			cur.pass = a[UMEM_STEER_S_PASS].packets;
+			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
+		}
+	}
+	fwd_steer_sample_add(&cur, &ctx->steer_base[first]);
+	*out = cur;
+}
+
+uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx)
+{
+	return ctx->cfg->nr_rules ? ctx->nr_ifaces : 0;
+}
+
+void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
+	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_of_interface(ctx, i))
+			fwd_steer_sample_read(ctx, i, &s->steer[i]);
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct umem_pool_stats st = { .sz = sizeof(st) };
+
+		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
+			continue;
+		s->pool[k] = (struct fwd_pool_sample){
+			.allocs = st.alloc.fast + st.alloc.slow + st.alloc.slow_high_order,
+			.slow = st.alloc.slow + st.alloc.slow_high_order,
+			.fresh = st.pages_held,
+			.recycled = st.recycle.cached + st.recycle.ring,
+			.inflight = st.inflight,
+		};
+	}
+}
+
+static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		n += ctx->ports[i].iface == iface;
+	return n;
+}
+
+uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx)
+{
+	uint32_t n = 0;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		n += ports_on_interface(ctx, f) > 1;
+	return n;
+}
+
+static void pool_name(char *buf, size_t len, uint32_t k)
+{
+	snprintf(buf, len, "pool w%u", k);
+}
+
+void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+		     const struct fwd_samples *cur, double dt, double t, const char *kind)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	char name[32];
+
+	if (cfg->json) {
+		fwd_json_begin(out, t, kind);
+		for (uint32_t i = 0; i < ctx->nr_ports; i++)
+			fwd_json_port(out, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_json_pools(out);
+		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+			pool_name(name, sizeof(name), k);
+			fwd_json_pool(out, k == 0, name, &prev->pool[k], &cur->pool[k]);
+		}
+		for (uint32_t i = 0, n = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+			if (first_of_interface(ctx, i))
+				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					       &prev->steer[i], &cur->steer[i]);
+		fwd_json_end(out);
+		return;
+	}
+	fprintf(out, "%s %.1fs\n", kind, t);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_fmt_port_line(out, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_port_sample a = { 0 }, b = { 0 };
+		const char *ifname = NULL;
+
+		if (ports_on_interface(ctx, f) < 2)
+			continue;
+		for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+			if (ctx->ports[i].iface != f)
+				continue;
+			fwd_port_sample_add(&a, &prev->port[i]);
+			fwd_port_sample_add(&b, &cur->port[i]);
+			ifname = cfg->ports[i].ifname;
+		}
+		snprintf(name, sizeof(name), "%s@all", ifname);
+		fwd_fmt_port_line(out, name, &a, &b, dt);
+	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		pool_name(name, sizeof(name), k);
+		fwd_fmt_pool_line(out, name, &prev->pool[k], &cur->pool[k]);
+	}
+	for (uint32_t i = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_of_interface(ctx, i))
+			fwd_fmt_steer_line(out, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					   &prev->steer[i], &cur->steer[i]);
 	fflush(out);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xdp-fwd stats: per-port counters (written by the port's worker only, read by the main
- * thread) and their formatting as live lines, JSON objects and totals.
+ * thread), their formatting as live lines, JSON objects and totals, and the sampling and
+ * printing of a run.
  */
 #ifndef XDP_FWD_STATS_H
 #define XDP_FWD_STATS_H
@@ -99,5 +100,26 @@ void fwd_json_pools(FILE *out);
 void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
 		   const struct fwd_pool_sample *cur);
 void fwd_json_end(FILE *out);
+
+/* A run's counters at one moment: every port's and every worker pool's. */
+struct fwd_samples {
+	struct fwd_port_sample port[FWD_MAX_PORTS];
+	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
+	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
+};
+
+struct fwd_ctx;
+void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s);
+/* The steering counts of the interface whose first port is first: those of its programs
+ * closed so far plus the attached one's. */
+void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out);
+/* One interval (or, with kind "total", the whole run against the sample taken at start) to
+ * out, as lines or JSON (--json). */
+void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+		     const struct fwd_samples *cur, double dt, double t, const char *kind);
+/* Interfaces with a steering program (--rule): each gets a line. */
+uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx);
+/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
+uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx);
 
 #endif
