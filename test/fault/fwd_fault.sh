@@ -6,7 +6,8 @@
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise |
 #                ifdel_reattach | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | pool_log | zerocopy_hint
+#                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
+#                zerocopy_hint
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
 . "$(dirname "$0")/../fwd/lib.sh"
@@ -235,6 +236,27 @@ second_instance)
 		echo "   $(head -1 "$WORK/err")"
 	done
 	pings "$TOPO_IP1" || fail "the first instance stopped forwarding"
+	fwd_stop INT
+	;;
+foreign_generic)
+	# A program that is not libumem's, attached in generic mode: the hint that removes it is
+	# "xdpgeneric off" ("xdp off" leaves a generic program attached), and following it works.
+	topo_up --hosts 2
+	OBJ=$BUILD/tools/fwd-bench/xdp_redirect_devmap.bpf.o
+	[ -f "$OBJ" ] || { echo "skip: no foreign program object at $OBJ" >&2; exit 77; }
+	ip -n "$TOPO_MID" link set dev "$TOPO_IF0" xdpgeneric obj "$OBJ" sec xdp.frags || fail "cannot attach the foreign program"
+	for rules in "" "udp dport 9 -> drop"; do
+		rc=0
+		timeout 20 ip netns exec "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" ${rules:+-r "$rules"} \
+			>"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+		[ $rc != 0 ] || fail "xdp-fwd started over a foreign program"
+		grep -q "ip link set dev $TOPO_IF0 xdpgeneric off" "$WORK/err" || fail "hint: $(cat "$WORK/err")"
+		echo "   $(grep "xdpgeneric off" "$WORK/err")"
+	done
+	ip -n "$TOPO_MID" link set dev "$TOPO_IF0" xdpgeneric off || fail "the hint's command failed"
+	no_xdp_left || fail "the hint's command left the program attached"
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+	pings "$TOPO_IP1" || fail "no traffic after the foreign program went"
 	fwd_stop INT
 	;;
 pool_log)
