@@ -4,7 +4,7 @@
 # starting) xdp-fwd and checks what the forwarder says and does: no silent drop, a clean
 # shutdown with every frame back, nothing left attached.
 #
-#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise |
+#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rule_target | rule_warn | rule_counters | rule_live |
 #                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
 #                zerocopy_hint
@@ -119,6 +119,18 @@ mtu_raise)
 	alive || fail "xdp-fwd died"
 	fwd_stop INT
 	no_xdp_left || fail "XDP program left"
+	;;
+mtu_noreattach)
+	# The same with --no-reattach (no capabilities to reopen): the ports of that interface stop,
+	# said loudly, instead of the kernel dropping every large frame unseen.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --no-reattach
+	pings "$TOPO_IP1" || fail "no traffic at MTU 1500"
+	ip -n "$TOPO_MID" link set "$TOPO_IF0" mtu 9000 || fail "m0: MTU 9000 refused"
+	wait_for 10 grep -q "$TOPO_IF0: MTU 9000 is more than one 4096-byte chunk holds.*--no-reattach.*stopped" "$WORK/fwd.err" ||
+		fail "no loud refusal: $(cat "$WORK/fwd.err")"
+	alive || fail "xdp-fwd died"
+	fwd_stop INT
 	;;
 ifdel_reattach)
 	# An interface deleted under traffic: said at once, nothing counted into it; the same name
