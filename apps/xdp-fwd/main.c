@@ -185,6 +185,24 @@ void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 
 	if (!p->port)
 		return;
+	/* Frames the kernel delivered but the worker has not read yet: received, and dropped
+	 * because the port closes (destroy would return them unseen). Workers are parked. */
+	for (;;) {
+		struct umem_desc d[64];
+		int n = umem_port__rx_burst(p->port, d, 64);
+		uint64_t frames = 0, bytes = 0;
+
+		if (n <= 0)
+			break;
+		for (int k = 0; k < n; k++) {
+			frames += !(d[k].options & UMEM_DESC_F_CONTD);
+			bytes += d[k].len;
+			umem_pool__put(umem_port__pool(p->port), d[k].addr);
+		}
+		fwd_count(&p->ctr.rx_packets, frames);
+		fwd_count(&p->ctr.rx_bytes, bytes);
+		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
+	}
 	fwd_port_save_kernel_stats(p);
 	left = umem_port__destroy(p->port);
 	p->port = NULL;

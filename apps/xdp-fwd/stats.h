@@ -26,7 +26,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_FILL,   /* kernel: rx_fill_ring_empty_descs */
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
-	FWD_DROP_DOWN,       /* the output port's interface is gone (deleted, not back yet) */
+	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
 	FWD_DROP_MAX
 };
 
