@@ -153,13 +153,13 @@ static void fill_episode(struct umem_port *p, uint32_t short_by)
 		return;
 	if (p->fill_episodes > 1)
 		pr_warn("port %s:%u: pool empty: fill ring short of %u buffers, %u times in %.0f s (the "
-			"kernel drops frames once it runs dry; more pages or fewer buffers held fixes "
-			"it)\n", p->ifname, p->queue, short_by, p->fill_episodes,
-			(double)(now - p->fill_logged_ns) / 1e9);
+			"kernel drops frames once it runs dry; an area of umem_port__pages_needed() "
+			"pages, or fewer buffers held, fixes it)\n", p->ifname, p->queue, short_by,
+			p->fill_episodes, (double)(now - p->fill_logged_ns) / 1e9);
 	else
 		pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
-			"frames once it runs dry; more pages or fewer buffers held fixes it)\n",
-			p->ifname, p->queue, short_by);
+			"frames once it runs dry; an area of umem_port__pages_needed() pages, or fewer "
+			"buffers held, fixes it)\n", p->ifname, p->queue, short_by);
 	p->fill_logged_ns = now;
 	p->fill_episodes = 0;
 	p->fill_reported = true;

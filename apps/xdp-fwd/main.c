@@ -157,6 +157,7 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
 	if (cfg->nr_rules)
 		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
+	opts.xdp_attach = cfg->xdp_attach;
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
 			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
 	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
@@ -227,7 +228,9 @@ int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 	const char *ifname = cfg->ports[first].ifname;
 	int err;
 
-	ctx->steer[first] = umem_steer__attach(ifname, NULL);
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+
+	ctx->steer[first] = umem_steer__attach(ifname, &so);
 	if (!ctx->steer[first]) {
 		err = -errno;
 		fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n", ifname, strerror(-err));
@@ -542,6 +545,7 @@ int main(int argc, char **argv)
 	}
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
+	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
 	fwd_signals(&sigs);
@@ -580,7 +584,6 @@ int main(int argc, char **argv)
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 	}
-	fwd_rules_warn(&cfg, stderr);
 	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_sample(&ctx, &start);

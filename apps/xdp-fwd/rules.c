@@ -3,20 +3,23 @@
  * xdp-fwd's checks of --rule against the ports it opens. The steering program sends a frame to
  * the socket registered at an index, and an empty index passes the frame to the kernel: a rule
  * whose target no port serves accepts traffic and forwards none of it (xdp-fwd's RX stays 0,
- * its drops too). So such a target is refused, and rules that can never match or that drop
- * everything are named at start.
+ * its drops too). So such a target is refused, and rules that can never match, that drop
+ * everything, or that hand ARP to a kernel without an address are named at start.
  */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "rules.h"
 
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
 
-/* Served socket indexes of ifname: bit q set when a port serves queue q (xdp-fwd registers
- * every socket at the index of its queue). Indexes above 1023 are never served. */
+/* Whether a port of ifname serves socket index (xdp-fwd registers every socket at the index
+ * of its queue). */
 static bool served(const struct fwd_config *cfg, const char *ifname, uint32_t index)
 {
 	for (uint32_t i = 0; i < cfg->nr_ports; i++)
@@ -147,6 +150,89 @@ uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out)
 				"included); the rules after it never run\n", cfg->rule_text[r]);
 			warned++;
 		}
+	}
+	return warned + (uint32_t)fwd_warn_rules(cfg, out);
+}
+
+#define ETH_P_ARP_ 0x0806
+
+static bool broadcast_mac(const uint8_t *m)
+{
+	for (int i = 0; i < 6; i++)
+		if (m[i] != 0xff)
+			return false;
+	return true;
+}
+
+/* Whether some ARP request (ethertype 0x0806, broadcast destination) can match r. */
+static bool may_match_arp(const struct umem_steer_match *m)
+{
+	if (m->fields & (UMEM_STEER_M_L4PROTO | UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT))
+		return false;
+	if ((m->fields & UMEM_STEER_M_ETHERTYPE) && m->ethertype != ETH_P_ARP_)
+		return false;
+	return !(m->fields & UMEM_STEER_M_DMAC) || broadcast_mac(m->dmac);
+}
+
+int fwd_rule_passing_arp(const struct fwd_config *cfg)
+{
+	/* In the program's order: by priority, equal priorities as given. The first rule that
+	 * takes every ARP request decides; narrower ones (a queue, a VLAN) take some before it. */
+	bool done[FWD_MAX_RULES] = { false };
+
+	for (uint32_t n = 0; n < cfg->nr_rules; n++) {
+		uint32_t best = UINT32_MAX;
+
+		for (uint32_t i = 0; i < cfg->nr_rules; i++)
+			if (!done[i] && (best == UINT32_MAX || cfg->rules[i].prio < cfg->rules[best].prio))
+				best = i;
+		done[best] = true;
+		const struct umem_steer_rule *r = &cfg->rules[best];
+
+		if (!may_match_arp(&r->match))
+			continue;
+		if (r->action.type == UMEM_STEER_A_PASS)
+			return (int)best;
+		if (!(r->match.fields & (UMEM_STEER_M_QUEUE | UMEM_STEER_M_VLAN)))
+			return -1;
+	}
+	return -1;
+}
+
+static int if_has_ipv4(const char *ifname)
+{
+	struct ifaddrs *list, *a;
+	int found = 0;
+
+	if (getifaddrs(&list))
+		return -1;
+	for (a = list; a && !found; a = a->ifa_next)
+		found = a->ifa_addr && a->ifa_addr->sa_family == AF_INET && !strcmp(a->ifa_name, ifname);
+	freeifaddrs(list);
+	return found;
+}
+
+int (*fwd_if_has_ipv4)(const char *ifname) = if_has_ipv4;
+
+int fwd_warn_rules(const struct fwd_config *cfg, FILE *out)
+{
+	int r = fwd_rule_passing_arp(cfg), warned = 0;
+
+	if (r < 0)
+		return 0;
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		const char *ifname = cfg->ports[i].ifname;
+		bool seen = false;
+
+		for (uint32_t j = 0; j < i; j++)
+			seen |= !strcmp(cfg->ports[j].ifname, ifname);
+		if (seen || fwd_if_has_ipv4(ifname) != 0)
+			continue;
+		fprintf(out, "xdp-fwd: warning: rule '%s' hands ARP arriving on %s to the kernel, which "
+			     "has no IPv4 address on %s to answer with: the hosts on either side will not "
+			     "resolve each other (drop the rule to forward ARP, or give %s an address)\n",
+			cfg->rule_text[r], ifname, ifname, ifname);
+		warned++;
 	}
 	return warned;
 }

@@ -11,8 +11,9 @@ int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,
 			  const struct umem_steer_action *a, char *err, size_t errlen);
 /* Every rule of cfg through fwd_rule_target_check; the first refusal is printed. */
 int fwd_rules_check(const struct fwd_config *cfg);
-/* Warns about rules that can never match and about a drop that takes every frame. Returns the
- * number of warnings. */
+/* Warns about rules that can never match, about a drop that takes every frame, and (through
+ * fwd_warn_rules) about ARP handed to a kernel without an address. Returns the number of
+ * warnings. */
 uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out);
 
 #endif

@@ -87,8 +87,15 @@ static void test_warnings(void)
 	CHECK_EQ(warnings(), 0);
 }
 
+static int has_ipv4(const char *ifname)
+{
+	(void)ifname;
+	return 1; /* the ARP check (its own test) stays quiet here */
+}
+
 int main(void)
 {
+	fwd_if_has_ipv4 = has_ipv4;
 	test_targets();
 	test_warnings();
 	printf("fwd_rules: ok\n");
