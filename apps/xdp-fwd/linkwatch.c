@@ -8,12 +8,12 @@
 
 #include "linkwatch.h"
 
-/* Messages are read one datagram at a time; a datagram may carry several (NLM_F_MULTI is not
- * used for notifications, but the kernel may batch), so the rest is kept here. */
+/* Messages are read one datagram at a time; a datagram may carry several, so the rest is kept
+ * here (pos: the next message, len: the datagram's length). Walked by offsets: the headers
+ * are naturally aligned in the buffer, which NLMSG_ALIGN keeps. */
 static struct {
 	char buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
-	ssize_t len;
-	struct nlmsghdr *next;
+	size_t len, pos;
 } rx;
 
 int fwd_linkwatch_open(void)
@@ -29,51 +29,55 @@ int fwd_linkwatch_open(void)
 		close(fd);
 		return err;
 	}
-	rx.len = 0;
-	rx.next = NULL;
+	rx.len = rx.pos = 0;
 	return fd;
 }
 
-static void parse(struct nlmsghdr *h, struct fwd_link_event *ev)
+static void parse(const struct nlmsghdr *h, struct fwd_link_event *ev)
 {
-	struct ifinfomsg *ifi = NLMSG_DATA(h);
-	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*ifi));
+	const char *a = (const char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct ifinfomsg));
+	const char *end = (const char *)h + h->nlmsg_len;
+	struct ifinfomsg ifi;
 
-	*ev = (struct fwd_link_event){ .deleted = h->nlmsg_type == RTM_DELLINK,
-				       .ifindex = (uint32_t)ifi->ifi_index };
-	for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == IFLA_IFNAME) {
-			size_t n = RTA_PAYLOAD(a) < sizeof(ev->ifname) ? RTA_PAYLOAD(a) : sizeof(ev->ifname) - 1;
+	memcpy(&ifi, NLMSG_DATA(h), sizeof(ifi));
+	*ev = (struct fwd_link_event){ .deleted = h->nlmsg_type == RTM_DELLINK, .ifindex = (uint32_t)ifi.ifi_index };
+	while (a + sizeof(struct rtattr) <= end) {
+		const struct rtattr *ra = (const void *)a;
+		size_t n = RTA_PAYLOAD(ra);
 
-			memcpy(ev->ifname, RTA_DATA(a), n);
-			ev->ifname[n < sizeof(ev->ifname) ? n : sizeof(ev->ifname) - 1] = '\0';
-		} else if (a->rta_type == IFLA_MTU && RTA_PAYLOAD(a) >= sizeof(uint32_t)) {
-			memcpy(&ev->mtu, RTA_DATA(a), sizeof(ev->mtu));
+		if (ra->rta_len < sizeof(*ra) || ra->rta_len > (size_t)(end - a))
+			break;
+		if (ra->rta_type == IFLA_IFNAME) {
+			n = n < sizeof(ev->ifname) ? n : sizeof(ev->ifname) - 1;
+			memcpy(ev->ifname, RTA_DATA(ra), n);
+			ev->ifname[n] = '\0';
+		} else if (ra->rta_type == IFLA_MTU && n >= sizeof(uint32_t)) {
+			memcpy(&ev->mtu, RTA_DATA(ra), sizeof(ev->mtu));
 		}
+		a += RTA_ALIGN(ra->rta_len);
 	}
 }
 
 int fwd_linkwatch_next(int fd, struct fwd_link_event *ev)
 {
 	for (;;) {
-		int left;
+		const struct nlmsghdr *h;
 
-		if (!rx.next) {
-			rx.len = recv(fd, rx.buf, sizeof(rx.buf), MSG_DONTWAIT);
-			if (rx.len < 0)
+		if (rx.pos + sizeof(*h) > rx.len) {
+			ssize_t n = recv(fd, rx.buf, sizeof(rx.buf), MSG_DONTWAIT);
+
+			rx.len = rx.pos = 0;
+			if (n < 0)
 				return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-			rx.next = (struct nlmsghdr *)rx.buf;
-		}
-		left = (int)(rx.len - ((char *)rx.next - rx.buf));
-		if (!NLMSG_OK(rx.next, left)) {
-			rx.next = NULL;
+			rx.len = (size_t)n;
 			continue;
 		}
-		struct nlmsghdr *h = rx.next;
-
-		rx.next = NLMSG_NEXT(h, left);
-		if (!NLMSG_OK(rx.next, left))
-			rx.next = NULL;
+		h = (const void *)(rx.buf + rx.pos);
+		if (h->nlmsg_len < sizeof(*h) || h->nlmsg_len > rx.len - rx.pos) {
+			rx.pos = rx.len; /* truncated: drop the rest of the datagram */
+			continue;
+		}
+		rx.pos += NLMSG_ALIGN(h->nlmsg_len);
 		if ((h->nlmsg_type == RTM_NEWLINK || h->nlmsg_type == RTM_DELLINK) &&
 		    h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct ifinfomsg))) {
 			parse(h, ev);
