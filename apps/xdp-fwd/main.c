@@ -246,6 +246,9 @@ int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 		}
 		ctx->rule_id[first][r] = rule.id;
 	}
+	/* Later changes of the table are live edits (live.c checks them). */
+	UMEM_OPTS(umem_steer_info, info);
+	ctx->steer_gen[first] = umem_steer__info(ctx->steer[first], &info) ? 0 : info.generation;
 	return fwd_steer_sockets(ctx, first, true);
 }
 

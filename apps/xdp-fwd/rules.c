@@ -18,9 +18,7 @@
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
 
-/* Whether a port of ifname serves socket index (xdp-fwd registers every socket at the index
- * of its queue). */
-static bool served(const struct fwd_config *cfg, const char *ifname, uint32_t index)
+bool fwd_socket_served(const struct fwd_config *cfg, const char *ifname, uint32_t index)
 {
 	for (uint32_t i = 0; i < cfg->nr_ports; i++)
 		if (!strcmp(cfg->ports[i].ifname, ifname) && cfg->ports[i].queue == index)
@@ -58,7 +56,7 @@ int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,
 		for (uint64_t s = first; s < (uint64_t)first + count; s++) {
 			char list[128];
 
-			if (served(cfg, ifname, (uint32_t)s))
+			if (fwd_socket_served(cfg, ifname, (uint32_t)s))
 				continue;
 			served_list(cfg, ifname, list, sizeof(list));
 			snprintf(err, errlen, "rule '%s': no port serves socket %llu on %s (sockets are "

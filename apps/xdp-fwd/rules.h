@@ -5,6 +5,9 @@
 
 #include "fwd.h"
 
+/* Whether a port of ifname serves socket index (xdp-fwd registers every socket at the index
+ * of its queue). */
+bool fwd_socket_served(const struct fwd_config *cfg, const char *ifname, uint32_t index);
 /* 0, or -EINVAL with a message in err when action a (of rule text) sends frames to a socket
  * index that no port of some interface serves. */
 int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,

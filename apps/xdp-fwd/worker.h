@@ -93,6 +93,7 @@ struct fwd_ctx {
 	uint32_t rule_id[FWD_MAX_PORTS][FWD_MAX_RULES];
 	struct fwd_steer_sample steer_base[FWD_MAX_PORTS];
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
+	uint64_t steer_gen[FWD_MAX_PORTS]; /* table generation last checked (live edits) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
 	_Atomic uint32_t parked;     /* workers waiting there */
 };

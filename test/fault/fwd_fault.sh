@@ -220,6 +220,17 @@ rule_live)
 	pings "$TOPO_IP1" || fail "traffic stopped"
 	fwd_stop INT
 	;;
+rule_live_unserved)
+	# A live edit to a socket the device has but no port of xdp-fwd serves: named at once.
+	topo_up --hosts 2 --queues 2
+	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0" -r "udp dport 9 -> drop"
+	ip netns exec "$TOPO_MID" "$BUILD/tools/umem-steer/umem-steer" add "$TOPO_IF0" "udp dport 7 -> sock 1" >/dev/null ||
+		fail "umem-steer refused a socket the device has"
+	wait_for 5 grep -q "$TOPO_IF0: rule .*'udp dport 7 -> sock 1' (edited live) sends frames to socket 1, which no port of xdp-fwd serves" \
+		"$WORK/fwd.err" || fail "no warning about the live edit: $(cat "$WORK/fwd.err")"
+	pings "$TOPO_IP1" || fail "traffic stopped"
+	fwd_stop INT
+	;;
 queues_unserved)
 	# A 2-queue device with only queue 0 served: warned, and told where queue 1's frames go.
 	topo_up --hosts 2 --queues 2
