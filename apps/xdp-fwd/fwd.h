@@ -93,6 +93,9 @@ struct fwd_config {
 	uint32_t offload_max;   /* flows per interface; 0: the table's size */
 	bool json;
 	bool quiet;
+	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
+	 * capabilities in the permitted set). */
+	bool reattach;
 };
 
 /* options.c */
