@@ -5,18 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <linux/membarrier.h>
-#include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
