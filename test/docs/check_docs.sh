@@ -50,7 +50,7 @@ prog=$(mktemp --suffix=.c)
 trap 'rm -f "$prog"' EXIT
 awk '/^```c$/ { f = 1; next } /^```$/ { if (f) exit } f' "$src/docs/GETTING-STARTED.md" >"$prog"
 [ -s "$prog" ] || fail "no C program in docs/GETTING-STARTED.md"
-cc -std=gnu11 -fsyntax-only -Wall -Wextra -Werror -I"$src/include" "$prog" ||
+cc -std=gnu11 -fsyntax-only -Wall -Wextra -Werror -I"$src/include" -I"${UMEM_BUILD_DIR:?}/include" "$prog" ||
 	fail "the program in docs/GETTING-STARTED.md does not compile"
 
 [ $errors = 0 ] || exit 1
