@@ -125,6 +125,15 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 			UMEM__STAT(p, recycle_cached, 1);
 			return;
 		}
+		/* A fragment of the owner's own current fragment page: undo its frag_users count
+		 * instead of touching the refcount; the drain subtracts BIAS - frag_users, so the
+		 * page ends at the same count, and no atomic is spent (owner-only state). Only
+		 * while frag_users > 0, so extra references still drop from the refcount and it
+		 * stays bounded. */
+		if ((addr ^ p->frag_page) >> p->page_shift == 0 && p->frag_users) {
+			p->frag_users--;
+			return;
+		}
 	}
 	umem__pool_put_slow(pool, addr);
 }
