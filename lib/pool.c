@@ -518,6 +518,7 @@ int umem__pool_ref_slow(struct umem_pool *p, uint64_t addr, uint32_t n)
 		pr_warn("pool ref: NULL pool\n");
 		return -EINVAL;
 	}
+	owner_check(p, "ref");
 	a = p->area;
 	if (!n || addr >= a->f.size) {
 		pr_warn("pool ref: %s\n", n ? "address outside the area" : "n = 0");
@@ -557,7 +558,7 @@ int umem__pool_ref_slow(struct umem_pool *p, uint64_t addr, uint32_t n)
 		}
 	} while (!atomic_compare_exchange_weak_explicit(&pg->refcnt, &r, r + (int32_t)n,
 							memory_order_relaxed, memory_order_relaxed));
-	UMEM__STAT_SHARED(&p->f, refs_taken, n);
+	UMEM__STAT(&p->f, refs_taken, n);
 	return 0;
 }
 

@@ -23,7 +23,7 @@
  * may succeed, and the page is then handed out twice; the kernel has the same window).
  * UMEM_AREA_F_DEBUG (or LIBUMEM_DEBUG=1) checks every fragment exactly (which also catches the
  * concurrent double put and the stale fragment) and the single-owner rule: the owner-only calls
- * (alloc*, prefill, flush, and put/put_bulk through the pool) come from the thread that created
+ * (alloc*, prefill, flush, and put/put_bulk/ref through the pool) come from the thread that created
  * the pool until another thread makes one, which then owns it for good.
  */
 #ifndef UMEM_POOL_H
@@ -127,8 +127,9 @@ UMEM_API void umem_pool__put_bulk(struct umem_pool *pool, const uint64_t *addrs,
 UMEM_API void umem_put(struct umem_area *area, uint64_t addr);
 UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n);
 
-/* Take n extra references on the page holding addr (a live allocation of the caller's); any
- * thread may. -EINVAL: outside the area or n == 0; -ENOENT: the page never left the area's
+/* Take n extra references on the page holding addr (a live allocation of the caller's). As for
+ * put, pool is the caller's own pool (its refs_taken counts the references taken through it);
+ * the frame may belong to any pool. -EINVAL: outside the area or n == 0; -ENOENT: the page never left the area's
  * store; -EOVERFLOW: the page would exceed UMEM_REF_MAX references (exact under concurrency).
  * Nothing changes on error. A reference on a page at rest or returned to the area (use after
  * free) aborts; on a page allocated again it cannot be told from a legitimate one (see the top

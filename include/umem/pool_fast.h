@@ -42,10 +42,10 @@ struct umem_pool;
  * fragment page (count near BIAS) nor a whole page can ever wrap. */
 #define UMEM_REF_MAX (2 * UMEM_FRAG_BIAS)
 
-/* Owner-side counters: only the owner writes them, with a relaxed load and store (a plain
- * increment, no locked instruction); atomics only so that a stats reader on another thread is
- * not a data race. Counters any thread may bump (refs_taken, the return ring's) are updated
- * with atomic read-modify-writes, so they are exact. */
+/* Owner-side counters: only the owner writes them (every call that takes a pool is made by its
+ * owner), with a relaxed load and store (a plain increment, no locked instruction); atomics only
+ * so that a stats reader on another thread is not a data race. The counters other threads bump
+ * (the return ring's, in the private struct) use atomic adds. Both are exact. */
 struct umem_pool_owner_stats {
 	_Atomic uint64_t alloc_fast, alloc_slow, alloc_slow_high_order, alloc_empty, alloc_refill;
 	_Atomic uint64_t recycle_cached, recycle_cache_full;
@@ -156,13 +156,22 @@ static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, u
 		uint32_t off = p->frag_offset, next = off + sz, page = p->area->page_size;
 		uint32_t chunk = p->area->chunk_size, m = chunk - 1;
 
-		if (umem_likely(p->frag_page != UINT64_MAX && next <= page &&
-				(!chunk || (off & m) + sz <= chunk))) {
-			/* Where the next fragment of this size would start: after a chunk gap when it
-			 * would straddle a chunk. This one absorbs that gap, or the page's tail when
-			 * no next one fits, so the next call is inline again. */
-			uint32_t nstart = chunk && (next & m) + sz > chunk ? (next + m) & ~m : next;
-			uint32_t end = nstart + sz > page ? page : nstart;
+		/* The common case first: this one and the next of its size fit without a gap. */
+		if (umem_likely(p->frag_page != UINT64_MAX && next + sz <= page &&
+				(!chunk || ((off & m) + sz <= chunk && (next & m) + sz <= chunk)))) {
+			p->frag_users++;
+			p->frag_offset = next;
+			UMEM__STAT(p, frag_allocs, 1);
+			*addr = p->frag_page + off;
+			if (truesize)
+				*truesize = sz;
+			return 0;
+		}
+		/* This one fits, the next would need a chunk gap or not fit at all: this one
+		 * absorbs the gap, or the page's tail, so the next call is inline again. */
+		if (p->frag_page != UINT64_MAX && next <= page && (!chunk || (off & m) + sz <= chunk)) {
+			uint32_t nstart = (next + m) & ~m; /* chunk != 0 here unless next + sz > page */
+			uint32_t end = !chunk || nstart + sz > page ? page : nstart;
 
 			p->frag_users++;
 			p->frag_offset = end;
@@ -197,7 +206,7 @@ static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t
 			if (umem_likely(atomic_compare_exchange_weak_explicit(
 				    &pg->refcnt, &r, r + (int32_t)n, memory_order_relaxed,
 				    memory_order_relaxed))) {
-				UMEM__STAT_SHARED(p, refs_taken, n);
+				UMEM__STAT(p, refs_taken, n);
 				return 0;
 			}
 		}
