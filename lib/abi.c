@@ -4,7 +4,7 @@
  * constants into every caller, so that layout is ABI: it may only change together with the
  * SONAME. UMEM_LAYOUT is a hash of it as an integer constant expression; the static assert below
  * ties it to UMEM_SOVERSION. After a deliberate layout change, bump UMEM_SOVERSION in
- * include/umem/common.h and record the new value (test_abi prints it) for that SOVERSION.
+ * include/umem/common.h and record the new value (umem__abi_layout() returns it) for that SOVERSION.
  */
 #include "internal.h"
 
@@ -40,7 +40,7 @@ _Static_assert(UMEM_LAYOUT == UMEM_LAYOUT_RECORDED,
 	       "the inline fast path's struct layout changed: bump UMEM_SOVERSION in "
 	       "include/umem/common.h and record the new layout in lib/abi.c");
 
-/* For test_abi: the layout this build computes. */
+/* The layout this build computes, to record after a deliberate change. */
 UMEM_PRIVATE unsigned long long umem__abi_layout(void);
 unsigned long long umem__abi_layout(void)
 {

@@ -19,8 +19,6 @@
  * struct this library knows must be zero. Logs "<what>: ..." naming the struct and fails. */
 UMEM_PRIVATE bool umem__opts_check(const void *opts, size_t known, const char *type, const char *what);
 #define OPTS_CHECK(opts, type, what) umem__opts_check((opts), sizeof(struct type), #type, what)
-/* Size-only check, kept for the port and steering options until they use OPTS_CHECK. */
-#define OPTS_VALID(opts) (!(opts) || ((opts)->sz >= sizeof(size_t) && (opts)->sz <= 4096))
 /* Output structs (stats): sz must be at least min (the first release's struct). */
 UMEM_PRIVATE bool umem__out_check(const void *out, size_t min, const char *type, const char *what);
 

@@ -7,7 +7,7 @@
  * native mode (generic with a notice when the driver has none) through a bpf_link, and sends
  * every frame to the socket registered for its ingress queue (umem_steer__set_socket(s, queue,
  * xsk_fd)); a frame whose socket is not registered goes to the kernel. Rules (at most
- * UMEM_STEER_MAX_RULES, scanned by priority) override that default; see docs/STEERING.md.
+ * UMEM_STEER_MAX_RULES, scanned by priority) override that default; see STEERING.md (share/doc/libumem).
  *
  * Crash safety: the bpf_link dies with the process that holds it, so a killed owner leaves the
  * interface as it was. A program of ours whose owner is dead (left by UMEM_STEER_ATTACH_LIBXDP,
@@ -33,8 +33,11 @@ extern "C" {
 
 struct umem_steer;
 
+/* How the program is attached (the same choice and fallback policy as umem_port_opts'
+ * xdp_attach): AUTO falls back to generic mode after any native refusal except EBUSY/EEXIST,
+ * with a notice naming the native error. */
 enum umem_steer_mode {
-	UMEM_STEER_MODE_AUTO = 0, /* native; generic with a notice when the driver has no XDP */
+	UMEM_STEER_MODE_AUTO = 0, /* native; generic (skb) with a notice when native is refused */
 	UMEM_STEER_MODE_NATIVE,
 	UMEM_STEER_MODE_GENERIC,
 };

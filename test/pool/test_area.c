@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The area: validation of every argument, the page store, and hugepage backing. */
 #include <stdio.h>
-#include <umem/classes.h>
+#include <unistd.h>
+#include <umem/umem.h>
 #include "testutil.h"
 
 static int warnings;
@@ -79,6 +80,15 @@ static void opts_rules(struct umem_area *a)
 	CHECK(!umem_classes__create(a, &co2.v1) && errno == EINVAL, "classes: trailing bytes accepted");
 	expect_warning("umem_classes_opts has non-zero byte");
 
+	/* The port and steering options follow the same rule (checked before any privileged
+	 * step, so no root is needed here). */
+	struct { struct umem_port_opts v1; uint32_t future; } pt2 = { { .sz = sizeof(pt2) }, 7 };
+	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &pt2.v1), -EINVAL);
+	expect_warning("umem_port_opts has non-zero byte");
+	struct { struct umem_steer_opts v1; uint32_t future; } so2 = { { .sz = sizeof(so2) }, 7 };
+	CHECK(!umem_steer__attach("lo", &so2.v1) && errno == EINVAL, "steer: trailing bytes accepted");
+	expect_warning("umem_steer_opts has non-zero byte");
+
 	/* Output structs: a missing sz is a message, not a silent -EINVAL. */
 	struct umem_pool *p = umem_pool__create(a, NULL);
 	struct umem_pool_stats st = { 0 };
@@ -109,7 +119,17 @@ int main(void)
 	refused(16, 131072, 0, 0, EINVAL, "power of two");
 	refused(0, 4096, 0, 0, EINVAL, "not a valid size");
 	refused(UINT32_MAX, 65536, 0, 0, EINVAL, "not a valid size");
-	refused(1u << 24, 65536, 0, 0, ENOMEM, "memory"); /* 1 TiB */
+	/* Beyond the machine's memory by one page, whatever the machine: a fixed size would pass
+	 * the memory check on a host that has that much. Past 1 TiB the size itself is refused. */
+	uint64_t phys = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t over = phys / 65536 + 1;
+
+	if (over * 65536 <= 1ull << 40)
+		refused((uint32_t)over, 65536, 0, 0, ENOMEM, "memory");
+	else
+		printf("area: %llu bytes of memory, more than the largest valid area: the memory check "
+		       "cannot be reached\n", (unsigned long long)phys);
+	refused((1u << 24) + 1, 65536, 0, 0, EINVAL, "not a valid size"); /* 1 TiB + 64 KiB */
 	refused(16, 4096, 1u << 7, 0, EINVAL, "unknown flag 0x80 in umem_area_opts.flags");
 	refused(16, 4096, 0, 1000, EINVAL, "umem_area_opts.chunk_size = 1000");
 	refused(16, 4096, 0, 8192, EINVAL, "umem_area_opts.chunk_size = 8192");
