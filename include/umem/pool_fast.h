@@ -76,12 +76,6 @@ struct umem_pool_fast {
 #else
 #define UMEM__STAT(p, field, n) ((void)0)
 #endif
-#ifndef UMEM_NO_STATS
-#define UMEM__STAT_SHARED(p, field, n)                                                       \
-	atomic_fetch_add_explicit(&(p)->st.field, (n), memory_order_relaxed)
-#else
-#define UMEM__STAT_SHARED(p, field, n) ((void)0)
-#endif
 
 /* Out-of-line halves of the inline paths (exported, not for direct use). */
 UMEM_API int umem__pool_alloc_slow(struct umem_pool *pool, uint64_t *addr);
