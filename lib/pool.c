@@ -255,7 +255,9 @@ int umem_pool__prefill(struct umem_pool *p, uint32_t n)
 	owner_check(p, "prefill");
 	while (done < n) {
 		uint64_t head = atomic_load_explicit(&p->ring.prod_head, memory_order_relaxed);
-		uint64_t room = p->ring.size - (head - p->ring.cons);
+		/* cons_pub: a reclaimer may be consuming this ring right now. */
+		uint64_t room = p->ring.size -
+				(head - atomic_load_explicit(&p->ring.cons_pub, memory_order_acquire));
 		uint32_t want = n - done < UMEM_POOL_REFILL ? n - done : UMEM_POOL_REFILL;
 
 		if (room < want)
