@@ -83,9 +83,8 @@ struct umem_pool {
 	_Atomic int64_t life;
 	struct umem_pool *next, **pprev; /* the area's pool list, under the area lock */
 	bool dead;                       /* destroyed, under the area lock */
-	/* Debug mode's single-owner rule: the thread that makes owner-only calls. */
+	/* Debug mode's single-owner rule: the thread inside an owner-only call, or 0. */
 	_Atomic unsigned long owner_thread;
-	unsigned long creator_thread;
 };
 
 /* ring.c */

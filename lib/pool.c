@@ -26,24 +26,42 @@ static inline uint64_t page_base(struct umem_area *a, uint64_t addr)
 
 /* ---- debug: the single-owner rule ------------------------------------------------------- */
 
-/* Owner-only calls come from the creating thread until another thread makes one; that thread
- * then owns the pool for good (the hand-over of a pool created by main to its worker). */
-static void owner_check(struct umem_pool *p, const char *what)
+/* An owner-only call marks the pool with its thread for its duration; another thread entering
+ * one while the mark is set is two owners at once. A pool may change owner between calls (a
+ * pool created by main and handed to a worker, or torn down by main after the worker joined):
+ * that needs a happens-before the library cannot see, and is legal. */
+struct owner_guard {
+	struct umem_pool *p;
+	bool took;
+};
+
+static struct owner_guard owner_enter(struct umem_pool *p, const char *what)
 {
-	unsigned long me = (unsigned long)pthread_self(), cur;
+	struct owner_guard g = { p, false };
+	unsigned long me, cur = 0;
 
 	if (!p->f.debug)
-		return;
-	cur = atomic_load_explicit(&p->owner_thread, memory_order_relaxed);
-	if (cur == me)
-		return;
-	if (cur == p->creator_thread &&
-	    atomic_compare_exchange_strong(&p->owner_thread, &cur, me))
-		return;
-	umem__die("debug: %s on pool %p from thread 0x%lx, but the pool belongs to thread 0x%lx "
-		  "(single-owner rule: alloc and direct put only on the owner thread)", what,
-		  (void *)p, me, cur);
+		return g;
+	me = (unsigned long)pthread_self();
+	if (atomic_compare_exchange_strong(&p->owner_thread, &cur, me)) {
+		g.took = true;
+		return g;
+	}
+	if (cur == me) /* nested: a slow path calling another */
+		return g;
+	umem__die("debug: %s on pool %p from thread 0x%lx while thread 0x%lx is inside another call "
+		  "of it (single-owner rule: alloc, put and ref through a pool on one thread at a "
+		  "time)", what, (void *)p, me, cur);
 }
+
+static void owner_exit(struct owner_guard *g)
+{
+	if (g->took)
+		atomic_store(&g->p->owner_thread, 0);
+}
+
+#define OWNER_ONLY(p, what) \
+	struct owner_guard _og __attribute__((cleanup(owner_exit), unused)) = owner_enter(p, what)
 
 /* ---- life cycle ------------------------------------------------------------------------- */
 
@@ -86,8 +104,7 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 	p->f.area_size = area->f.debug ? 0 : area->f.size;
 	p->f.frag_max = area->f.debug ? 0 : area->f.page_size / 2;
 	p->f.frag_page = UMEM_NO_PAGE;
-	p->creator_thread = (unsigned long)pthread_self();
-	atomic_init(&p->owner_thread, p->creator_thread);
+	atomic_init(&p->owner_thread, 0);
 	atomic_init(&p->life, 1);
 	pthread_mutex_lock(&area->lock);
 	p->next = area->pools;
@@ -252,7 +269,7 @@ int umem_pool__prefill(struct umem_pool *p, uint32_t n)
 		pr_warn("pool prefill: NULL pool\n");
 		return -EINVAL;
 	}
-	owner_check(p, "prefill");
+	OWNER_ONLY(p, "prefill");
 	while (done < n) {
 		uint64_t head = atomic_load_explicit(&p->ring.prod_head, memory_order_relaxed);
 		/* cons_pub: a reclaimer may be consuming this ring right now. */
@@ -306,7 +323,7 @@ int umem__pool_alloc_slow(struct umem_pool *p, uint64_t *addr)
 		pr_warn("pool alloc: NULL %s\n", p ? "addr" : "pool");
 		return -EINVAL;
 	}
-	owner_check(p, "alloc");
+	OWNER_ONLY(p, "alloc");
 	a = pool_take_page(p, 1);
 	if (a == UMEM_NO_PAGE) {
 		pr_debug("pool alloc: area exhausted\n");
@@ -326,7 +343,7 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 		pr_warn("pool alloc_bulk: NULL %s\n", p ? "addrs" : "pool");
 		return -EINVAL;
 	}
-	owner_check(p, "alloc_bulk");
+	OWNER_ONLY(p, "alloc_bulk");
 	while (k < n) {
 		struct umem_pool_fast *f = &p->f;
 		uint32_t charged = 0;
@@ -360,7 +377,7 @@ int umem_pool__flush(struct umem_pool *p)
 		pr_warn("pool flush: NULL pool\n");
 		return -EINVAL;
 	}
-	owner_check(p, "flush");
+	OWNER_ONLY(p, "flush");
 	if (p->f.count) {
 		total = p->f.count;
 		p->f.count = 0;
@@ -441,7 +458,7 @@ void umem__pool_put_slow(struct umem_pool *p, uint64_t addr)
 {
 	if (!p)
 		umem__die("put of address 0x%llx through a NULL pool", (unsigned long long)addr);
-	owner_check(p, "put");
+	OWNER_ONLY(p, "put");
 	put_one(p->area, p, addr);
 }
 
@@ -492,7 +509,7 @@ void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 {
 	if (!p || (n && !addrs))
 		umem__die("put_bulk: %s", p ? "NULL address array" : "NULL pool");
-	owner_check(p, "put_bulk");
+	OWNER_ONLY(p, "put_bulk");
 	put_bulk(p->area, p, addrs, n);
 }
 
@@ -520,7 +537,7 @@ int umem__pool_ref_slow(struct umem_pool *p, uint64_t addr, uint32_t n)
 		pr_warn("pool ref: NULL pool\n");
 		return -EINVAL;
 	}
-	owner_check(p, "ref");
+	OWNER_ONLY(p, "ref");
 	a = p->area;
 	if (!n || addr >= a->f.size) {
 		pr_warn("pool ref: %s\n", n ? "address outside the area" : "n = 0");
@@ -606,7 +623,7 @@ int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *add
 		pr_warn("pool alloc_frag: size %u is not in 1..%u (the page size)\n", size, page_size);
 		return -EINVAL;
 	}
-	owner_check(p, "alloc_frag");
+	OWNER_ONLY(p, "alloc_frag");
 	/* page_pool_alloc(): a fragment that cannot share its page only pays bookkeeping. */
 	if (size > page_size / 2) {
 		int err = umem_pool__alloc(p, addr);

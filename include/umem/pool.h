@@ -22,9 +22,9 @@
  * of the current fragment page), nor two threads putting one whole page at the same time (both
  * may succeed, and the page is then handed out twice; the kernel has the same window).
  * UMEM_AREA_F_DEBUG (or LIBUMEM_DEBUG=1) checks every fragment exactly (which also catches the
- * concurrent double put and the stale fragment) and the single-owner rule: the owner-only calls
- * (alloc*, prefill, flush, and put/put_bulk/ref through the pool) come from the thread that created
- * the pool until another thread makes one, which then owns it for good.
+ * concurrent double put and the stale fragment) and the single-owner rule: no two threads are
+ * inside owner-only calls (alloc*, prefill, flush, and put/put_bulk/ref through the pool) of one
+ * pool at the same time. Handing a pool to another thread between calls stays legal.
  */
 #ifndef UMEM_POOL_H
 #define UMEM_POOL_H

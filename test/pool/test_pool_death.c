@@ -179,28 +179,6 @@ static void ref_on_recycled_fragment(void)
 	umem_pool__ref(other, b, 1);
 }
 
-static void *alloc_on_other_thread(void *arg)
-{
-	uint64_t a;
-
-	umem_pool__alloc(arg, &a);
-	return NULL;
-}
-
-/* Debug: the single-owner rule. A worker takes the pool over from its creator, after which
- * the creator may not allocate from it any more. */
-static void second_owner_thread(void)
-{
-	pthread_t t;
-	uint64_t a;
-
-	setup(true);
-	pthread_create(&t, NULL, alloc_on_other_thread, pool);
-	pthread_join(t, NULL);
-	expect((uint64_t)(uintptr_t)pool);
-	umem_pool__alloc(pool, &a);
-}
-
 static pthread_barrier_t both;
 static uint64_t shared_page;
 
@@ -243,7 +221,6 @@ static const struct {
 	{ "area_double_put", area_double_put, "put twice" },
 	{ "ref_after_area_return", ref_after_area_return, "use after free" },
 	{ "ref_on_recycled_fragment", ref_on_recycled_fragment, "use after free" },
-	{ "second_owner_thread", second_owner_thread, "single-owner rule" },
 	{ "concurrent_double_put", concurrent_double_put, "double put" },
 };
 
