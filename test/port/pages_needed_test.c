@@ -27,7 +27,7 @@ int main(void)
 
 	umem_set_print(capture);
 	if (sysconf(_SC_PAGESIZE) != 4096) {
-		printf("sizing_pages: skipped, the kernel page is not 4 KiB\n");
+		printf("port_pages_needed: skipped, the kernel page is not 4 KiB\n");
 		return TEST_SKIP;
 	}
 	/* Defaults: 4 KiB pages and chunks, one frame per page. */
@@ -76,6 +76,6 @@ int main(void)
 	CHECK(area, "umem_area__create(%lld): %s", (long long)pages, strerror(errno));
 	CHECK_EQ(umem_area__nr_pages(area), pages);
 	CHECK_EQ(umem_area__destroy(area), 0);
-	printf("sizing_pages: ok (%u pages per port with the defaults)\n", per_port);
+	printf("port_pages_needed: ok (%u pages per port with the defaults)\n", per_port);
 	return 0;
 }
