@@ -462,6 +462,18 @@ void umem__pool_put_slow(struct umem_pool *p, uint64_t addr)
 	put_one(p->area, p, addr);
 }
 
+/* The inline put's atomic dropped the count from old: 1 means that was the last reference. */
+void umem__pool_put_last(struct umem_pool *p, uint64_t addr, int32_t old)
+{
+	struct umem_area *a = p->area;
+
+	if (old != 1)
+		umem__die("put of address 0x%llx: %s (page refcount %d, dropping 1)",
+			  (unsigned long long)addr, old == 0 ? "double put, or the address was never "
+			  "allocated" : "refcount underflow", old);
+	pool_recycle(a, p, page_base(a, addr));
+}
+
 void umem_put(struct umem_area *a, uint64_t addr)
 {
 	if (!a)

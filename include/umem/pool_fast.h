@@ -80,6 +80,7 @@ struct umem_pool_fast {
 /* Out-of-line halves of the inline paths (exported, not for direct use). */
 UMEM_API int umem__pool_alloc_slow(struct umem_pool *pool, uint64_t *addr);
 UMEM_API void umem__pool_put_slow(struct umem_pool *pool, uint64_t addr);
+UMEM_API void umem__pool_put_last(struct umem_pool *pool, uint64_t addr, int32_t old);
 UMEM_API int umem__pool_ref_slow(struct umem_pool *pool, uint64_t addr, uint32_t n);
 UMEM_API int umem__pool_alloc_frag_slow(struct umem_pool *pool, uint32_t size, uint64_t *addr,
 					uint32_t *truesize);
@@ -111,9 +112,10 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 	if (umem_likely(addr < p->area_size)) {
 		struct umem_page *pg = &p->pages[addr >> p->page_shift];
 
+		int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
+
 		/* Last user reads 1: no read-modify-write needed (page_pool's unref shortcut). */
-		if (umem_likely(atomic_load_explicit(&pg->refcnt, memory_order_acquire) == 1 &&
-				pg->owner == pool && p->count < UMEM_POOL_CACHE_SIZE)) {
+		if (umem_likely(r == 1 && pg->owner == pool && p->count < UMEM_POOL_CACHE_SIZE)) {
 			atomic_store_explicit(&pg->refcnt, 0, memory_order_relaxed);
 			p->cache[p->count++] = addr >> p->page_shift << p->page_shift;
 			UMEM__STAT(p, recycle_cached, 1);
@@ -126,6 +128,16 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 		 * stays bounded. */
 		if ((addr ^ p->frag_page) >> p->page_shift == 0 && p->frag_users) {
 			p->frag_users--;
+			return;
+		}
+		/* Not the last reference (a fragment of a closed page, an extra reference): one
+		 * atomic, and done unless it turned out to be the last after all. */
+		if (umem_likely(r > 1)) {
+			int32_t old = atomic_fetch_sub_explicit(&pg->refcnt, 1, memory_order_acq_rel);
+
+			if (umem_likely(old > 1))
+				return;
+			umem__pool_put_last(pool, addr, old);
 			return;
 		}
 	}
