@@ -129,10 +129,11 @@ UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint3
 
 /* Take n extra references on the page holding addr (a live allocation of the caller's). As for
  * put, pool is the caller's own pool (its refs_taken counts the references taken through it);
- * the frame may belong to any pool. -EINVAL: outside the area or n == 0; -ENOENT: the page never left the area's
- * store; -EOVERFLOW: the page would exceed UMEM_REF_MAX references (exact under concurrency).
- * Nothing changes on error. A reference on a page at rest or returned to the area (use after
- * free) aborts; on a page allocated again it cannot be told from a legitimate one (see the top
+ * the frame may belong to any pool. -EINVAL: outside the area or n == 0; -ENOENT: the page
+ * never left the area's store; -EOVERFLOW: the page would exceed UMEM_REF_MAX references (exact under concurrency).
+ * Nothing changes on error. A reference on a page at rest (held unallocated in a pool's cache
+ * or ring: use after free, or an address never handed out, since pools take pages in bulk) or
+ * returned to the area (use after free) aborts; on a page allocated again it cannot be told from a legitimate one (see the top
  * of this header). */
 static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n);
 
