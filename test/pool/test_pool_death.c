@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <umem/pool.h>
-#include "testutil.h"
+#include "childrun.h"
 
 static struct umem_area *area;
 static struct umem_pool *pool;
@@ -228,31 +228,11 @@ static const struct {
 int main(int argc, char **argv)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int fds[2], status;
+		char out[4096] = "";
 
 		if (argc > 1 && strcmp(argv[1], cases[i].name))
 			continue;
-		char out[4096] = "";
-		ssize_t n, len = 0;
-
-		CHECK(!pipe(fds), "pipe");
-		pid_t pid = fork();
-		CHECK(pid >= 0, "fork");
-		if (pid == 0) {
-			dup2(fds[1], 2);
-			close(fds[0]);
-			cases[i].fn();
-			/* Reaching here means the violation went unnoticed; print the expected address so
-			 * the parent can still name it. */
-			fprintf(stderr, "no abort\n");
-			_exit(0);
-		}
-		close(fds[1]);
-		while ((n = read(fds[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-			len += n;
-		close(fds[0]);
-		out[len] = 0;
-		CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+		int status = child_run(cases[i].fn, out, sizeof(out));
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "%s: did not abort:\n%s",
 		      cases[i].name, out);
 		char addr[40] = "";

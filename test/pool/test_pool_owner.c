@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <umem/pool.h>
-#include "testutil.h"
+#include "childrun.h"
 
 struct umem_area;
 void __real_umem__track_alloc(struct umem_area *a, uint64_t addr, uint32_t len);
@@ -65,30 +65,13 @@ static void scenario(void)
 	armed = 0;
 	pthread_mutex_unlock(&mu);
 	umem_pool__alloc(pool, &a);
-	fprintf(stderr, "no abort\n");
-	_exit(0);
 }
 
 int main(void)
 {
-	int fds[2], status;
 	char out[4096] = "";
-	ssize_t n, len = 0;
+	int status = child_run(scenario, out, sizeof(out));
 
-	CHECK(!pipe(fds), "pipe");
-	pid_t pid = fork();
-	CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		dup2(fds[1], 2);
-		close(fds[0]);
-		scenario();
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-		len += n;
-	close(fds[0]);
-	out[len] = 0;
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "did not abort:\n%s", out);
 	CHECK(strstr(out, "single-owner rule"), "message lacks the rule:\n%s", out);
 	printf("aborted: %s", strstr(out, "libumem: FATAL: "));
