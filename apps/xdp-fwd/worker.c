@@ -102,9 +102,10 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 	struct fwd_ctx *ctx = w->ctx;
 	uint32_t owner = ctx->ports[out].worker;
 
-	if (owner == w->idx)
+	if (owner == w->idx) {
 		stage(w, out, d, n);
-	else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
+		w->fed[in] |= 1ull << out;
+	} else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
@@ -213,6 +214,24 @@ static void flush_all(struct fwd_worker *w)
 		flush_port(w, w->ports[k]);
 }
 
+/* Sends the outputs input port in has staged frames for: the full ones only (full: a burst's
+ * worth), or all of them once in's RX ring came back empty. Larger TX bursts cost fewer
+ * kicks, and they reach the next hop together (GRO merges them: fewer ACKs come back). */
+static void flush_fed(struct fwd_worker *w, uint32_t in, bool all)
+{
+	uint64_t fed = w->fed[in];
+
+	while (fed) {
+		uint32_t out = (uint32_t)__builtin_ctzll(fed);
+
+		fed &= fed - 1;
+		if (all || w->nstage[out] >= w->ctx->cfg->batch)
+			flush_port(w, out);
+	}
+	if (all)
+		w->fed[in] = 0;
+}
+
 static uint32_t drain_incoming(struct fwd_worker *w)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -308,16 +327,20 @@ static void *worker_main(void *arg)
 			int n = umem_port__rx_burst(ctx->ports[in].port, rx, ctx->cfg->batch);
 			uint64_t frames, bytes;
 
-			if (n <= 0)
+			if (n <= 0) {
+				flush_fed(w, in, true);
 				continue;
+			}
 			count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
 			route(w, in, rx, (uint32_t)n, now);
-			flush_all(w);
+			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
 		work += drain_incoming(w);
+		if (!work)
+			flush_all(w);
 		for (uint32_t k = 0; k < w->nr_ports; k++)
 			work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
 		if (now - kstats_at >= FWD_KSTATS_NS) {
@@ -355,7 +378,8 @@ int fwd_workers_init(struct fwd_ctx *ctx)
 		struct fwd_worker *w = &ctx->workers[k];
 
 		for (uint32_t i = 0; i < w->nr_ports; i++) {
-			w->stage[w->ports[i]] = calloc(batch, sizeof(struct umem_desc));
+			/* Up to a burst short of full, plus one burst (flush_fed). */
+			w->stage[w->ports[i]] = calloc(2 * (size_t)batch, sizeof(struct umem_desc));
 			if (!w->stage[w->ports[i]])
 				return -ENOMEM;
 		}

@@ -57,9 +57,11 @@ struct fwd_worker {
 	struct umem_pool *pool;
 	uint32_t ports[FWD_MAX_PORTS]; /* indexes of the ports this worker drives */
 	uint32_t nr_ports;
-	/* Frames staged per output port during one burst (only ports of this worker). */
+	/* Frames staged per output port (only ports of this worker), sent when a burst's worth
+	 * is there or when an input that fed them comes back empty. */
 	struct umem_desc *stage[FWD_MAX_PORTS];
 	uint32_t nstage[FWD_MAX_PORTS];
+	uint64_t fed[FWD_MAX_PORTS]; /* fed[in]: bit out set while in has frames staged on out */
 	int error; /* negative errno when the worker could not run its loop */
 };
 
