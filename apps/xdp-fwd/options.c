@@ -332,6 +332,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->mode = FWD_MODE_WIRE;
 	cfg->bind = FWD_BIND_AUTO;
 	cfg->batch = 64;
+	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
 	cfg->need_wakeup = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;
