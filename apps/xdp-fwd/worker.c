@@ -180,11 +180,8 @@ static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32
 					 .iface = route_iface, .via = route_via };
 	struct fwd_ctx *ctx = w->ctx;
 
-	if (ctx->cfg->mode == FWD_MODE_L2)
-		pthread_mutex_lock(&ctx->l2_lock);
+	/* l2: the MAC table takes concurrent learners and readers (l2.h), no lock. */
 	fwd_route_burst(&io, ctx->cfg->mode, &ctx->l2, &ctx->ports[in].skip_contd, in, d, n, now);
-	if (ctx->cfg->mode == FWD_MODE_L2)
-		pthread_mutex_unlock(&ctx->l2_lock);
 }
 
 /* --- transmit ------------------------------------------------------------------------- */
