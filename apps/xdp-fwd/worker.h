@@ -78,8 +78,7 @@ struct fwd_ctx {
 	uint32_t nr_ifaces;
 	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
-	struct l2_table l2;
-	pthread_mutex_t l2_lock; /* one acquisition per burst; uncontended with one worker */
+	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */
