@@ -36,6 +36,8 @@
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
+# xdp_fwd samples also record its exit totals: slow-path allocations and frames still out
+# (both must be 0; a note says otherwise).
 # Output in the results folder: samples.json (every sample), summary.md (medians, min-max,
 # ratio to xdp_redirect, CPU), chart.png (gnuplot), logs/. CPU: "fwd" is the forwarder
 # process's utime+stime over the sample (user-space forwarders), "softirq" is the machine's
@@ -285,8 +287,17 @@ sample() {
 	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
+	if [ "$sys" = xdp_fwd ]; then
+		# Its exit totals: slow-path allocations (summed over pools) and frames still out.
+		local slow out
+		slow=$(awk '/^total/ {t = 1} t && /slow allocs/ {for (i = 1; i < NF; i++) if ($i == "allocs") s += $(i + 1)} END {print s + 0}' "$LOG.fwd")
+		out=$(sed -n 's/^frames still out: \([0-9]*\)$/\1/p' "$LOG.fwd")
+		extra=$(printf ',"slow_allocs":%s,"frames_out":%s' "$slow" "${out:-null}")
+		[ "$slow" = 0 ] && [ "${out:-x}" = 0 ] ||
+			note "$wl/xdp_fwd repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
+	fi
 	if [ "$wl" = udp64 ]; then
-		extra=$(printf ',"sent_mpps":%s,"loss_pct":%s' \
+		extra=$extra$(printf ',"sent_mpps":%s,"loss_pct":%s' \
 			"$(grep -o '"pps":[0-9.]*' "$LOG.gen" | cut -d: -f2 | awk '{printf "%.4f", $1 / 1e6}')" \
 			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
 	fi
