@@ -10,6 +10,11 @@ topo_up --hosts 3
 for workers in 1 2; do
 	log "wire mode, $workers worker(s)"
 	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire -w "$workers" --json --interval 0.5
+	# Single-buffer ports get the plain (not frags-aware) program: the veth peer then drops
+	# its max MTU to what one page holds.
+	[ "$(xdp_prog_name "$TOPO_IF0")" = xsk_redirect_pl ] || fail "program on $TOPO_IF0: '$(xdp_prog_name "$TOPO_IF0")', expected the plain xsk_redirect_plain"
+	maxmtu=$(in_host 0 ip -d link show eth0 | grep -o 'maxmtu [0-9]*' | cut -d' ' -f2)
+	[ "$maxmtu" -lt 4096 ] || fail "the client's veth keeps max MTU $maxmtu under a plain program"
 	# ping checks the echoed payload byte by byte: a pattern and odd sizes.
 	in_host 0 ping -c 3 -i 0.2 -W 2 -p 5aa5c33c -s 1111 "$TOPO_IP1" >/dev/null || fail "ping client->server"
 	in_host 1 ping -c 3 -i 0.2 -W 2 -p 0f1e2d3c -s 1 "$TOPO_IP0" >/dev/null || fail "ping server->client"
@@ -25,6 +30,9 @@ for workers in 1 2; do
 	done
 	fwd_stop INT
 	no_xdp_left || fail "an XDP program is still attached after exit"
+	# The pools take their pages up front: no slow-path allocation once traffic flows.
+	slow=$(grep '"type":"total"' "$WORK/fwd.out" | grep -o '"slow":[0-9]*' | cut -d: -f2 | sort -u | tr '\n' ' ')
+	[ "$slow" = "0 " ] || fail "slow-path allocations in the pools' totals: $slow"
 	# Every frame received on one port went out of the other or was dropped with a reason:
 	# tx_full is counted on the output port (TX ring) or on the input port (queue to the
 	# other worker full).
