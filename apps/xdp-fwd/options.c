@@ -184,6 +184,11 @@ static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 	return cli_fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect)", arg);
 }
 
+static int set_xdp_mode(void *v, const char *a, char *e, size_t l)
+{
+	return cli_parse_xdp_mode(a, &((struct fwd_config *)v)->xdp_attach, e, l);
+}
+
 static int set_zerocopy(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -290,6 +295,7 @@ static const struct cli_opt options[] = {
 	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", CLI_U32_AT(CFG, frames, 256, 1u << 22) },
 	{ "unaligned", 0, NULL, "unaligned chunk mode", CLI_FLAG_AT(CFG, unaligned, true) },
 	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", CLI_FLAG_AT(CFG, hugepages, true) },
+	{ "xdp-mode", 0, "MODE", CLI_XDP_MODE_HELP, CLI_SET(set_xdp_mode) },
 	{ "zero-copy", 'z', NULL, "require zero-copy (fail where the driver has none)", CLI_SET(set_zerocopy) },
 	{ "copy", 0, NULL, "force copy mode", CLI_SET(set_copy) },
 	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", CLI_FLAG_AT(CFG, need_wakeup, false) },
@@ -304,6 +310,7 @@ static const struct cli_opt options[] = {
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
+	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
 	{ "quiet", 0, NULL, "no live stats; totals on exit only", CLI_FLAG_AT(CFG, quiet, true) },
 };
@@ -335,6 +342,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->batch = 64;
 	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
 	cfg->need_wakeup = true;
+	cfg->reattach = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;
 	cfg->l2_aging = 300;
