@@ -4,8 +4,7 @@
  * queue; frames of queues without a socket continue up the stack (XDP_PASS).
  *
  * "xdp.frags" marks it multi-buffer aware: without it a veth refuses a peer MTU above ~3500
- * and frames larger than a page never reach a socket bound with XDP_USE_SG. Single-buffer
- * ports get the plain twin (it measured faster on veth).
+ * and frames larger than a page never reach a socket bound with XDP_USE_SG.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -22,14 +21,6 @@ SEC("xdp.frags")
 int xsk_redirect(struct xdp_md *ctx)
 {
 	/* The flags argument is the action taken when the queue has no socket (kernel >= 5.3). */
-	return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
-}
-
-/* The same for ports without multi-buffer: the loader loads one of the two. A veth keeps its
- * peer's software GSO and large MTUs only for a frags-aware program. */
-SEC("xdp")
-int xsk_redirect_plain(struct xdp_md *ctx)
-{
 	return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
 }
 

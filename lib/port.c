@@ -55,7 +55,6 @@ struct port_prog {
 	int link_fd;
 	int map_fd;
 	uint32_t users;
-	bool frags; /* loaded as "xdp.frags" (multi-buffer aware) */
 	enum umem_port_xdp_mode mode;
 };
 
@@ -170,24 +169,16 @@ static void prog_put(struct port_prog *g)
 
 /* The default program on the interface, loaded and attached by the first port there. */
 static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netns, uint32_t queue,
-				  uint32_t attach, bool frags, int *errp)
+				  uint32_t attach, int *errp)
 {
 	struct port_prog *g;
 	struct xdp_found f;
 	char who[IF_NAMESIZE + 24];
 	uint32_t cur, max, entries, id, xdp_flags;
-	struct bpf_program *prog;
 	int err, fd;
 
 	for (g = progs; g; g = g->next)
 		if (g->netns == netns && g->ifindex == ifindex) {
-			if (frags && !g->frags) {
-				pr_warn("port %s:%u: multi-buffer, but the interface's default program was "
-					"loaded without it by a single-buffer port: create the multi-buffer "
-					"ports first, or all ports alike\n", ifname, queue);
-				*errp = -EINVAL;
-				return NULL;
-			}
 			g->users++;
 			return g;
 		}
@@ -215,44 +206,31 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 		*errp = -ENOMEM;
 		return NULL;
 	}
+	g->skel = xsk_redirect__open();
+	if (!g->skel) {
+		err = -errno;
+		pr_warn("port %s:%u: cannot open the XDP program: %s\n", ifname, queue, strerror(-err));
+		goto free_prog;
+	}
 	umem__netdev_rx_queues(ifname, ifindex, &cur, &max);
 	entries = max;
 	if (entries <= queue)
 		entries = queue + 1;
-	/* A plain "xdp" program where the port needs no multi-buffer: veth keeps its peer's GSO
-	 * features for frags-aware programs only, and forwarding measured faster without. An
-	 * interface the plain program cannot take (a peer MTU above a page) gets the frags one. */
-	for (bool plain = !frags;; plain = false) {
-		g->skel = xsk_redirect__open();
-		if (!g->skel) {
-			err = -errno;
-			pr_warn("port %s:%u: cannot open the XDP program: %s\n", ifname, queue, strerror(-err));
-			goto free_prog;
-		}
-		prog = plain ? g->skel->progs.xsk_redirect_plain : g->skel->progs.xsk_redirect;
-		bpf_program__set_autoload(plain ? g->skel->progs.xsk_redirect : g->skel->progs.xsk_redirect_plain,
-					  false);
-		bpf_map__set_max_entries(g->skel->maps.xsks_map, entries);
-		err = xsk_redirect__load(g->skel);
-		if (err) {
-			pr_warn("port %s:%u: cannot load the XDP program: %s\n", ifname, queue, strerror(-err));
-			goto destroy_skel;
-		}
-		fd = umem__xdp_link(who, bpf_program__fd(prog), ifindex, attach, &xdp_flags);
-		if (fd >= 0 || !plain)
-			break;
-		pr_debug("%s: the plain XDP program was refused (%s): frags-aware one instead\n", who,
-			 strerror(-fd));
-		xsk_redirect__destroy(g->skel);
+	bpf_map__set_max_entries(g->skel->maps.xsks_map, entries);
+	err = xsk_redirect__load(g->skel);
+	if (err) {
+		pr_warn("port %s:%u: cannot load the XDP program: %s\n", ifname, queue, strerror(-err));
+		goto destroy_skel;
 	}
+	g->ifindex = ifindex;
+	g->netns = netns;
+	g->map_fd = bpf_map__fd(g->skel->maps.xsks_map);
+	fd = umem__xdp_link(who, bpf_program__fd(g->skel->progs.xsk_redirect), ifindex, attach,
+			    &xdp_flags);
 	if (fd < 0) {
 		err = fd;
 		goto destroy_skel;
 	}
-	g->frags = prog == g->skel->progs.xsk_redirect;
-	g->ifindex = ifindex;
-	g->netns = netns;
-	g->map_fd = bpf_map__fd(g->skel->maps.xsks_map);
 	g->mode = xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_PORT_XDP_GENERIC : UMEM_PORT_XDP_NATIVE;
 	g->link_fd = fd;
 	g->users = 1;
@@ -678,7 +656,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		goto close_sock;
 	}
 	if (c.xdp_prog == UMEM_PORT_PROG_DEFAULT) {
-		p->prog = prog_get(ifname, p->ifindex, netns, queue, c.xdp_attach, p->multi_buffer, &err);
+		p->prog = prog_get(ifname, p->ifindex, netns, queue, c.xdp_attach, &err);
 		if (!p->prog)
 			goto close_sock;
 		p->xdp_mode = p->prog->mode;

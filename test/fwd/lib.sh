@@ -60,11 +60,6 @@ fwd_reap() {
 	grep -Eq '^frames still out: 0$|"frames_out":0' "$WORK/fwd.out" || fail "frames still out after exit"
 }
 
-# xdp_prog_name IF: the name of the XDP program on interface IF of the middle namespace.
-xdp_prog_name() {
-	ip -n "$TOPO_MID" -d link show "$1" | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
-}
-
 # No XDP program left on any interface of the middle namespace.
 no_xdp_left() {
 	! ip -n "$TOPO_MID" -d link show | grep -q "prog/xdp"

@@ -5,8 +5,6 @@
 
 topo_up --hosts 2 --mtu 9000
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.5
-# Multi-buffer ports need the frags-aware program (a plain one would refuse the peer's MTU).
-[ "$(xdp_prog_name "$TOPO_IF0")" = xsk_redirect ] || fail "program on $TOPO_IF0: '$(xdp_prog_name "$TOPO_IF0")', expected the frags-aware xsk_redirect"
 grep -q "multi-buffer on" "$WORK/fwd.err" || fail "multi-buffer was not turned on for MTU 9000"
 # 8972 bytes of ICMP payload = a 9014-byte frame, unfragmented (-M do), payload checked by ping.
 in_host 0 ping -c 3 -i 0.2 -W 2 -M do -s 8972 -p a55a "$TOPO_IP1" >/dev/null || fail "ping 9000 client->server"
