@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +22,37 @@ static uint32_t nr_locks;
 static int lock_one(const char *ifname, unsigned long long netns)
 {
 	char path[96], buf[32] = "";
+	bool busy;
 	int fd, n;
 
 	snprintf(path, sizeof(path), FWD_LOCK_DIR "/net%llu-%s.lock", netns, ifname);
 	for (uint32_t i = 0; i < nr_locks; i++)
 		if (!strcmp(locks[i].path, path))
 			return 0; /* several queues of one interface */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return 0; /* no writable /run: the library's own checks still refuse */
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+	for (int tries = 0;; tries++) {
+		struct stat held, named;
+
+		/* The last instance to leave removes the folder: recreate it when it went. */
+		if (mkdir(FWD_LOCK_DIR, 0755) && errno != EEXIST)
+			return 0; /* no writable /run: the library's own checks still refuse */
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			if (errno == ENOENT && tries < 8)
+				continue;
+			return 0;
+		}
+		busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
+		if (busy)
+			break;
+		/* A leaving instance unlinks its file while it still holds it: a lock won on that
+		 * file, after it was unlinked, guards nothing. Only the file the path names counts. */
+		if (!fstat(fd, &held) && !stat(path, &named) && held.st_ino == named.st_ino)
+			break;
+		close(fd);
+		if (tries >= 8)
+			return 0;
+	}
+	if (busy) {
 		n = (int)pread(fd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		close(fd);
@@ -56,8 +78,6 @@ int fwd_lock_interfaces(const struct fwd_config *cfg)
 
 	if (stat("/proc/self/ns/net", &st))
 		return 0;
-	if (mkdir(FWD_LOCK_DIR, 0755) && errno != EEXIST)
-		return 0;
 	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
 		int err = lock_one(cfg->ports[i].ifname, (unsigned long long)st.st_ino);
 
@@ -76,5 +96,8 @@ void fwd_unlock_interfaces(void)
 		unlink(locks[i].path);
 		close(locks[i].fd);
 	}
+	/* Nothing left behind: the folder goes with the last instance (ENOTEMPTY otherwise). */
+	if (nr_locks)
+		rmdir(FWD_LOCK_DIR);
 	nr_locks = 0;
 }
