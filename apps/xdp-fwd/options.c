@@ -284,7 +284,7 @@ static int set_profile(void *v, const char *a, char *e, size_t l)
 static const struct cli_opt options[] = {
 	{ "interface", 'i', "IFNAME[@Q]", "a port (queue 0 by default); IFNAME@A-B or IFNAME@all: one port per queue; repeat, in order", CLI_SET(set_interface) },
 	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", CLI_SET(set_mode) },
-	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
+	{ "workers", 'w', "N", "worker threads (default: one per --cpus CPU, else 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", CLI_SET(set_cpus) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, 256) },
 	{ "rx-ring", 0, "N", "RX ring entries (power of two)", CLI_POW2_AT(CFG, rx_ring, 64, 65536) },
