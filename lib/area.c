@@ -20,32 +20,33 @@ struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_op
 	uint64_t size;
 	int err = -EINVAL, mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
 
-	if (!OPTS_VALID(opts)) {
-		pr_warn("area: bad opts size\n");
+	if (!OPTS_CHECK(opts, umem_area_opts, "area"))
 		goto fail;
-	}
 	page_size = OPTS_GET(opts, page_size, 0) ?: UMEM_PAGE_SIZE_DEFAULT;
 	flags = OPTS_GET(opts, flags, 0);
 	chunk = OPTS_GET(opts, chunk_size, 0);
 	if (page_size < UMEM_PAGE_SIZE_MIN || page_size > UMEM_PAGE_SIZE_MAX ||
 	    (page_size & (page_size - 1))) {
-		pr_warn("area: page size %u is not a power of two in %u..%u\n", page_size,
+		pr_warn("area: umem_area_opts.page_size = %u is not a power of two in %u..%u\n", page_size,
 			UMEM_PAGE_SIZE_MIN, UMEM_PAGE_SIZE_MAX);
 		goto fail;
 	}
 	if (flags & ~(uint32_t)(UMEM_AREA_F_HUGEPAGES | UMEM_AREA_F_DEBUG)) {
-		pr_warn("area: unknown flags 0x%x\n", flags);
+		pr_warn("area: unknown flag 0x%x in umem_area_opts.flags\n",
+			flags & ~(uint32_t)(UMEM_AREA_F_HUGEPAGES | UMEM_AREA_F_DEBUG));
 		goto fail;
 	}
 	if (chunk && (chunk & (chunk - 1) || chunk < 2048 || chunk > page_size)) {
-		pr_warn("area: chunk size %u must be a power of two from 2048 up to the page size %u\n",
+		pr_warn("area: umem_area_opts.chunk_size = %u must be a power of two from 2048 up to the "
+			"page size %u\n",
 			chunk, page_size);
 		goto fail;
 	}
 	size = (uint64_t)nr_pages * page_size;
 	/* Page indexes are 32-bit and the kernel caps a UMEM well below 2^48. */
 	if (!nr_pages || size > (1ull << 40)) {
-		pr_warn("area: %u pages of %u bytes is not a valid size\n", nr_pages, page_size);
+		pr_warn("area: nr_pages = %u of %u bytes is not a valid size (1 page up to 1 TiB)\n",
+			nr_pages, page_size);
 		goto fail;
 	}
 	/* The area is populated up front (and AF_XDP pins it): it must fit in memory. */
@@ -89,8 +90,10 @@ struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_op
 		goto unmap;
 	pthread_mutex_init(&a->lock, NULL);
 	/* LIFO store, lowest pages handed out first. */
-	for (uint32_t i = 0; i < nr_pages; i++)
+	for (uint32_t i = 0; i < nr_pages; i++) {
 		a->store[i] = nr_pages - 1 - i;
+		a->f.pages[i].state = UMEM_PG_STORE;
+	}
 	a->store_count = nr_pages;
 	return a;
 
@@ -108,7 +111,11 @@ fail:
 int umem_area__destroy(struct umem_area *a)
 {
 	if (!a)
-		return -EINVAL;
+		return 0;
+	/* Pages late producers left in destroyed pools' rings come home (and free those pools). */
+	pthread_mutex_lock(&a->lock);
+	umem__pools_reclaim(a);
+	pthread_mutex_unlock(&a->lock);
 	uint32_t alive = atomic_load(&a->pools_alive), draining = atomic_load(&a->pools_draining);
 	if (alive || draining) {
 		pr_warn("area: cannot destroy: %u pool(s) alive, %u destroyed pool(s) with pages in flight, "
@@ -143,38 +150,72 @@ uint32_t umem_area__free_pages(const struct umem_area *a)
 	return n;
 }
 
+uint32_t umem__store_get(struct umem_area *a, uint64_t *addrs, uint32_t n)
+{
+	uint32_t k = n < a->store_count ? n : a->store_count;
+
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t idx = a->store[--a->store_count];
+
+		a->f.pages[idx].state = UMEM_PG_USED;
+		addrs[i] = (uint64_t)idx << a->f.page_shift;
+	}
+	return k;
+}
+
+void umem__store_put(struct umem_area *a, const uint64_t *addrs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_page *pg = &a->f.pages[addrs[i] >> a->f.page_shift];
+
+		/* The state is only written under the lock: a page already home was put twice. */
+		if (pg->state & UMEM_PG_STORE) {
+			pthread_mutex_unlock(&a->lock);
+			umem__die("area put of page 0x%llx that is already in the store: a page was put "
+				  "twice", (unsigned long long)addrs[i]);
+		}
+		pg->state = UMEM_PG_STORE | UMEM_PG_USED;
+		a->store[a->store_count++] = (uint32_t)(addrs[i] >> a->f.page_shift);
+	}
+}
+
 int umem_area__get_pages(struct umem_area *a, uint64_t *addrs, uint32_t n)
 {
 	uint32_t k;
 
-	if (!a || !addrs || !n)
+	if (!a || !addrs) {
+		pr_warn("area get_pages: NULL %s\n", a ? "addrs" : "area");
 		return -EINVAL;
+	}
+	if (!n)
+		return 0;
 	pthread_mutex_lock(&a->lock);
-	k = n < a->store_count ? n : a->store_count;
-	for (uint32_t i = 0; i < k; i++)
-		addrs[i] = (uint64_t)a->store[--a->store_count] << a->f.page_shift;
+	k = umem__store_get(a, addrs, n);
+	/* Dry: pages idle pools keep in their return rings are nobody's working set. */
+	if (!k && umem__pools_reclaim(a))
+		k = umem__store_get(a, addrs, n);
 	pthread_mutex_unlock(&a->lock);
 	return (int)k;
 }
 
 int umem_area__put_pages(struct umem_area *a, const uint64_t *addrs, uint32_t n)
 {
-	if (!a || !addrs || !n)
+	if (!a || (n && !addrs)) {
+		pr_warn("area put_pages: NULL %s\n", a ? "addrs" : "area");
 		return -EINVAL;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct umem_page *pg = umem__area_page(a, addrs[i], "area put");
 
+		if (addrs[i] & (a->f.page_size - 1))
+			umem__die("area put of address 0x%llx, which is not a page base",
+				  (unsigned long long)addrs[i]);
 		if (atomic_load_explicit(&pg->refcnt, memory_order_relaxed) || pg->owner)
 			umem__die("area put of page 0x%llx that is still owned or referenced",
 				  (unsigned long long)addrs[i]);
 	}
 	pthread_mutex_lock(&a->lock);
-	if (a->store_count + n > a->nr_pages) {
-		pthread_mutex_unlock(&a->lock);
-		umem__die("area put of %u pages overflows the store: a page was put twice", n);
-	}
-	for (uint32_t i = 0; i < n; i++)
-		a->store[a->store_count++] = (uint32_t)(addrs[i] >> a->f.page_shift);
+	umem__store_put(a, addrs, n);
 	pthread_mutex_unlock(&a->lock);
 	return 0;
 }

@@ -63,7 +63,8 @@ void umem__track_put(struct umem_area *a, uint64_t addr, uint32_t n)
 	do {
 		refs = e & T_REFS;
 		if (!(e & T_START) || refs < n)
-			umem__die("put of address 0x%llx: refcount underflow (fragment has %llu reference(s))",
+			umem__die("put of address 0x%llx: refcount underflow (fragment has %llu reference(s)): a "
+				  "double put, or more puts than references",
 				  (unsigned long long)addr, (unsigned long long)refs);
 	} while (!atomic_compare_exchange_weak_explicit(&a->track[g], &e, e - n,
 							memory_order_acq_rel, memory_order_relaxed));

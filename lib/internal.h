@@ -15,7 +15,12 @@
 #define OPTS_HAS(opts, field) \
 	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 #define OPTS_GET(opts, field, dflt) (OPTS_HAS(opts, field) ? (opts)->field : (dflt))
-#define OPTS_VALID(opts) (!(opts) || ((opts)->sz >= sizeof(size_t) && (opts)->sz <= 4096))
+/* libbpf's OPTS_VALID: NULL is fine; sz must cover at least the size field, and bytes past the
+ * struct this library knows must be zero. Logs "<what>: ..." naming the struct and fails. */
+UMEM_PRIVATE bool umem__opts_check(const void *opts, size_t known, const char *type, const char *what);
+#define OPTS_CHECK(opts, type, what) umem__opts_check((opts), sizeof(struct type), #type, what)
+/* Output structs (stats): sz must be at least min (the first release's struct). */
+UMEM_PRIVATE bool umem__out_check(const void *out, size_t min, const char *type, const char *what);
 
 UMEM_PRIVATE void umem__pr(enum umem_print_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -25,16 +30,21 @@ UMEM_PRIVATE void umem__pr(enum umem_print_level level, const char *fmt, ...)
 /* Memory-safety violation: always printed to stderr, whatever the print callback, then abort. */
 UMEM_PRIVATE void umem__die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* umem_page.state */
+#define UMEM_PG_STORE 1u /* in the area's store */
+#define UMEM_PG_USED 2u  /* has left the store at least once */
+
 struct umem_area {
 	struct umem_area_fast f; /* first: the inline paths cast to it */
 	uint32_t nr_pages;
 	uint32_t flags;
 	size_t map_len;
-	pthread_mutex_t lock; /* guards the page store */
+	pthread_mutex_t lock; /* guards the page store and the pool list */
 	uint32_t *store;      /* free page indexes, LIFO */
 	uint32_t store_count;
 	_Atomic uint32_t pools_alive;    /* created, not destroyed */
 	_Atomic uint32_t pools_draining; /* destroyed, pages still out */
+	struct umem_pool *pools;         /* every pool not yet freed, alive or draining */
 	_Atomic uint64_t *track;         /* debug: one entry per UMEM_FRAG_ALIGN granule */
 };
 
@@ -54,6 +64,9 @@ struct umem_ring {
 	uint32_t size;
 	uint32_t mask;
 	struct umem_ring_slot *slots;
+	/* The consumer side: the owner's refill, destroy, or the area reclaiming a stranded ring.
+	 * Taken with a try-lock, so the owner never waits for a reclaimer. */
+	_Atomic uint32_t cons_lock;
 };
 
 struct umem_pool {
@@ -63,17 +76,16 @@ struct umem_pool {
 	/* Counters bumped by threads other than the owner. */
 	_Atomic uint64_t recycle_ring __attribute__((aligned(UMEM_CACHELINE)));
 	_Atomic uint64_t recycle_ring_full;
-	_Atomic uint64_t recycle_released_refcnt;
 	_Atomic uint64_t pages_released;
 	/* Pages held (taken from the area, not yet released) + 1 while the owner has not destroyed
-	 * the pool: whoever drops it to 0 frees the pool, so late returns never touch freed memory. */
+	 * the pool: whoever drops it to 0 frees the pool, so late returns never touch freed memory.
+	 * A producer bumps nothing of the pool after it published a page into the ring. */
 	_Atomic int64_t life;
+	struct umem_pool *next, **pprev; /* the area's pool list, under the area lock */
+	bool dead;                       /* destroyed, under the area lock */
+	/* Debug mode's single-owner rule: the thread inside an owner-only call, or 0. */
+	_Atomic unsigned long owner_thread;
 };
-
-static inline struct umem_pool_fast *pf(struct umem_pool *p)
-{
-	return &p->f;
-}
 
 /* ring.c */
 /* Opens the maps of BPF program prog_fd named names[0..n) into fds[] (left untouched, so -1,
@@ -83,24 +95,30 @@ UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, int *fds
 
 UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
 UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);
-UMEM_PRIVATE int umem__ring_push(struct umem_ring *r, const uint64_t *addrs, uint32_t n);
+UMEM_PRIVATE int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos);
+UMEM_PRIVATE void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs, uint32_t k);
+UMEM_PRIVATE bool umem__ring_trylock(struct umem_ring *r);
+UMEM_PRIVATE void umem__ring_unlock(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop(struct umem_ring *r, uint64_t *addrs, uint32_t max);
+UMEM_PRIVATE uint64_t umem__ring_left(const struct umem_ring *r, uint64_t end);
 UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
 
 /* area.c */
 UMEM_PRIVATE struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what);
-UMEM_PRIVATE void umem__area_pool_gone(struct umem_area *a);
+/* Store access with the area lock held. */
+UMEM_PRIVATE uint32_t umem__store_get(struct umem_area *a, uint64_t *addrs, uint32_t n);
+UMEM_PRIVATE void umem__store_put(struct umem_area *a, const uint64_t *addrs, uint32_t n);
 
 /* netdev.c: RX queues of ifname (ifindex in the caller's namespace): the active count and a
  * bound on queue ids (0 when unknown); 0, or negative errno when neither is known. */
 UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_t *cur, uint32_t *max);
 
-/* pool.c */
-UMEM_PRIVATE uint64_t umem__pool_take_page(struct umem_pool *p, int32_t refcnt);
-UMEM_PRIVATE bool umem__page_unref(struct umem_area *a, struct umem_page *pg, uint64_t addr, int32_t n);
-UMEM_PRIVATE void umem__pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t base);
-UMEM_PRIVATE bool umem__pool_frag_drain(struct umem_pool *p);
+/* pool.c: with the area lock held, moves the pages waiting in the pools' return rings to the
+ * store (the area ran dry, or is being destroyed); frees destroyed pools that become empty. */
+UMEM_PRIVATE uint32_t umem__pools_reclaim(struct umem_area *a);
+/* The pool owning the page of addr (NULL: in the area's store); aborts outside the area. */
+UMEM_PRIVATE struct umem_pool *umem__page_owner(struct umem_area *a, uint64_t addr);
 
 /* debug.c: exact per-fragment tracking (UMEM_AREA_F_DEBUG) */
 UMEM_PRIVATE int umem__track_init(struct umem_area *a);

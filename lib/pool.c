@@ -1,8 +1,69 @@
 /* SPDX-License-Identifier: MIT */
-/* The pool: page_pool's alloc cache, refill, return ring, recycling and teardown. */
+/*
+ * The pool: page_pool's alloc cache, refill, return ring, recycling, fragments and teardown, in
+ * one file as net/core/page_pool.c has them (fragments are carved from pages the cache hands
+ * out, and their pages recycle through the same paths).
+ *
+ * Fragments follow page_pool_alloc_frag(): the pool carves its current page at increasing
+ * offsets. The page's refcount is set to UMEM_FRAG_BIAS when claimed and the fragments are
+ * counted in frag_users, a plain owner-only counter; when the pool moves on it subtracts
+ * BIAS - frag_users in one atomic, so each fragment costs no atomic on the alloc side and the
+ * page's count ends equal to the fragments still alive.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+
+static inline uint32_t align_up(uint32_t v, uint32_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static inline uint64_t page_base(struct umem_area *a, uint64_t addr)
+{
+	return addr >> a->f.page_shift << a->f.page_shift;
+}
+
+/* ---- debug: the single-owner rule ------------------------------------------------------- */
+
+/* An owner-only call marks the pool with its thread for its duration; another thread entering
+ * one while the mark is set is two owners at once. A pool may change owner between calls (a
+ * pool created by main and handed to a worker, or torn down by main after the worker joined):
+ * that needs a happens-before the library cannot see, and is legal. */
+struct owner_guard {
+	struct umem_pool *p;
+	bool took;
+};
+
+static struct owner_guard owner_enter(struct umem_pool *p, const char *what)
+{
+	struct owner_guard g = { p, false };
+	unsigned long me, cur = 0;
+
+	if (!p->f.debug)
+		return g;
+	me = (unsigned long)pthread_self();
+	if (atomic_compare_exchange_strong(&p->owner_thread, &cur, me)) {
+		g.took = true;
+		return g;
+	}
+	if (cur == me) /* nested: a slow path calling another */
+		return g;
+	umem__die("debug: %s on pool %p from thread 0x%lx while thread 0x%lx is inside another call "
+		  "of it (single-owner rule: alloc, put and ref through a pool on one thread at a "
+		  "time)", what, (void *)p, me, cur);
+}
+
+static void owner_exit(struct owner_guard *g)
+{
+	if (g->took)
+		atomic_store(&g->p->owner_thread, 0);
+}
+
+#define OWNER_ONLY(p, what) \
+	struct owner_guard _og __attribute__((cleanup(owner_exit), unused)) = owner_enter(p, what)
+
+/* ---- life cycle ------------------------------------------------------------------------- */
 
 struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_pool_opts *opts)
 {
@@ -10,31 +71,48 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 	uint32_t ring_size;
 	int err = -EINVAL;
 
-	if (!area || !OPTS_VALID(opts)) {
-		pr_warn("pool: %s\n", area ? "bad opts size" : "no area");
+	if (!area) {
+		pr_warn("pool: NULL area\n");
 		goto fail;
 	}
+	if (!OPTS_CHECK(opts, umem_pool_opts, "pool"))
+		goto fail;
 	ring_size = OPTS_GET(opts, ring_size, 0) ?: UMEM_POOL_RING_DEFAULT;
 	if (ring_size < 64 || ring_size > 65536 || (ring_size & (ring_size - 1))) {
-		pr_warn("pool: ring size %u is not a power of two in 64..65536\n", ring_size);
+		pr_warn("pool: umem_pool_opts.ring_size = %u is not a power of two in 64..65536\n",
+			ring_size);
 		goto fail;
 	}
 	err = -ENOMEM;
 	p = aligned_alloc(UMEM_CACHELINE, sizeof(*p));
-	if (!p)
+	if (!p) {
+		pr_warn("pool: no memory\n");
 		goto fail;
+	}
 	memset(p, 0, sizeof(*p));
 	err = umem__ring_init(&p->ring, ring_size);
-	if (err)
+	if (err) {
+		pr_warn("pool: no memory for a return ring of %u\n", ring_size);
 		goto free_pool;
+	}
 	p->area = area;
 	p->f.area = &area->f;
 	p->f.pages = area->f.pages;
-	p->f.area_size = area->f.size;
 	p->f.page_shift = area->f.page_shift;
 	p->f.debug = area->f.debug;
+	/* Debug mode sends every inline put, ref and fragment to the checked paths. */
+	p->f.area_size = area->f.debug ? 0 : area->f.size;
+	p->f.frag_max = area->f.debug ? 0 : area->f.page_size / 2;
 	p->f.frag_page = UMEM_NO_PAGE;
+	atomic_init(&p->owner_thread, 0);
 	atomic_init(&p->life, 1);
+	pthread_mutex_lock(&area->lock);
+	p->next = area->pools;
+	if (p->next)
+		p->next->pprev = &p->next;
+	p->pprev = &area->pools;
+	area->pools = p;
+	pthread_mutex_unlock(&area->lock);
 	atomic_fetch_add(&area->pools_alive, 1);
 	return p;
 
@@ -50,31 +128,76 @@ struct umem_area *umem_pool__area(const struct umem_pool *p)
 	return p ? p->area : NULL;
 }
 
-static void pool_free(struct umem_pool *p)
+/* The last page of a destroyed pool is home: unlink and free it. */
+static void pool_free(struct umem_pool *p, bool locked)
 {
 	struct umem_area *a = p->area;
 
+	if (!locked)
+		pthread_mutex_lock(&a->lock);
+	*p->pprev = p->next;
+	if (p->next)
+		p->next->pprev = p->pprev;
+	if (!locked)
+		pthread_mutex_unlock(&a->lock);
 	umem__ring_fini(&p->ring);
 	free(p);
 	atomic_fetch_sub(&a->pools_draining, 1);
 }
 
-/* Gives pages of owner back to the area; the release that brings a destroyed pool's count to
- * zero frees it. */
-static void pool_release(struct umem_pool *owner, const uint64_t *addrs, uint32_t n)
+/* Gives pages of owner back to the area (locked: the caller holds the area lock); the release
+ * that brings a destroyed pool's count to zero frees it. */
+static bool pool_release_as(struct umem_pool *owner, const uint64_t *addrs, uint32_t n, bool locked)
 {
 	struct umem_area *a = owner->area;
 
 	for (uint32_t i = 0; i < n; i++)
 		a->f.pages[addrs[i] >> a->f.page_shift].owner = NULL;
-	umem_area__put_pages(a, addrs, n);
+	if (locked)
+		umem__store_put(a, addrs, n);
+	else
+		umem_area__put_pages(a, addrs, n);
 	atomic_fetch_add_explicit(&owner->pages_released, n, memory_order_relaxed);
-	if (atomic_fetch_sub_explicit(&owner->life, n, memory_order_acq_rel) == (int64_t)n)
-		pool_free(owner);
+	if (atomic_fetch_sub_explicit(&owner->life, n, memory_order_acq_rel) != (int64_t)n)
+		return false;
+	pool_free(owner, locked);
+	return true;
 }
 
-/* Takes up to n pages from the area for p: owner set, held and counted as one slow allocation. */
-static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n)
+static void pool_release(struct umem_pool *owner, const uint64_t *addrs, uint32_t n)
+{
+	pool_release_as(owner, addrs, n, false);
+}
+
+uint32_t umem__pools_reclaim(struct umem_area *a)
+{
+	uint64_t buf[UMEM_POOL_REFILL];
+	uint32_t total = 0, k;
+
+	for (struct umem_pool *q = a->pools, *next; q; q = next) {
+		next = q->next;
+		/* The ring lock is dropped before the pages go: the last of a destroyed pool's
+		 * frees it. A busy ring is being refilled from by its owner: not idle. */
+		while (umem__ring_trylock(&q->ring)) {
+			k = umem__ring_pop(&q->ring, buf, UMEM_POOL_REFILL);
+			umem__ring_unlock(&q->ring);
+			if (!k)
+				break;
+			total += k;
+			if (pool_release_as(q, buf, k, true))
+				break;
+		}
+	}
+	if (total)
+		pr_debug("area: reclaimed %u page(s) from idle return rings\n", total);
+	return total;
+}
+
+/* ---- the slow allocation paths ---------------------------------------------------------- */
+
+/* Takes up to n pages from the area for p: owner set, held. Counted as one slow allocation when
+ * alloc is set (the page the caller gets; the rest are counted fast when taken from the cache). */
+static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n, bool alloc)
 {
 	struct umem_pool_fast *f = &p->f;
 	int got = umem_area__get_pages(p->area, addrs, n);
@@ -85,6 +208,8 @@ static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 		f->pages[addrs[i] >> f->page_shift].owner = p;
 	atomic_fetch_add_explicit(&p->life, got, memory_order_relaxed);
 	UMEM__STAT(f, pages_held, (uint64_t)got);
+	if (!alloc)
+		return got;
 	if (f->area->page_size > 4096)
 		UMEM__STAT(f, alloc_slow_high_order, 1);
 	else
@@ -92,19 +217,47 @@ static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 	return got;
 }
 
-/* Refill the alloc cache: from the return ring first, else in bulk from the area. */
+/* Refill the alloc cache: from the return ring first, else in bulk from the area. The page the
+ * caller takes next is counted here (refill or slow), as in page_pool, so fast + slow +
+ * slow_high_order + refill partition the pages handed out. */
 static void pool_refill(struct umem_pool *p)
 {
 	struct umem_pool_fast *f = &p->f;
-	uint32_t n = umem__ring_pop(&p->ring, f->cache + f->count, UMEM_POOL_REFILL);
+	uint32_t n = 0;
 
+	/* A reclaimer draining this ring right now: the area has the pages. */
+	if (umem__ring_trylock(&p->ring)) {
+		n = umem__ring_pop(&p->ring, f->cache + f->count, UMEM_POOL_REFILL);
+		umem__ring_unlock(&p->ring);
+	}
 	if (n) {
 		f->count += n;
 		UMEM__STAT(f, alloc_refill, 1);
 		return;
 	}
 	UMEM__STAT(f, alloc_empty, 1);
-	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL);
+	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL, true);
+}
+
+/* Sends pages of one owner to its return ring; what does not fit, or a destroyed owner, goes
+ * back to the area. Nothing of the owner is touched after the publication: from then on its
+ * destroyer may take the pages and free it (the pages not published still hold it alive). */
+static void pool_push(struct umem_pool *owner, const uint64_t *addrs, uint32_t n)
+{
+	uint64_t pos;
+	int k = umem__ring_reserve(&owner->ring, n, &pos);
+
+	if (k == -ESHUTDOWN)
+		k = 0;
+	else if (k < (int)n)
+		atomic_fetch_add_explicit(&owner->recycle_ring_full, n - (uint32_t)k, memory_order_relaxed);
+	if (k > 0) {
+		/* Counted while the reserved slots still hold the pool: destroy waits for them. */
+		atomic_fetch_add_explicit(&owner->recycle_ring, (uint64_t)k, memory_order_relaxed);
+		umem__ring_publish(&owner->ring, pos, addrs, (uint32_t)k);
+	}
+	if (k < (int)n)
+		pool_release(owner, addrs + k, n - (uint32_t)k);
 }
 
 int umem_pool__prefill(struct umem_pool *p, uint32_t n)
@@ -112,32 +265,42 @@ int umem_pool__prefill(struct umem_pool *p, uint32_t n)
 	uint64_t buf[UMEM_POOL_REFILL];
 	uint32_t done = 0;
 
-	if (!p)
+	if (!p) {
+		pr_warn("pool prefill: NULL pool\n");
 		return -EINVAL;
+	}
+	OWNER_ONLY(p, "prefill");
 	while (done < n) {
 		uint64_t head = atomic_load_explicit(&p->ring.prod_head, memory_order_relaxed);
-		uint64_t room = p->ring.size - (head - p->ring.cons);
+		/* cons_pub: a reclaimer may be consuming this ring right now. */
+		uint64_t room = p->ring.size -
+				(head - atomic_load_explicit(&p->ring.cons_pub, memory_order_acquire));
 		uint32_t want = n - done < UMEM_POOL_REFILL ? n - done : UMEM_POOL_REFILL;
 
 		if (room < want)
 			want = (uint32_t)room;
-		int got = want ? pool_take_from_area(p, buf, want) : 0;
+		int got = want ? pool_take_from_area(p, buf, want, false) : 0;
 		if (!got)
 			break;
 		/* The owner is the ring's consumer, so the room it saw cannot shrink but by other
 		 * producers; what does not fit goes straight back. */
-		int k = umem__ring_push(&p->ring, buf, (uint32_t)got);
+		uint64_t pos;
+		int k = umem__ring_reserve(&p->ring, (uint32_t)got, &pos);
+		if (k < 0)
+			k = 0;
+		if (k)
+			umem__ring_publish(&p->ring, pos, buf, (uint32_t)k);
+		done += (uint32_t)k;
 		if (k < got) {
-			pool_release(p, buf + (k > 0 ? k : 0), (uint32_t)(got - (k > 0 ? k : 0)));
-			done += k > 0 ? (uint32_t)k : 0;
+			pool_release(p, buf + k, (uint32_t)(got - k));
 			break;
 		}
-		done += (uint32_t)got;
 	}
 	return (int)done;
 }
 
-uint64_t umem__pool_take_page(struct umem_pool *p, int32_t refcnt)
+/* A page from the cache (refilled when empty) with its refcount set; UMEM_NO_PAGE: exhausted. */
+static uint64_t pool_take_page(struct umem_pool *p, int32_t refcnt)
 {
 	struct umem_pool_fast *f = &p->f;
 
@@ -156,11 +319,16 @@ int umem__pool_alloc_slow(struct umem_pool *p, uint64_t *addr)
 {
 	uint64_t a;
 
-	if (!p || !addr)
+	if (!p || !addr) {
+		pr_warn("pool alloc: NULL %s\n", p ? "addr" : "pool");
 		return -EINVAL;
-	a = umem__pool_take_page(p, 1);
-	if (a == UMEM_NO_PAGE)
+	}
+	OWNER_ONLY(p, "alloc");
+	a = pool_take_page(p, 1);
+	if (a == UMEM_NO_PAGE) {
+		pr_debug("pool alloc: area exhausted\n");
 		return -ENOMEM;
+	}
 	if (p->f.debug)
 		umem__track_alloc(p->area, a, p->area->f.page_size);
 	*addr = a;
@@ -171,15 +339,20 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 {
 	uint32_t k = 0;
 
-	if (!p || !addrs || !n)
+	if (!p || (n && !addrs)) {
+		pr_warn("pool alloc_bulk: NULL %s\n", p ? "addrs" : "pool");
 		return -EINVAL;
+	}
+	OWNER_ONLY(p, "alloc_bulk");
 	while (k < n) {
 		struct umem_pool_fast *f = &p->f;
+		uint32_t charged = 0;
 
 		if (!f->count) {
 			pool_refill(p);
 			if (!f->count)
 				break;
+			charged = 1; /* the refill counted the first page */
 		}
 		uint32_t take = n - k < f->count ? n - k : f->count;
 		for (uint32_t i = 0; i < take; i++) {
@@ -190,13 +363,40 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 				umem__track_alloc(p->area, a, f->area->page_size);
 			addrs[k++] = a;
 		}
-		UMEM__STAT(f, alloc_fast, take);
+		UMEM__STAT(f, alloc_fast, take - charged);
 	}
 	return (int)k;
 }
 
+int umem_pool__flush(struct umem_pool *p)
+{
+	uint64_t buf[UMEM_POOL_REFILL];
+	uint32_t k, total = 0;
+
+	if (!p) {
+		pr_warn("pool flush: NULL pool\n");
+		return -EINVAL;
+	}
+	OWNER_ONLY(p, "flush");
+	if (p->f.count) {
+		total = p->f.count;
+		p->f.count = 0;
+		pool_release(p, p->f.cache, total);
+	}
+	if (umem__ring_trylock(&p->ring)) {
+		while ((k = umem__ring_pop(&p->ring, buf, UMEM_POOL_REFILL))) {
+			pool_release(p, buf, k);
+			total += k;
+		}
+		umem__ring_unlock(&p->ring);
+	}
+	return (int)total;
+}
+
+/* ---- puts ------------------------------------------------------------------------------- */
+
 /* Drops n references; true when they were the last ones (the page is now at rest). */
-bool umem__page_unref(struct umem_area *a, struct umem_page *pg, uint64_t addr, int32_t n)
+static bool page_unref(struct umem_page *pg, uint64_t addr, int32_t n)
 {
 	/* Acquire: see the frame writes of the holders whose fetch_sub (release) preceded. */
 	int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
@@ -220,25 +420,6 @@ bad:
 		  r, n);
 }
 
-/* Sends pages of one owner to its return ring; what does not fit, or a destroyed owner, goes
- * back to the area. */
-static void pool_push(struct umem_pool *owner, const uint64_t *addrs, uint32_t n)
-{
-	int k = umem__ring_push(&owner->ring, addrs, n);
-
-	if (k > 0)
-		atomic_fetch_add_explicit(&owner->recycle_ring, (uint64_t)k, memory_order_relaxed);
-	if (k == (int)n)
-		return;
-	if (k == -ESHUTDOWN) {
-		atomic_fetch_add_explicit(&owner->recycle_released_refcnt, n, memory_order_relaxed);
-		k = 0;
-	} else {
-		atomic_fetch_add_explicit(&owner->recycle_ring_full, n - (uint32_t)k, memory_order_relaxed);
-	}
-	pool_release(owner, addrs + k, n - (uint32_t)k);
-}
-
 /* The owner's direct recycling (page_pool's allow_direct): true when the page at rest went
  * into self's cache; false when it must travel to its owner's ring. */
 static inline bool cache_put(struct umem_pool *self, struct umem_pool *owner, uint64_t base)
@@ -255,17 +436,12 @@ static inline bool cache_put(struct umem_pool *self, struct umem_pool *owner, ui
 }
 
 /* A page at rest goes back to its owner: into self's cache when self owns it, else a ring. */
-void umem__pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t base)
+static void pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t base)
 {
 	struct umem_pool *owner = a->f.pages[base >> a->f.page_shift].owner;
 
 	if (!cache_put(self, owner, base))
 		pool_push(owner, &base, 1);
-}
-
-static inline uint64_t page_base(struct umem_area *a, uint64_t addr)
-{
-	return addr >> a->f.page_shift << a->f.page_shift;
 }
 
 static void put_one(struct umem_area *a, struct umem_pool *self, uint64_t addr)
@@ -274,13 +450,28 @@ static void put_one(struct umem_area *a, struct umem_pool *self, uint64_t addr)
 
 	if (a->f.debug)
 		umem__track_put(a, addr, 1);
-	if (umem__page_unref(a, pg, addr, 1))
-		umem__pool_recycle(a, self, page_base(a, addr));
+	if (page_unref(pg, addr, 1))
+		pool_recycle(a, self, page_base(a, addr));
 }
 
 void umem__pool_put_slow(struct umem_pool *p, uint64_t addr)
 {
+	if (!p)
+		umem__die("put of address 0x%llx through a NULL pool", (unsigned long long)addr);
+	OWNER_ONLY(p, "put");
 	put_one(p->area, p, addr);
+}
+
+/* The inline put's atomic dropped the count from old: 1 means that was the last reference. */
+void umem__pool_put_last(struct umem_pool *p, uint64_t addr, int32_t old)
+{
+	struct umem_area *a = p->area;
+
+	if (old != 1)
+		umem__die("put of address 0x%llx: %s (page refcount %d, dropping 1)",
+			  (unsigned long long)addr, old == 0 ? "double put, or the address was never "
+			  "allocated" : "refcount underflow", old);
+	pool_recycle(a, p, page_base(a, addr));
 }
 
 void umem_put(struct umem_area *a, uint64_t addr)
@@ -309,7 +500,7 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 		if (a->f.debug)
 			for (uint32_t j = 0; j < k; j++)
 				umem__track_put(a, addrs[i + j], 1);
-		if (!umem__page_unref(a, pg, addr, (int32_t)k))
+		if (!page_unref(pg, addr, (int32_t)k))
 			continue;
 		struct umem_pool *owner = pg->owner;
 		uint64_t base = page_base(a, addr);
@@ -330,6 +521,7 @@ void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 {
 	if (!p || (n && !addrs))
 		umem__die("put_bulk: %s", p ? "NULL address array" : "NULL pool");
+	OWNER_ONLY(p, "put_bulk");
 	put_bulk(p->area, p, addrs, n);
 }
 
@@ -340,36 +532,169 @@ void umem_put_bulk(struct umem_area *a, const uint64_t *addrs, uint32_t n)
 	put_bulk(a, NULL, addrs, n);
 }
 
+struct umem_pool *umem__page_owner(struct umem_area *a, uint64_t addr)
+{
+	return umem__area_page(a, addr, "owner")->owner;
+}
+
+/* ---- extra references ------------------------------------------------------------------- */
+
 int umem__pool_ref_slow(struct umem_pool *p, uint64_t addr, uint32_t n)
 {
 	struct umem_area *a;
 	struct umem_page *pg;
 	int32_t r;
 
-	if (!p || !n || addr >= p->f.area_size)
+	if (!p) {
+		pr_warn("pool ref: NULL pool\n");
 		return -EINVAL;
+	}
+	OWNER_ONLY(p, "ref");
 	a = p->area;
-	if (n >= UMEM_REF_MAX)
+	if (!n || addr >= a->f.size) {
+		pr_warn("pool ref: %s\n", n ? "address outside the area" : "n = 0");
+		return -EINVAL;
+	}
+	if (n >= UMEM_REF_MAX) {
+		pr_warn("pool ref: n = %u exceeds UMEM_REF_MAX\n", n);
 		return -EOVERFLOW;
+	}
 	pg = &a->f.pages[addr >> a->f.page_shift];
 	r = atomic_load_explicit(&pg->refcnt, memory_order_relaxed);
 	if (r <= 0) {
-		if (!pg->owner)
-			return -ENOENT; /* in the area's store: never handed out */
-		umem__die("reference on address 0x%llx of a freed page (use after free)",
-			  (unsigned long long)addr);
+		if (pg->owner)
+			umem__die("reference on address 0x%llx of a freed page, at rest in a pool "
+				  "(use after free)", (unsigned long long)addr);
+		/* In the store. The state word is written under the area lock; a racy read can
+		 * only confuse two kinds of misuse. */
+		if (__atomic_load_n(&pg->state, __ATOMIC_RELAXED) & UMEM_PG_USED)
+			umem__die("reference on address 0x%llx of a freed page, returned to the area "
+				  "(use after free)", (unsigned long long)addr);
+		pr_warn("pool ref: address 0x%llx was never allocated\n", (unsigned long long)addr);
+		return -ENOENT;
 	}
-	if (r >= UMEM_REF_MAX - (int32_t)n)
-		return -EOVERFLOW;
 	if (a->f.debug) {
 		int err = umem__track_ref(a, addr, n);
 		if (err)
 			return err;
 	}
-	atomic_fetch_add_explicit(&pg->refcnt, (int32_t)n, memory_order_relaxed);
+	/* Checked and applied in one step: concurrent references cannot overshoot the bound. */
+	do {
+		if (r >= UMEM_REF_MAX - (int32_t)n) {
+			if (a->f.debug)
+				umem__track_put(a, addr, n);
+			pr_warn("pool ref: address 0x%llx would exceed UMEM_REF_MAX references\n",
+				(unsigned long long)addr);
+			return -EOVERFLOW;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&pg->refcnt, &r, r + (int32_t)n,
+							memory_order_relaxed, memory_order_relaxed));
 	UMEM__STAT(&p->f, refs_taken, n);
 	return 0;
 }
+
+/* ---- fragments -------------------------------------------------------------------------- */
+
+/* Closes the current fragment page; true when every fragment was already freed (the page is
+ * at rest and belongs to the caller to recycle or release). */
+static bool frag_drain(struct umem_pool *p)
+{
+	struct umem_pool_fast *f = &p->f;
+	struct umem_page *pg = &f->pages[f->frag_page >> f->page_shift];
+	int32_t drop = UMEM_FRAG_BIAS - (int32_t)f->frag_users;
+
+	UMEM__STAT(f, frag_pages_drained, 1);
+	int32_t r = atomic_fetch_sub_explicit(&pg->refcnt, drop, memory_order_acq_rel) - drop;
+	if (r < 0)
+		umem__die("fragment page 0x%llx: refcount underflow (%d): a fragment was put twice",
+			  (unsigned long long)f->frag_page, r);
+	return r == 0;
+}
+
+/* Where a fragment of sz bytes would start at or after off; chunk-aligned mode keeps a fragment
+ * that fits in a chunk inside one, and starts larger ones on a chunk boundary. */
+static inline uint32_t frag_place(uint32_t off, uint32_t sz, uint32_t chunk)
+{
+	if (chunk && (sz > chunk ? off & (chunk - 1) : (off & (chunk - 1)) + sz > chunk))
+		return align_up(off, chunk);
+	return off;
+}
+
+int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *addr, uint32_t *truesize)
+{
+	struct umem_pool_fast *f;
+	uint32_t page_size, chunk, sz, off = 0, start;
+
+	if (!p || !addr) {
+		pr_warn("pool alloc_frag: NULL %s\n", p ? "addr" : "pool");
+		return -EINVAL;
+	}
+	f = &p->f;
+	page_size = f->area->page_size;
+	if (!size || size > page_size) {
+		pr_warn("pool alloc_frag: size %u is not in 1..%u (the page size)\n", size, page_size);
+		return -EINVAL;
+	}
+	OWNER_ONLY(p, "alloc_frag");
+	/* page_pool_alloc(): a fragment that cannot share its page only pays bookkeeping. */
+	if (size > page_size / 2) {
+		int err = umem_pool__alloc(p, addr);
+
+		if (!err && truesize)
+			*truesize = page_size;
+		return err;
+	}
+	chunk = f->area->chunk_size;
+	sz = align_up(size, UMEM_FRAG_ALIGN);
+	if (f->frag_page != UMEM_NO_PAGE) {
+		off = frag_place(f->frag_offset, sz, chunk);
+		if (off + sz > page_size) {
+			if (frag_drain(p))
+				pool_recycle(p->area, p, f->frag_page);
+			f->frag_page = UMEM_NO_PAGE;
+		}
+	}
+	if (f->frag_page == UMEM_NO_PAGE) {
+		uint64_t a = pool_take_page(p, UMEM_FRAG_BIAS);
+
+		if (a == UMEM_NO_PAGE) {
+			pr_debug("pool alloc_frag: area exhausted\n");
+			return -ENOMEM;
+		}
+		f->frag_page = a;
+		f->frag_offset = 0;
+		f->frag_users = 0;
+		off = 0;
+	}
+	start = f->frag_offset; /* a gap skipped to respect a chunk is charged to this fragment */
+	f->frag_users++;
+	/* Tail absorption: if the next fragment of this size cannot fit, this one takes the rest
+	 * of the page, so truesize never under-reports; a chunk gap the next one would skip is
+	 * charged to this one too (the inline path's rule: the next call then fits exactly). */
+	uint32_t nstart = frag_place(off + sz, sz, chunk);
+	f->frag_offset = nstart + sz > page_size ? page_size : nstart;
+	if (f->debug)
+		umem__track_alloc(p->area, f->frag_page + off, f->frag_offset - off);
+	UMEM__STAT(f, frag_allocs, 1);
+	*addr = f->frag_page + off;
+	if (truesize)
+		*truesize = f->frag_offset - start;
+	return 0;
+}
+
+void *umem_pool__alloc_va(struct umem_pool *p, uint32_t size, uint32_t *truesize)
+{
+	uint64_t addr;
+	int err = umem_pool__alloc_frag(p, size, &addr, truesize);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return umem_pool__ptr(p, addr);
+}
+
+/* ---- teardown and stats ----------------------------------------------------------------- */
 
 int umem_pool__destroy(struct umem_pool *p)
 {
@@ -379,19 +704,31 @@ int umem_pool__destroy(struct umem_pool *p)
 	int64_t out;
 
 	if (!p)
-		return -EINVAL;
+		return 0;
 	a = p->area;
 	/* The current fragment page stops taking fragments; if all were freed it is at rest. */
-	if (p->f.frag_page != UMEM_NO_PAGE && umem__pool_frag_drain(p))
+	if (p->f.frag_page != UMEM_NO_PAGE && frag_drain(p))
 		pool_release(p, &p->f.frag_page, 1);
 	p->f.frag_page = UMEM_NO_PAGE;
 
+	pthread_mutex_lock(&a->lock);
+	p->dead = true;
+	pthread_mutex_unlock(&a->lock);
 	atomic_fetch_add(&a->pools_draining, 1);
 	atomic_fetch_sub(&a->pools_alive, 1);
-	/* Closing the ring makes late returns go straight to the area (released_refcnt). */
+	/* Closing the ring makes late returns go straight to the area. A reclaimer holding the
+	 * consumer side drains it instead; pages of producers too slow to publish stay for the
+	 * next reclaim. */
 	end = umem__ring_close(&p->ring);
-	while ((k = umem__ring_pop_until(&p->ring, end, buf, UMEM_POOL_REFILL)))
-		pool_release(p, buf, k);
+	if (umem__ring_trylock(&p->ring)) {
+		while (umem__ring_left(&p->ring, end) &&
+		       (k = umem__ring_pop_until(&p->ring, end, buf, UMEM_POOL_REFILL)))
+			pool_release(p, buf, k);
+		if (umem__ring_left(&p->ring, end))
+			pr_debug("pool: %llu return(s) not yet published at destroy; reclaimed later\n",
+				 (unsigned long long)umem__ring_left(&p->ring, end));
+		umem__ring_unlock(&p->ring);
+	}
 	if (p->f.count)
 		pool_release(p, p->f.cache, p->f.count);
 	p->f.count = 0;
@@ -401,7 +738,7 @@ int umem_pool__destroy(struct umem_pool *p)
 		pr_warn("pool: destroyed with %lld page(s) in flight; freed when the last returns\n",
 			(long long)out);
 	if (atomic_fetch_sub_explicit(&p->life, 1, memory_order_acq_rel) == 1)
-		pool_free(p);
+		pool_free(p, false);
 	return (int)out;
 }
 
@@ -410,8 +747,12 @@ int umem_pool__stats(const struct umem_pool *p, struct umem_pool_stats *s)
 	struct umem_pool_stats t;
 	const struct umem_pool_owner_stats *o;
 
-	if (!p || !s || s->sz < offsetof(struct umem_pool_stats, inflight) + sizeof(s->inflight) ||
-	    s->sz > 4096)
+	if (!p) {
+		pr_warn("pool stats: NULL pool\n");
+		return -EINVAL;
+	}
+	if (!umem__out_check(s, offsetof(struct umem_pool_stats, inflight) + sizeof(s->inflight),
+			     "umem_pool_stats", "pool stats"))
 		return -EINVAL;
 	o = &p->f.st;
 	memset(&t, 0, sizeof(t));
@@ -425,7 +766,6 @@ int umem_pool__stats(const struct umem_pool *p, struct umem_pool_stats *s)
 	t.recycle.cache_full = LD(o->recycle_cache_full);
 	t.recycle.ring = LD(p->recycle_ring);
 	t.recycle.ring_full = LD(p->recycle_ring_full);
-	t.recycle.released_refcnt = LD(p->recycle_released_refcnt);
 	t.frag_allocs = LD(o->frag_allocs);
 	t.frag_pages_drained = LD(o->frag_pages_drained);
 	t.refs_taken = LD(o->refs_taken);

@@ -257,10 +257,8 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 	/* AF_XDP chunks are at most one kernel page (8 KiB is refused even on hugepages). */
 	uint32_t kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
 
-	if (!OPTS_VALID(opts)) {
-		pr_warn("port %s:%u: bad opts size\n", p->ifname, p->queue);
+	if (!OPTS_CHECK(opts, umem_port_opts, "port"))
 		return -EINVAL;
-	}
 	c->rx_size = OPTS_GET(opts, rx_size, 0) ?: UMEM_PORT_RX_SIZE_DEFAULT;
 	c->tx_size = OPTS_GET(opts, tx_size, 0) ?: UMEM_PORT_TX_SIZE_DEFAULT;
 	c->fill_size = OPTS_GET(opts, fill_size, 0);
@@ -368,6 +366,30 @@ static int set_busy_poll(struct umem_port *p, const struct port_cfg *c)
 	}
 	p->busy_poll = true;
 	return 0;
+}
+
+int umem__port_tx_budget(int fd, uint32_t want)
+{
+	int v = (int)want;
+
+	/* Kernels before 6.17 do not know the option (ENOPROTOOPT); then 32 per sendto() stays. */
+	if (setsockopt(fd, SOL_XDP, PORT_XDP_MAX_TX_SKB_BUDGET, &v, sizeof(v)))
+		return -errno;
+	return v;
+}
+
+/* Copy mode: more frames per sendto() (fewer kicks, bigger bursts into the next hop). */
+static void set_tx_budget(struct umem_port *p, const struct port_cfg *c)
+{
+	uint32_t want = c->tx_size < PORT_TX_SKB_BUDGET ? c->tx_size : PORT_TX_SKB_BUDGET;
+	int r;
+
+	if (p->mode != UMEM_PORT_MODE_COPY || want <= 32)
+		return;
+	r = umem__port_tx_budget(p->fd, want);
+	if (r < 0)
+		pr_debug("port %s:%u: XDP_MAX_TX_SKB_BUDGET refused (%s): 32 frames per kick\n",
+			 p->ifname, p->queue, strerror(-r));
 }
 
 static void explain_bind_error(const struct umem_port *p, int err, const struct port_cfg *c)
@@ -531,8 +553,13 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	uint32_t nq, maxq;
 	int err = -EINVAL;
 
-	if (!area || !pool || !ifname || umem_pool__area(pool) != area) {
-		pr_warn("port: area, pool (of that area) and interface name are required\n");
+	if (!area || !pool || !ifname) {
+		pr_warn("port: NULL %s\n", !area ? "area" : !pool ? "pool" : "interface name");
+		goto fail;
+	}
+	if (umem_pool__area(pool) != area) {
+		pr_warn("port %s:%u: the pool belongs to another area (a port's pool must draw from "
+			"the area the port registers as its UMEM)\n", ifname, queue);
 		goto fail;
 	}
 	if (strlen(ifname) >= IF_NAMESIZE) {
@@ -614,6 +641,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	if (err)
 		goto put_queue;
 	query_mode(p, &c);
+	set_tx_budget(p, &c);
 	err = set_busy_poll(p, &c);
 	if (err)
 		goto close_sock;
@@ -848,7 +876,11 @@ int umem_port__stats(const struct umem_port *p, struct umem_port_stats *s)
 	socklen_t len = sizeof(xs);
 	size_t sz;
 
-	if (!p || !s || s->sz < sizeof(size_t))
+	if (!p) {
+		pr_warn("port stats: NULL port\n");
+		return -EINVAL;
+	}
+	if (!umem__out_check(s, sizeof(size_t) + sizeof(uint64_t), "umem_port_stats", "port stats"))
 		return -EINVAL;
 #define PORT_COUNTER_COPY(name) out.name = PSTAT_GET(p, name);
 	PORT_COUNTERS(PORT_COUNTER_COPY)

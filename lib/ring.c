@@ -13,6 +13,7 @@ int umem__ring_init(struct umem_ring *r, uint32_t size)
 		atomic_init(&r->slots[i].seq, 0); /* position i is ready at i + 1: never 0 */
 	atomic_init(&r->prod_head, 0);
 	atomic_init(&r->cons_pub, 0);
+	atomic_init(&r->cons_lock, 0);
 	r->cons = 0;
 	r->size = size;
 	r->mask = size - 1;
@@ -25,8 +26,9 @@ void umem__ring_fini(struct umem_ring *r)
 	r->slots = NULL;
 }
 
-/* Pushes up to n addresses; returns how many (0: full), or -ESHUTDOWN once the ring is closed. */
-int umem__ring_push(struct umem_ring *r, const uint64_t *addrs, uint32_t n)
+/* Reserves up to n slots for a producer; returns how many (0: full) with the first position in
+ * *pos, or -ESHUTDOWN once the ring is closed. The slots must then be published. */
+int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
 {
 	uint64_t head = atomic_load_explicit(&r->prod_head, memory_order_relaxed);
 	uint32_t k;
@@ -46,14 +48,25 @@ int umem__ring_push(struct umem_ring *r, const uint64_t *addrs, uint32_t n)
 							  memory_order_relaxed, memory_order_relaxed))
 			break;
 	}
+	*pos = head;
+	return (int)k;
+}
+
+/* Publishes k reserved slots from pos. Once the last one is stored the consumer may take the
+ * pages, and a closed ring's pool may then be freed: nothing of the ring (or its pool) may be
+ * touched after this returns. */
+void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs, uint32_t k)
+{
+	struct umem_ring_slot *slots = r->slots;
+	uint32_t mask = r->mask;
+
 	for (uint32_t i = 0; i < k; i++) {
-		struct umem_ring_slot *s = &r->slots[(head + i) & r->mask];
+		struct umem_ring_slot *s = &slots[(pos + i) & mask];
 
 		s->addr = addrs[i];
 		/* Release pairs with the consumer's acquire load of seq: the address is visible. */
-		atomic_store_explicit(&s->seq, head + i + 1, memory_order_release);
+		atomic_store_explicit(&s->seq, pos + i + 1, memory_order_release);
 	}
-	return (int)k;
 }
 
 static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
@@ -78,6 +91,18 @@ static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
 	return k;
 }
 
+bool umem__ring_trylock(struct umem_ring *r)
+{
+	/* Acquire pairs with the release in umem__ring_unlock: the last consumer's cons is seen. */
+	return !atomic_exchange_explicit(&r->cons_lock, 1, memory_order_acquire);
+}
+
+void umem__ring_unlock(struct umem_ring *r)
+{
+	atomic_store_explicit(&r->cons_lock, 0, memory_order_release);
+}
+
+/* The consumer's pop; the caller holds the consumer lock. */
 uint32_t umem__ring_pop(struct umem_ring *r, uint64_t *addrs, uint32_t max)
 {
 	return ring_take(r, addrs, max);
@@ -91,19 +116,29 @@ uint64_t umem__ring_close(struct umem_ring *r)
 	       ~UMEM_RING_DEAD;
 }
 
-/* After close: takes up to max addresses below end, waiting for producers that reserved a slot
- * but have not published it yet (they are a few instructions from doing so). */
+/* Slots still to drain after close (positions below end not taken yet). */
+uint64_t umem__ring_left(const struct umem_ring *r, uint64_t end)
+{
+	return end - r->cons;
+}
+
+/* After close: takes up to max addresses below end. A producer that reserved a slot is a few
+ * instructions from publishing it, so this yields a bounded number of times for it; a producer
+ * preempted for longer (a SCHED_FIFO thread on the same CPU would never let it run) leaves its
+ * page in the ring, for umem__pools_reclaim() to collect. */
+#define POP_UNTIL_YIELDS 256
 uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max)
 {
 	uint64_t left = end - r->cons;
+	uint32_t k = 0;
 
 	if (left < max)
 		max = (uint32_t)left;
-	uint32_t k = 0;
-	while (k < max) {
+	for (int tries = 0; k < max; tries++) {
 		k += ring_take(r, addrs + k, max - k);
-		if (k < max)
-			sched_yield();
+		if (k == max || tries == POP_UNTIL_YIELDS)
+			break;
+		sched_yield();
 	}
 	return k;
 }

@@ -20,12 +20,9 @@ int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frames,
 	uint32_t page, chunk, rx, tx, fill, comp, per_page, kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
 	uint64_t frames, pages;
 
-	if (!OPTS_VALID(area_opts) || !OPTS_VALID(port_opts)) {
-		pr_warn("pages_needed: %s.sz = %zu (use UMEM_OPTS)\n",
-			OPTS_VALID(area_opts) ? "port_opts" : "area_opts",
-			OPTS_VALID(area_opts) ? port_opts->sz : area_opts->sz);
+	if (!OPTS_CHECK(area_opts, umem_area_opts, "pages_needed") ||
+	    !OPTS_CHECK(port_opts, umem_port_opts, "pages_needed"))
 		return -EINVAL;
-	}
 	if (!nr_ports) {
 		pr_warn("pages_needed: nr_ports = 0\n");
 		return -EINVAL;

@@ -344,7 +344,12 @@ int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out)
 	uint32_t bank, len = sizeof(pi);
 	int err;
 
-	if (!s || !out || out->sz < offsetof(struct umem_steer_info, generation) + sizeof(uint64_t))
+	if (!s) {
+		pr_warn("steer info: NULL steer\n");
+		return -EINVAL;
+	}
+	if (!umem__out_check(out, offsetof(struct umem_steer_info, generation) + sizeof(uint64_t),
+			     "umem_steer_info", "steer info"))
 		return -EINVAL;
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;

@@ -241,7 +241,11 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 	struct xdp_found f;
 	int err;
 
-	if (!OPTS_VALID(opts) || flags & ~(UMEM_STEER_F_REPLACE | UMEM_STEER_F_LOAD_ONLY) ||
+	if (!OPTS_CHECK(opts, umem_steer_opts, "steer")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (flags & ~(UMEM_STEER_F_REPLACE | UMEM_STEER_F_LOAD_ONLY) ||
 	    mode > UMEM_STEER_MODE_GENERIC || attach > UMEM_STEER_ATTACH_LIBXDP || tflags & ~TABLE_FLAGS_ALL ||
 	    OPTS_GET(opts, nr_sockets, 0) > NR_SOCKETS_MAX || (!ifname && !(flags & UMEM_STEER_F_LOAD_ONLY))) {
 		pr_warn("steer %s: invalid options (flags, mode, attach, table_flags, nr_sockets <= %u)\n",

@@ -201,9 +201,7 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	} else {
 		int32_t port;
 
-		pthread_mutex_lock(&ctx->l2_lock);
-		port = l2_lookup(&ctx->l2, eth, now);
-		pthread_mutex_unlock(&ctx->l2_lock);
+		port = l2_lookup(&ctx->l2, eth, now); /* the table is shared without a lock (l2.h) */
 		if (port == L2_NO_PORT)
 			return false; /* unknown, aged out or a group: flooded */
 		to = ctx->ports[port].iface;

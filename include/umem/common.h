@@ -17,6 +17,9 @@ extern "C" {
 
 #define UMEM_VERSION_MAJOR 0
 #define UMEM_VERSION_MINOR 1
+/* The SONAME is libumem.so.UMEM_SOVERSION. It changes with any change of the structs the
+ * inline fast paths read (umem/area.h, umem/pool_fast.h): their layout is ABI. */
+#define UMEM_SOVERSION 0
 
 #ifndef umem_likely
 #define umem_likely(x) __builtin_expect(!!(x), 1)
@@ -24,7 +27,10 @@ extern "C" {
 #endif
 
 /* Options structs carry their size first so they can grow without breaking callers
- * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); */
+ * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); zeroes every other
+ * field. A struct from a newer caller (larger sz) is accepted when the bytes this library does
+ * not know are zero, and refused with -EINVAL and a message naming the struct otherwise; sz = 0
+ * is refused. Output structs (the stats) use the same macro: set .sz before the call. */
 #define UMEM_OPTS(type, name, ...) \
 	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
 

@@ -14,9 +14,17 @@
  * the BIAS scheme (no atomic per fragment). Extra references (one frame sent on several ports)
  * are atomic increments of the page's refcount; a page is recycled when its last one drops.
  *
- * Memory-safety violations (double put, an address outside the area, refcount underflow, a
- * reference on a freed page) abort with the address named. Release builds check at page level;
- * UMEM_AREA_F_DEBUG (or LIBUMEM_DEBUG=1) checks every fragment exactly.
+ * Memory-safety violations abort with the address named. Release builds check at page level:
+ * a put on a page at rest (double put of a whole page, in one thread), an address outside the
+ * area, refcount underflow, a page put twice into the area, a reference on a page at rest or
+ * back in the area. They cannot catch misuse on a page that is live again: a put or reference
+ * through a stale address after its page was reallocated (to any pool, or as another fragment
+ * of the current fragment page), nor two threads putting one whole page at the same time (both
+ * may succeed, and the page is then handed out twice; the kernel has the same window).
+ * UMEM_AREA_F_DEBUG (or LIBUMEM_DEBUG=1) checks every fragment exactly (which also catches the
+ * concurrent double put and the stale fragment) and the single-owner rule: no two threads are
+ * inside owner-only calls (alloc*, prefill, flush, and put/put_bulk/ref through the pool) of one
+ * pool at the same time. Handing a pool to another thread between calls stays legal.
  */
 #ifndef UMEM_POOL_H
 #define UMEM_POOL_H
@@ -53,7 +61,7 @@ struct umem_pool_stats {
 		uint64_t cache_full;      /* owner put found the cache full */
 		uint64_t ring;            /* into the return ring */
 		uint64_t ring_full;       /* return ring full: page released to the area */
-		uint64_t released_refcnt; /* released to the area because the pool was destroyed */
+		uint64_t released_refcnt; /* always 0: a page never leaves with a reference held */
 	} recycle;
 	uint64_t frag_allocs;        /* fragments handed out (whole-page allocations excluded) */
 	uint64_t frag_pages_drained; /* fragment pages closed (BIAS - users subtracted) */
@@ -64,25 +72,37 @@ struct umem_pool_stats {
 	uint32_t :32;
 };
 
-/* Creates a pool on area. NULL and errno (EINVAL, ENOMEM) on failure; opts may be NULL. */
+/* Creates a pool on area. NULL and errno (EINVAL, ENOMEM) on failure, with a message; opts may
+ * be NULL. */
 UMEM_API struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_pool_opts *opts);
 
 /* Gives the cache and ring back to the area. Legal with pages in flight: the pool's memory is
  * freed when its last page returns. Returns the number of pages still out (and logs it when
- * not 0). The handle is invalid afterwards. */
+ * not 0); NULL is a no-op (0). It waits a bounded time for producers that reserved a ring slot
+ * but have not published it; such a page counts as out, and reaches the area with the next
+ * reclaim or umem_area__destroy(). The handle is invalid afterwards. */
 UMEM_API int umem_pool__destroy(struct umem_pool *pool);
 
 UMEM_API struct umem_area *umem_pool__area(const struct umem_pool *pool);
+/* Fills stats up to stats->sz bytes (output structs follow one rule: set .sz, e.g.
+ * UMEM_OPTS(umem_pool_stats, st); a size below the first release's struct is -EINVAL with a
+ * message; bytes beyond what this library knows are left untouched). */
 UMEM_API int umem_pool__stats(const struct umem_pool *pool, struct umem_pool_stats *stats);
 
-/* Takes up to n pages from the area into the pool's return ring ahead of demand (counted as slow
- * allocations now), so a workload whose working set is known (fill + TX rings) reaches its
+/* Gives the pages the pool holds at rest (its alloc cache and return ring) back to the area, so
+ * an idle pool strands nothing; returns how many, or -EINVAL. Owner only. Pages out and the
+ * current fragment page stay. The area also reclaims other pools' return rings by itself when
+ * it runs dry; only the owner can empty a cache, hence this call. */
+UMEM_API int umem_pool__flush(struct umem_pool *pool);
+
+/* Takes up to n pages from the area into the pool's return ring ahead of demand (counted in
+ * pages_held now, and as refills when they are handed out), so a workload whose working set is known (fill + TX rings) reaches its
  * steady state, zero slow-path allocations, from the first packet. Bounded by the ring's free
  * room and the area's free pages; returns how many pages were taken, or -EINVAL. Owner only. */
 UMEM_API int umem_pool__prefill(struct umem_pool *pool, uint32_t n);
 
 /* Whole pages. alloc returns 0 or -ENOMEM (area exhausted). alloc_bulk returns how many
- * pages it placed in addrs (0..n), or -EINVAL. */
+ * pages it placed in addrs (0..n; 0 for n = 0), or -EINVAL. */
 static inline int umem_pool__alloc(struct umem_pool *pool, uint64_t *addr);
 UMEM_API int umem_pool__alloc_bulk(struct umem_pool *pool, uint64_t *addrs, uint32_t n);
 
@@ -107,11 +127,14 @@ UMEM_API void umem_pool__put_bulk(struct umem_pool *pool, const uint64_t *addrs,
 UMEM_API void umem_put(struct umem_area *area, uint64_t addr);
 UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n);
 
-/* Take n extra references on the page holding addr (a live allocation of the caller's).
- * -EINVAL: outside the area or n == 0; -ENOENT: the page is in the area's store (no pool took
- * it); -EOVERFLOW: the page would exceed UMEM_REF_MAX references. Nothing changes on error.
- * A reference on a page that a pool holds unallocated, in its cache or return ring (use after
- * free, or an address never handed out: pools take pages from the area in bulk), aborts. */
+/* Take n extra references on the page holding addr (a live allocation of the caller's). As for
+ * put, pool is the caller's own pool (its refs_taken counts the references taken through it);
+ * the frame may belong to any pool. -EINVAL: outside the area or n == 0; -ENOENT: the page
+ * never left the area's store; -EOVERFLOW: the page would exceed UMEM_REF_MAX references (exact under concurrency).
+ * Nothing changes on error. A reference on a page at rest (held unallocated in a pool's cache
+ * or ring: use after free, or an address never handed out, since pools take pages in bulk) or
+ * returned to the area (use after free) aborts; on a page allocated again it cannot be told from a legitimate one (see the top
+ * of this header). */
 static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n);
 
 /* Pointer to the frame at addr. */

@@ -81,7 +81,7 @@ lib=$(ls "${UMEM_BUILD_DIR:?}"/lib/libumem.so 2>/dev/null)
 cc=${UMEM_CC:-cc} # the build's compiler: a cross build's library links only with its own
 if [ ! -s "$work/block1.c" ] || [ ! -s "$work/block2.c" ]; then
 	fail "docs/GETTING-STARTED.md lacks its two C blocks (the program and its main)"
-elif ! "$cc" -std=gnu11 -c -o "$work/app.o" -Wall -Wextra -Werror -I"$src/include" "$work/block1.c" ||
+elif ! "$cc" -std=gnu11 -c -o "$work/app.o" -Wall -Wextra -Werror -I"$src/include" -I"$UMEM_BUILD_DIR/include" "$work/block1.c" ||
      ! "$cc" -std=gnu11 -c -o "$work/main.o" -Wall -Wextra -Werror "$work/block2.c"; then
 	fail "the program in docs/GETTING-STARTED.md does not compile"
 elif [ -z "$lib" ]; then

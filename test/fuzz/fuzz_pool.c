@@ -59,7 +59,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 2: {
-			uint32_t sz = arg % (page + 2); /* 0 and page + 1 are refused */
+			/* Mostly sizes around the page (0 and page + 1 are refused); with the top bit
+			 * of arg, any 32-bit size, so sizes of 2^31 and more meet a current page. */
+			uint32_t sz = arg & 0x8000 ? (uint32_t)take(&d, end, 4) : arg % (page + 2);
 			int err = umem_pool__alloc_frag(p, sz, &addr, &ts);
 			if (sz == 0 || sz > page)
 				CHECK(err == -EINVAL, "bad size %u accepted", sz);

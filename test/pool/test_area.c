@@ -2,7 +2,7 @@
 /* The area: validation of every argument, the page store, and hugepage backing. */
 #include <stdio.h>
 #include <unistd.h>
-#include <umem/pool.h>
+#include <umem/umem.h>
 #include "testutil.h"
 
 static int warnings;
@@ -45,6 +45,72 @@ static long hugepages_free(void)
 	return n;
 }
 
+/* Options and output structs: libbpf's OPTS rules, each refusal naming the struct and field. */
+struct area_opts_v2 {
+	struct umem_area_opts v1;
+	uint64_t future;
+};
+
+static void expect_warning(const char *mentions)
+{
+	CHECK(strstr(last_warning, mentions), "message '%s' lacks '%s'", last_warning, mentions);
+	last_warning[0] = 0;
+}
+
+static void opts_rules(struct umem_area *a)
+{
+	struct area_opts_v2 v2 = { .v1 = { .sz = sizeof(v2) } };
+	struct umem_area *b;
+
+	/* A newer caller's struct: fine while its new field is zero, refused once it is set. */
+	b = umem_area__create(4, &v2.v1);
+	CHECK(b, "zero trailing bytes refused: %s", last_warning);
+	CHECK_EQ(umem_area__destroy(b), 0);
+	v2.future = 1;
+	CHECK(!umem_area__create(4, &v2.v1) && errno == EINVAL, "non-zero trailing bytes accepted");
+	expect_warning("umem_area_opts has non-zero byte");
+	struct umem_area_opts zero = { 0 };
+	CHECK(!umem_area__create(4, &zero) && errno == EINVAL, "sz = 0 accepted");
+	expect_warning("umem_area_opts.sz = 0 (use UMEM_OPTS");
+
+	struct { struct umem_pool_opts v1; uint32_t future; } po2 = { { .sz = sizeof(po2) }, 7 };
+	CHECK(!umem_pool__create(a, &po2.v1) && errno == EINVAL, "pool: trailing bytes accepted");
+	expect_warning("umem_pool_opts has non-zero byte");
+	struct { struct umem_classes_opts v1; uint32_t future; } co2 = { { .sz = sizeof(co2) }, 7 };
+	CHECK(!umem_classes__create(a, &co2.v1) && errno == EINVAL, "classes: trailing bytes accepted");
+	expect_warning("umem_classes_opts has non-zero byte");
+
+	/* The port and steering options follow the same rule (checked before any privileged
+	 * step, so no root is needed here). */
+	struct { struct umem_port_opts v1; uint32_t future; } pt2 = { { .sz = sizeof(pt2) }, 7 };
+	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &pt2.v1), -EINVAL);
+	expect_warning("umem_port_opts has non-zero byte");
+	struct { struct umem_steer_opts v1; uint32_t future; } so2 = { { .sz = sizeof(so2) }, 7 };
+	CHECK(!umem_steer__attach("lo", &so2.v1) && errno == EINVAL, "steer: trailing bytes accepted");
+	expect_warning("umem_steer_opts has non-zero byte");
+
+	/* Output structs: a missing sz is a message, not a silent -EINVAL. */
+	struct umem_pool *p = umem_pool__create(a, NULL);
+	struct umem_pool_stats st = { 0 };
+	CHECK(p, "pool: %s", strerror(errno));
+	CHECK_EQ(umem_pool__stats(p, &st), -EINVAL);
+	expect_warning("umem_pool_stats.sz = 0");
+	CHECK_EQ(umem_pool__stats(NULL, &st), -EINVAL);
+	expect_warning("NULL pool");
+	/* A pool's own calls on bad input say what was wrong. */
+	uint64_t x;
+	CHECK_EQ(umem_pool__alloc_frag(p, 0, &x, NULL), -EINVAL);
+	expect_warning("size 0 is not in 1..4096");
+	CHECK_EQ(umem_pool__alloc_frag(p, 4097, &x, NULL), -EINVAL);
+	expect_warning("size 4097");
+	CHECK_EQ(umem_pool__alloc_frag(p, 64, NULL, NULL), -EINVAL);
+	expect_warning("NULL addr");
+	CHECK(!umem_pool__alloc_va(p, 0, NULL) && errno == EINVAL, "alloc_va(0)");
+	expect_warning("size 0");
+	CHECK_EQ(umem_pool__alloc_bulk(p, &x, 0), 0);
+	CHECK_EQ(umem_pool__destroy(p), 0);
+}
+
 int main(void)
 {
 	umem_set_print(capture);
@@ -64,9 +130,9 @@ int main(void)
 		printf("area: %llu bytes of memory, more than the largest valid area: the memory check "
 		       "cannot be reached\n", (unsigned long long)phys);
 	refused((1u << 24) + 1, 65536, 0, 0, EINVAL, "not a valid size"); /* 1 TiB + 64 KiB */
-	refused(16, 4096, 1u << 7, 0, EINVAL, "unknown flags");
-	refused(16, 4096, 0, 1000, EINVAL, "chunk size");
-	refused(16, 4096, 0, 8192, EINVAL, "chunk size");
+	refused(16, 4096, 1u << 7, 0, EINVAL, "unknown flag 0x80 in umem_area_opts.flags");
+	refused(16, 4096, 0, 1000, EINVAL, "umem_area_opts.chunk_size = 1000");
+	refused(16, 4096, 0, 8192, EINVAL, "umem_area_opts.chunk_size = 8192");
 	struct umem_area_opts bad = { .sz = 1 };
 	CHECK(!umem_area__create(16, &bad) && errno == EINVAL, "tiny opts accepted");
 
@@ -98,9 +164,15 @@ int main(void)
 	for (int i = 0; i < 128; i++)
 		CHECK_EQ(pages[i] % 4096, 0);
 	CHECK_EQ(umem_area__put_pages(a, pages, 128), 0);
-	CHECK_EQ(umem_area__get_pages(a, pages, 0), -EINVAL);
+	CHECK_EQ(umem_area__get_pages(a, pages, 0), 0);
+	CHECK_EQ(umem_area__get_pages(a, NULL, 1), -EINVAL);
 	CHECK_EQ(umem_area__free_pages(a), 128);
+	opts_rules(a);
 	CHECK_EQ(umem_area__destroy(a), 0);
-	CHECK_EQ(umem_area__destroy(NULL), -EINVAL);
+	/* NULL: destroy-like calls are no-ops, getters return 0/NULL. */
+	CHECK_EQ(umem_area__destroy(NULL), 0);
+	CHECK_EQ(umem_pool__destroy(NULL), 0);
+	CHECK(!umem_area__base(NULL) && !umem_area__size(NULL) && !umem_area__free_pages(NULL) &&
+	      !umem_pool__area(NULL), "NULL getters");
 	return 0;
 }

@@ -1,10 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /* Size classes: the mvpp2 profile by default, selection by size, custom bounds, bad input. */
 #include <umem/classes.h>
+#include <stdio.h>
 #include "testutil.h"
+
+static char last_warning[512];
+
+__attribute__((format(printf, 2, 0)))
+static int capture(enum umem_print_level level, const char *fmt, va_list args)
+{
+	if (level == UMEM_WARN)
+		vsnprintf(last_warning, sizeof(last_warning), fmt, args);
+	return 0;
+}
+
+/* A bound above 2^31 names the page size it would need, 2^32, computed without overflow. */
+static void huge_bound(void)
+{
+	struct umem_area *a = umem_area__create(4, NULL);
+	UMEM_OPTS(umem_classes_opts, o, .nr = 2, .bounds = { 64, 0x80000001u });
+	umem_print_fn_t old = umem_set_print(capture);
+
+	CHECK(!umem_classes__create(a, &o) && errno == EINVAL, "bound 2^31 + 1 accepted");
+	umem_set_print(old);
+	CHECK(strstr(last_warning, "bounds[1] = 2147483649") &&
+	      strstr(last_warning, "at least 4294967296 bytes"), "message: %s", last_warning);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
 
 int main(void)
 {
+	huge_bound();
 	UMEM_OPTS(umem_area_opts, small, .page_size = 4096);
 	struct umem_area *a4 = umem_area__create(64, &small);
 

@@ -75,8 +75,9 @@ static void half_page_rule(void)
 	done(a, p);
 }
 
-/* Aligned-chunk mode: a fragment that fits in a chunk never straddles one; the skipped gap is
- * charged to the fragment after it. */
+/* Aligned-chunk mode: a fragment that fits in a chunk never straddles one; the gap the next
+ * fragment of the same size would skip is charged to the fragment before it, and a gap left
+ * by a size change to the fragment after it. */
 static void chunk_boundaries(void)
 {
 	struct umem_area *a = mk_area(16, 8192, 2048);
@@ -84,10 +85,15 @@ static void chunk_boundaries(void)
 	uint64_t x, y, z;
 	uint32_t ts;
 
-	CHECK_EQ(umem_pool__alloc_frag(p, 1500, &x, &ts), 0); /* [0, 1536) */
-	CHECK_EQ(umem_pool__alloc_frag(p, 1000, &y, &ts), 0); /* would cross 2048: moves there */
+	CHECK_EQ(umem_pool__alloc_frag(p, 1500, &x, &ts), 0); /* [0, 1536) + the gap to 2048 */
+	CHECK_EQ(ts, 2048);
+	CHECK_EQ(umem_pool__alloc_frag(p, 1000, &y, &ts), 0);
 	CHECK_EQ(y - x, 2048);
-	CHECK_EQ(ts, 1024 + 512);
+	CHECK_EQ(ts, 1024);
+	CHECK_EQ(umem_pool__alloc_frag(p, 1500, &z, &ts), 0); /* 3072 + 1536 crosses 4096 */
+	CHECK_EQ(z, x + 4096);
+	CHECK_EQ(ts, 1024 + 1536 + 512); /* the size change's gap, itself, the gap to 6144 */
+	umem_pool__put(p, z);
 	/* Larger than a chunk: starts on a chunk boundary. */
 	CHECK_EQ(umem_pool__alloc_frag(p, 3000, &z, &ts), 0);
 	CHECK_EQ(z % 2048, 0);
@@ -138,10 +144,29 @@ static void bad_input(void)
 	CHECK_EQ(umem_pool__ref(p, 0, 1), -ENOENT);           /* never allocated */
 	CHECK_EQ(umem_pool__ref(p, 1ull << 30, 1), -EINVAL);  /* outside the area */
 	CHECK_EQ(umem_pool__ref(p, 0, 0), -EINVAL);
-	CHECK_EQ(umem_pool__alloc_bulk(p, &x, 0), -EINVAL);
+	CHECK_EQ(umem_pool__alloc_bulk(p, &x, 0), 0);
+	CHECK_EQ(umem_pool__alloc_bulk(p, NULL, 1), -EINVAL);
 	umem_pool__stats(p, &after);
 	CHECK(!memcmp(&before, &after, sizeof(before)), "stats changed by bad input");
 	CHECK_EQ(umem_area__free_pages(a), 16);
+	done(a, p);
+}
+
+/* Sizes of 2^31 and more once a fragment page is current: the inline check must not wrap. */
+static void huge_sizes(void)
+{
+	struct umem_area *a = mk_area(16, 4096, 0);
+	struct umem_pool *p = umem_pool__create(a, NULL);
+	uint64_t f, x = 12345;
+	uint32_t ts = 777;
+	static const uint32_t sizes[] = { 0x80000000u, 0x80000001u, 0xfffff000u, UINT32_MAX };
+
+	CHECK_EQ(umem_pool__alloc_frag(p, 64, &f, NULL), 0); /* a current fragment page */
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK_EQ(umem_pool__alloc_frag(p, sizes[i], &x, &ts), -EINVAL);
+		CHECK(x == 12345 && ts == 777, "size 0x%x: outputs written", sizes[i]);
+	}
+	umem_pool__put(p, f);
 	done(a, p);
 }
 
@@ -172,6 +197,7 @@ int main(void)
 	chunk_boundaries();
 	ref_bound();
 	bad_input();
+	huge_sizes();
 	exhaustion();
 	return 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Memory-safety violations abort loudly, naming the address. Each case runs in a child. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <umem/pool.h>
-#include "testutil.h"
+#include "childrun.h"
 
 static struct umem_area *area;
 static struct umem_pool *pool;
@@ -133,6 +134,76 @@ static void ref_on_freed_fragment(void)
 	umem_pool__ref(pool, a, 1);
 }
 
+/* A page put twice into the area: caught at the second put, not when the store overflows. */
+static void area_double_put(void)
+{
+	uint64_t a[2];
+
+	setup(false);
+	umem_area__get_pages(area, a, 2); /* the store has room for the second put */
+	umem_area__put_pages(area, a, 1);
+	expect(a[0]);
+	umem_area__put_pages(area, a, 1);
+}
+
+/* A reference on a page that went back to the area (its pool was destroyed): use after free,
+ * not "never allocated". */
+static void ref_after_area_return(void)
+{
+	uint64_t a;
+
+	setup(false);
+	struct umem_pool *other = umem_pool__create(area, NULL);
+	umem_pool__alloc(pool, &a);
+	umem_pool__put(pool, a);
+	umem_pool__destroy(pool);
+	expect(a);
+	umem_pool__ref(other, a, 1);
+}
+
+/* Debug tracking: a stale fragment address whose page was recycled into another pool and is
+ * that pool's current fragment page. Release builds cannot tell it from a live fragment. */
+static void ref_on_recycled_fragment(void)
+{
+	uint64_t a, b, c;
+
+	setup(true);
+	struct umem_pool *other = umem_pool__create(area, NULL);
+	umem_pool__alloc_frag(pool, 256, &a, NULL);
+	umem_pool__alloc_frag(pool, 256, &b, NULL);
+	umem_pool__put(pool, a);
+	umem_pool__put(pool, b);
+	umem_pool__destroy(pool); /* the page goes back to the area */
+	umem_pool__alloc_frag(other, 256, &c, NULL); /* and is other's fragment page now */
+	expect(b);
+	umem_pool__ref(other, b, 1);
+}
+
+static pthread_barrier_t both;
+static uint64_t shared_page;
+
+static void *put_shared(void *arg)
+{
+	pthread_barrier_wait(&both);
+	umem_put(arg, shared_page);
+	return NULL;
+}
+
+/* Debug: two threads put one whole page at once; exactly one of them is the second. */
+static void concurrent_double_put(void)
+{
+	pthread_t t[2];
+
+	setup(true);
+	umem_pool__alloc(pool, &shared_page);
+	expect(shared_page);
+	pthread_barrier_init(&both, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, put_shared, area);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -147,33 +218,21 @@ static const struct {
 	{ "put_unallocated_fragment", put_unallocated_fragment, "never allocated" },
 	{ "ref_on_free_page", ref_on_free_page, "use after free" },
 	{ "ref_on_freed_fragment", ref_on_freed_fragment, "use after free" },
+	{ "area_double_put", area_double_put, "put twice" },
+	{ "ref_after_area_return", ref_after_area_return, "use after free" },
+	{ "ref_on_recycled_fragment", ref_on_recycled_fragment, "use after free" },
+	{ "concurrent_double_put", concurrent_double_put, "double put" },
 };
 
-int main(void)
+/* Runs every case, or the one named by argv[1]. */
+int main(int argc, char **argv)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int fds[2], status;
 		char out[4096] = "";
-		ssize_t n, len = 0;
 
-		CHECK(!pipe(fds), "pipe");
-		pid_t pid = fork();
-		CHECK(pid >= 0, "fork");
-		if (pid == 0) {
-			dup2(fds[1], 2);
-			close(fds[0]);
-			cases[i].fn();
-			/* Reaching here means the violation went unnoticed; print the expected address so
-			 * the parent can still name it. */
-			fprintf(stderr, "no abort\n");
-			_exit(0);
-		}
-		close(fds[1]);
-		while ((n = read(fds[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
-			len += n;
-		close(fds[0]);
-		out[len] = 0;
-		CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+		if (argc > 1 && strcmp(argv[1], cases[i].name))
+			continue;
+		int status = child_run(cases[i].fn, out, sizeof(out));
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "%s: did not abort:\n%s",
 		      cases[i].name, out);
 		char addr[40] = "";

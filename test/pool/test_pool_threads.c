@@ -159,9 +159,91 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* refs_taken is exact: two threads reference one frame, each through its own pool (the rule),
+ * and the counts add up. The reference bound holds under the same concurrency: refs that would
+ * pass UMEM_REF_MAX are refused in the same compare-and-swap, never applied. */
+#define REFS 200000
+static struct umem_pool *ref_pools[2];
+static uint64_t ref_addr;
+static pthread_barrier_t ref_start;
+
+static void *ref_worker(void *arg)
+{
+	struct umem_pool *p = ref_pools[(intptr_t)arg];
+
+	pthread_barrier_wait(&ref_start);
+	for (int i = 0; i < REFS; i++)
+		CHECK_EQ(umem_pool__ref(p, ref_addr, 1), 0);
+	return NULL;
+}
+
+static void *ref_bound_worker(void *arg)
+{
+	struct umem_pool *p = ref_pools[(intptr_t)arg];
+
+	pthread_barrier_wait(&ref_start);
+	for (int i = 0; i < 64; i++)
+		umem_pool__ref(p, ref_addr, UMEM_REF_MAX / 64);
+	return NULL;
+}
+
+static uint64_t refs_of(struct umem_pool *p)
+{
+	UMEM_OPTS(umem_pool_stats, st);
+
+	CHECK_EQ(umem_pool__stats(p, &st), 0);
+	return st.refs_taken;
+}
+
+static void ref_race(void *(*fn)(void *))
+{
+	pthread_t t[2];
+
+	for (intptr_t i = 0; i < 2; i++)
+		CHECK(!pthread_create(&t[i], NULL, fn, (void *)i), "thread");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void exact_refs(void)
+{
+	struct umem_area *a = umem_area__create(16, NULL);
+	struct umem_pool *owner = umem_pool__create(a, NULL);
+	uint64_t refs;
+
+	for (int i = 0; i < 2; i++)
+		ref_pools[i] = umem_pool__create(a, NULL);
+	pthread_barrier_init(&ref_start, NULL, 2);
+	CHECK_EQ(umem_pool__alloc(owner, &ref_addr), 0);
+	ref_race(ref_worker);
+	CHECK_EQ(refs_of(ref_pools[0]), REFS);
+	CHECK_EQ(refs_of(ref_pools[1]), REFS);
+	umem_put(a, ref_addr);
+	for (int i = 0; i < 2 * REFS; i++)
+		umem_pool__put(owner, ref_addr);
+
+	/* Two threads race to the bound: the page's count never reaches it. */
+	CHECK_EQ(umem_pool__alloc(owner, &ref_addr), 0);
+	ref_race(ref_bound_worker);
+	refs = refs_of(ref_pools[0]) - REFS + refs_of(ref_pools[1]) - REFS;
+	CHECK(refs < UMEM_REF_MAX, "%llu references taken", (unsigned long long)refs);
+	CHECK(refs + UMEM_REF_MAX / 64 >= UMEM_REF_MAX - 1, "bound refused too early: %llu",
+	      (unsigned long long)refs);
+	for (uint64_t i = 0; i < refs + 1; i++)
+		umem_pool__put(owner, ref_addr);
+	pthread_barrier_destroy(&ref_start);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(umem_pool__destroy(ref_pools[i]), 0);
+	CHECK_EQ(umem_pool__destroy(owner), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 int main(void)
 {
 	pthread_t th[WORKERS];
+
+	umem_set_print(NULL);
+	exact_refs();
 
 	area = umem_area__create(4096, NULL);
 	CHECK(area, "area: %s", strerror(errno));

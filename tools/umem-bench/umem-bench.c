@@ -580,6 +580,9 @@ static const struct path paths[] = {
 	FRAG("frag_256", 256, 4096, FRAG_PUT_EACH, "the same with 256-B fragments (4 KiB pages)"),
 	FRAG("frag_1500", 1500, 4096, FRAG_PUT_EACH,
 	     "the same with 1500-B fragments (4 KiB pages: 2 per page)"),
+	FRAG("frag_2048", 2048, 4096, FRAG_PUT_EACH,
+	     "the same with 2048-B fragments (4 KiB pages: 2 per page, an exact fit; the 2 KiB-chunk "
+	     "fill ring's shape)"),
 	FRAG("frag_1500_32k", 1500, 32768, FRAG_PUT_EACH,
 	     "the same with 1500-B fragments on 32 KiB pages (21 per page)"),
 	FRAG("frag_64_bulk", 64, 4096, FRAG_PUT_BULK,
@@ -768,10 +771,13 @@ struct target {
 
 static const struct target targets[] = {
 	{ "pool_fast <= 0.5 x mutex_freelist", "pool_fast", "mutex_freelist", 0.5, 0 },
+	{ "pool_fast <= 0.5 x dpdk_mempool", "pool_fast", "dpdk_mempool", 0.5, 0 },
 	{ "pool_ring <= 3 x pool_fast", "pool_ring", "pool_fast", 3, 0 },
+	{ "pool_ring_bulk <= 2 x pool_fast", "pool_ring_bulk", "pool_fast", 2, 0 },
 	{ "frag_64 <= 2 x pool_fast", "frag_64", "pool_fast", 2, 0 },
 	{ "frag_256 <= 2 x pool_fast", "frag_256", "pool_fast", 2, 0 },
 	{ "frag_1500 <= 2 x pool_fast", "frag_1500", "pool_fast", 2, 0 },
+	{ "frag_2048 <= 1.5 x pool_fast", "frag_2048", "pool_fast", 1.5, 0 },
 	{ "frag_1500_32k <= 2 x pool_fast", "frag_1500_32k", "pool_fast", 2, 0 },
 	{ "1500-B frames: >= 2x less memory than 4 KiB chunks", NULL, NULL, 2, 1500 },
 	{ "64-B frames: >= 10x less memory than 4 KiB chunks", NULL, NULL, 10, 64 },

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inline fast paths (umem/area.h, umem/pool_fast.h) compile the layout of their structs and
+ * constants into every caller, so that layout is ABI: it may only change together with the
+ * SONAME. UMEM_LAYOUT is a hash of it as an integer constant expression; the static assert below
+ * ties it to UMEM_SOVERSION. After a deliberate layout change, bump UMEM_SOVERSION in
+ * include/umem/common.h and record the new value (umem__abi_layout() returns it) for that SOVERSION.
+ */
+#include "internal.h"
+
+#define F(t, m) (offsetof(struct t, m) * 131u + sizeof(((struct t *)0)->m))
+#define MIX(h, v) (((h) * 1000003ull) ^ (unsigned long long)(v))
+
+#define L_PAGE MIX(MIX(MIX(MIX(sizeof(struct umem_page), F(umem_page, refcnt)), F(umem_page, state)), \
+		       F(umem_page, owner)), 1)
+#define L_AREA                                                                                  \
+	MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(sizeof(struct umem_area_fast), F(umem_area_fast, base)),     \
+				F(umem_area_fast, pages)), F(umem_area_fast, size)),               \
+			F(umem_area_fast, page_shift)), F(umem_area_fast, page_size)),             \
+		F(umem_area_fast, chunk_size)), F(umem_area_fast, debug)), 2)
+#define L_POOL                                                                                  \
+	MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(MIX(sizeof(struct umem_pool_fast),          \
+		F(umem_pool_fast, area)), F(umem_pool_fast, pages)), F(umem_pool_fast, area_size)),  \
+		F(umem_pool_fast, page_shift)), F(umem_pool_fast, debug)), F(umem_pool_fast, count)), \
+		F(umem_pool_fast, frag_offset)), F(umem_pool_fast, frag_users)),                       \
+		F(umem_pool_fast, frag_max)), F(umem_pool_fast, frag_page)), F(umem_pool_fast, st)),  \
+		F(umem_pool_fast, cache)), sizeof(struct umem_pool_owner_stats))
+#define L_CONST MIX(MIX(MIX(MIX(UMEM_POOL_CACHE_SIZE, UMEM_POOL_REFILL), UMEM_FRAG_ALIGN), \
+			UMEM_FRAG_BIAS), UMEM_REF_MAX)
+#define UMEM_LAYOUT (MIX(MIX(MIX(L_PAGE, L_AREA), L_POOL), L_CONST) & 0xffffffffull)
+
+/* The layout each SONAME shipped with (x86_64 and aarch64: LP64, same layout). */
+#if UMEM_SOVERSION == 0
+#define UMEM_LAYOUT_RECORDED 0x871686f1ull
+#else
+#error "no layout recorded for this UMEM_SOVERSION (see lib/abi.c)"
+#endif
+
+_Static_assert(UMEM_LAYOUT == UMEM_LAYOUT_RECORDED,
+	       "the inline fast path's struct layout changed: bump UMEM_SOVERSION in "
+	       "include/umem/common.h and record the new layout in lib/abi.c");
+
+/* The layout this build computes, to record after a deliberate change. */
+UMEM_PRIVATE unsigned long long umem__abi_layout(void);
+unsigned long long umem__abi_layout(void)
+{
+	return UMEM_LAYOUT;
+}
