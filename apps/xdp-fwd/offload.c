@@ -358,7 +358,8 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 		if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
 		    e->frames - e->gated_pre < e->pre_hi)
 			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
-		if (e->pre_hi != UINT32_MAX && !tx_inflight(ctx, e->out))
+		/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
+		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !tx_inflight(ctx, e->out))
 			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
 		e->gated_pre = v.gated;
 		e->have_pre = true;
