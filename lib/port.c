@@ -1,21 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * AF_XDP ports over libxdp's xsk API.
- *
- * Three shared objects sit behind the ports, kept in registries guarded by one mutex (only
- * creation and destruction take it; the burst paths never do):
- *  - struct port_umem: an area registered as the UMEM. Its xsk_umem's fd is the first port's
- *    socket (libxdp's design), so that socket stays open until the area's last port is gone.
- *  - struct port_queue: one (netns, ifindex, queue) of a UMEM with its fill and completion
- *    rings, shared by every port bound there (the kernel shares them too).
- *  - struct port_prog: the default XDP program on one interface and its XSKMAP.
- *
- * Frame accounting. The kernel publishes its fill-ring consumer index lazily, so the ring
- * cannot tell which buffers the kernel still holds. Each queue keeps a bitmap instead: a bit
- * is set when a buffer goes on the fill ring and cleared when it comes back on an RX ring.
- * Once every socket of the queue is closed (unbinding waits for the driver: synchronize_net),
- * the buffers whose bits are still set are exactly those the kernel held, and go back to the
- * pool. TX is counted (queued - completed) per queue, since completions share a ring.
+ * AF_XDP ports over libxdp's xsk API: creation, the registries, option checks, destruction and
+ * accessors. The data path is port_data.c; the shared objects are described in port_internal.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,17 +23,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <xdp/xsk.h>
-#include "internal.h"
-#include <umem/port.h>
+#include "port_internal.h"
+#include "xdp_attach.h"
 #include "xsk_redirect.skel.h"
 
 /* Debian 12's uapi headers are 6.1: multi-buffer AF_XDP arrived in 6.6. */
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4)
-#endif
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD (1 << 0)
 #endif
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL 69
@@ -58,41 +40,12 @@
 
 _Static_assert(sizeof(struct umem_desc) == sizeof(struct xdp_desc), "umem_desc mirrors xdp_desc");
 _Static_assert(UMEM_DESC_F_CONTD == XDP_PKT_CONTD, "UMEM_DESC_F_CONTD is XDP_PKT_CONTD");
+_Static_assert((int)UMEM_PORT_ATTACH_AUTO == UMEM__ATTACH_AUTO &&
+	       (int)UMEM_PORT_ATTACH_NATIVE == UMEM__ATTACH_NATIVE &&
+	       (int)UMEM_PORT_ATTACH_GENERIC == UMEM__ATTACH_GENERIC, "port attach modes are xdp_attach's");
 
-#define PORT_REFILL_BATCH 64u      /* refill once this many fill slots are free: one bulk alloc */
-#define PORT_COPY_KICKS 8u         /* copy mode sends 32 frames per sendto(): retries per burst */
 #define PORT_DRAIN_TIMEOUT_MS 500  /* destroy waits this long for TX in flight to complete */
 #define PORT_REBIND_TIMEOUT_MS 500 /* create retries a queue still held by a closed socket */
-
-struct port_umem;
-
-struct port_queue {
-	struct xsk_ring_prod fill; /* libxdp keeps pointers to these two: never move them */
-	struct xsk_ring_cons comp;
-	struct port_queue *next;
-	struct port_umem *umem;
-	uint64_t netns;
-	int ifindex;
-	uint32_t queue;
-	uint32_t sockets;        /* open sockets bound here (a destroyed UMEM owner included) */
-	uint32_t bit_shift;      /* buffer address >> bit_shift indexes in_kernel */
-	uint64_t *in_kernel;     /* buffers on the fill ring or held by the kernel for RX */
-	/* Queued on a TX ring of this queue, not completed. Written by the driving thread only;
-	 * atomic so that a stats reader elsewhere is not a data race. */
-	_Atomic uint64_t tx_outstanding;
-};
-
-struct port_umem {
-	struct port_umem *next;
-	struct umem_area *area;
-	struct xsk_umem *xsk;
-	struct umem_port *owner; /* its socket is the UMEM's fd */
-	struct port_queue *queues;
-	uint32_t ports;          /* ports not destroyed */
-	/* UMEM-wide settings, fixed by the first port. */
-	uint32_t chunk_size, headroom, flags, zerocopy, fill_size, comp_size;
-	bool unaligned;
-};
 
 struct port_prog {
 	struct port_prog *next;
@@ -103,46 +56,6 @@ struct port_prog {
 	int map_fd;
 	uint32_t users;
 	enum umem_port_xdp_mode mode;
-};
-
-/* Counters written by the driving thread only: relaxed load + store, atomic only so a stats
- * reader elsewhere is not a data race (the pool's owner-counter scheme). */
-#define PORT_COUNTERS(X)                                                                      \
-	X(rx_packets) X(rx_bytes) X(rx_descs) X(tx_packets) X(tx_bytes) X(tx_descs)            \
-	X(tx_ring_full) X(tx_kicks) X(tx_kick_again) X(rx_kicks) X(completions) X(fill_added)  \
-	X(fill_alloc_fail)
-#define PORT_COUNTER_FIELD(name) _Atomic uint64_t name;
-struct port_counters {
-	PORT_COUNTERS(PORT_COUNTER_FIELD)
-};
-/* Bumped with the pools' UMEM__STAT (pool_fast.h): it compiles away with UMEM_STATS=OFF. */
-#define PSTAT(p, field, n) UMEM__STAT(p, field, n)
-#define PSTAT_GET(p, field) atomic_load_explicit(&(p)->st.field, memory_order_relaxed)
-
-struct umem_port {
-	struct xsk_ring_cons rx;
-	struct xsk_ring_prod tx;
-	struct port_queue *q;
-	struct port_umem *u;
-	struct umem_pool *pool;
-	struct umem_area *area;
-	struct xsk_socket *xsk;
-	struct port_prog *prog; /* NULL: the caller steers (UMEM_PORT_PROG_NONE) */
-	int fd;
-	int ifindex;
-	uint32_t queue;
-	uint32_t chunk_size;
-	uint32_t rx_frame_len;
-	uint64_t umem_size;
-	bool unaligned, need_wakeup, busy_poll, multi_buffer;
-	bool in_map;          /* our socket is the default program's entry for its queue */
-	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
-	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
-	bool fill_short;      /* the last refill found the pool empty (reported once per episode) */
-	enum umem_port_mode mode;
-	enum umem_port_xdp_mode xdp_mode;
-	char ifname[IF_NAMESIZE];
-	struct port_counters st;
 };
 
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -183,335 +96,6 @@ int umem_port__queue_count(const char *ifname)
 	return err ? err : (int)cur;
 }
 
-/* ---- frame accounting bitmap ---- */
-
-static inline void bit_set(uint64_t *bm, uint64_t i)
-{
-	bm[i >> 6] |= 1ull << (i & 63);
-}
-
-/* Clears bit i; false when it was not set. */
-static inline bool bit_clear(uint64_t *bm, uint64_t i)
-{
-	uint64_t m = 1ull << (i & 63), old = bm[i >> 6];
-
-	bm[i >> 6] = old & ~m;
-	return old & m;
-}
-
-/* RX descriptors carry the data address; the buffer the fill ring gave is its chunk (aligned)
- * or the address without the kernel's offset (unaligned: that is the fill address). */
-static inline uint64_t rx_buffer(const struct umem_port *p, uint64_t raw)
-{
-	return p->unaligned ? xsk_umem__extract_addr(raw) : raw & ~(uint64_t)(p->chunk_size - 1);
-}
-
-/* ---- rings ---- */
-
-/* Ring slots as uint64_t (libxdp's are __u64, unsigned long long). */
-static inline uint64_t *fill_slot(struct port_queue *q, uint32_t idx)
-{
-	return (uint64_t *)xsk_ring_prod__fill_addr(&q->fill, idx);
-}
-
-static inline const uint64_t *comp_slot(const struct port_queue *q, uint32_t idx)
-{
-	return (const uint64_t *)xsk_ring_cons__comp_addr(&q->comp, idx);
-}
-
-static inline void tx_outstanding_add(struct port_queue *q, uint64_t n)
-{
-	atomic_store_explicit(&q->tx_outstanding,
-			      atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-int umem_port__complete(struct umem_port *p)
-{
-	struct port_queue *q;
-	uint32_t idx = 0, n, first;
-
-	if (!p)
-		return -EINVAL;
-	q = p->q;
-	n = xsk_ring_cons__peek(&q->comp, q->comp.size, &idx);
-	if (!n)
-		return 0;
-	/* Put straight from the ring memory, in its (at most) two contiguous runs. */
-	first = q->comp.size - (idx & q->comp.mask);
-	if (first > n)
-		first = n;
-	umem_pool__put_bulk(p->pool, comp_slot(q, idx), first);
-	if (n > first)
-		umem_pool__put_bulk(p->pool, comp_slot(q, idx + first), n - first);
-	xsk_ring_cons__release(&q->comp, n);
-	tx_outstanding_add(q, -(uint64_t)n);
-	PSTAT(p, completions, n);
-	return (int)n;
-}
-
-/* Allocates up to n RX buffers into the fill ring at idx (which may wrap). */
-static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
-{
-	struct port_queue *q = p->q;
-	uint32_t page_size = umem_area__page_size(p->area), got = 0;
-
-	if (p->chunk_size * 2 > page_size) {
-		/* One buffer per page: bulk-allocate into the ring itself, run by run. */
-		while (got < n) {
-			uint32_t at = (idx + got) & q->fill.mask;
-			uint32_t run = q->fill.size - at < n - got ? q->fill.size - at : n - got;
-			int k = umem_pool__alloc_bulk(p->pool, fill_slot(q, idx + got), run);
-
-			if (k <= 0)
-				break;
-			got += (uint32_t)k;
-			if ((uint32_t)k < run)
-				break;
-		}
-	} else {
-		for (; got < n; got++)
-			if (umem_pool__alloc_frag(p->pool, p->chunk_size, fill_slot(q, idx + got), NULL))
-				break;
-	}
-	for (uint32_t i = 0; i < got; i++)
-		bit_set(q->in_kernel, *fill_slot(q, idx + i) >> q->bit_shift);
-	return got;
-}
-
-static int refill(struct umem_port *p, uint32_t min_free)
-{
-	struct port_queue *q = p->q;
-	uint32_t free = xsk_prod_nb_free(&q->fill, q->fill.size), idx = 0, got;
-
-	if (free < min_free || !free)
-		return 0;
-	if (xsk_ring_prod__reserve(&q->fill, free, &idx) != free)
-		return 0;
-	got = fill_alloc(p, idx, free);
-	/* Give back the slots the pool could not fill (libxdp has no producer cancel). */
-	q->fill.cached_prod -= free - got;
-	if (got)
-		xsk_ring_prod__submit(&q->fill, got);
-	PSTAT(p, fill_added, got);
-	if (got < free) {
-		PSTAT(p, fill_alloc_fail, 1);
-		/* Once per episode: the pool stays empty for many bursts while the buffers are
-		 * held elsewhere (a small area, a stalled TX port), and the kernel counts the
-		 * frames it drops meanwhile (rx_fill_ring_empty). */
-		if (!p->fill_short)
-			pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
-				"frames once it runs dry; more pages or fewer buffers held fixes it)\n",
-				p->ifname, p->queue, free - got);
-		p->fill_short = true;
-		if (!got)
-			return -ENOMEM;
-	} else if (p->fill_short) {
-		p->fill_short = false;
-		pr_info("port %s:%u: fill ring topped up again\n", p->ifname, p->queue);
-	}
-	return (int)got;
-}
-
-int umem_port__refill(struct umem_port *p)
-{
-	return p ? refill(p, 1) : -EINVAL;
-}
-
-static bool tx_ring_empty(const struct umem_port *p)
-{
-	return __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE) == *p->tx.producer;
-}
-
-static const char *kick_error_hint(int err)
-{
-	switch (err) {
-	case ENETDOWN:
-		return " (the interface is down: frames stay queued until it is up)";
-	case ENXIO:
-		return " (the socket is unbound: its interface was deleted; destroy the port)";
-	default:
-		return "";
-	}
-}
-
-/* Wakes the kernel's TX path. Copy mode transmits synchronously, at most 32 frames per call
- * (EAGAIN: more left), so it is retried a few times, draining completions to make room; what
- * is left is retried by the next burst or service(). */
-static void tx_kick(struct umem_port *p)
-{
-	uint32_t tries = p->mode == UMEM_PORT_MODE_ZEROCOPY ? 1 : PORT_COPY_KICKS;
-
-	p->kick_pending = false;
-	for (uint32_t i = 0; i < tries; i++) {
-		PSTAT(p, tx_kicks, 1);
-		if (sendto(p->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0) {
-			if (umem_unlikely(p->kick_errno)) {
-				pr_info("port %s:%u: TX kicks work again\n", p->ifname, p->queue);
-				p->kick_errno = 0;
-			}
-			if (p->mode == UMEM_PORT_MODE_ZEROCOPY || tx_ring_empty(p))
-				return;
-			continue;
-		}
-		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-			/* Once per cause: a link that is down would otherwise log at packet rate.
-			 * The frames stay queued; service() kicks again. */
-			if (errno != p->kick_errno)
-				pr_warn("port %s:%u: TX kick failed: %s%s\n", p->ifname, p->queue,
-					strerror(errno), kick_error_hint(errno));
-			p->kick_errno = errno;
-			return;
-		}
-		umem_port__complete(p);
-		if (tx_ring_empty(p))
-			return;
-	}
-	p->kick_pending = true;
-	PSTAT(p, tx_kick_again, 1);
-}
-
-static void rx_kick(struct umem_port *p)
-{
-	PSTAT(p, rx_kicks, 1);
-	recvfrom(p->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-}
-
-/* Takes up to n descriptors off the RX ring, whole frames only unless one frame alone is
- * longer than n. */
-static uint32_t rx_take(struct umem_port *p, struct umem_desc *descs, uint32_t n)
-{
-	uint32_t idx = 0, avail, keep = 0, packets = 0;
-	uint64_t bytes = 0;
-
-	avail = xsk_ring_cons__peek(&p->rx, n, &idx);
-	if (!avail)
-		return 0;
-	for (uint32_t i = 0; i < avail; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
-
-		descs[i].addr = p->unaligned ? xsk_umem__add_offset_to_addr(d->addr) : d->addr;
-		descs[i].len = d->len;
-		descs[i].options = d->options;
-		if (!(d->options & XDP_PKT_CONTD))
-			keep = i + 1;
-	}
-	if (!keep)
-		keep = avail;
-	xsk_ring_cons__cancel(&p->rx, avail - keep);
-	for (uint32_t i = 0; i < keep; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&p->rx, idx + i);
-
-		if (!bit_clear(p->q->in_kernel, rx_buffer(p, d->addr) >> p->q->bit_shift))
-			umem__die("port %s:%u: RX descriptor 0x%llx names a buffer this queue never "
-				  "gave the kernel", p->ifname, p->queue, (unsigned long long)d->addr);
-		bytes += d->len;
-		packets += !(d->options & XDP_PKT_CONTD);
-	}
-	xsk_ring_cons__release(&p->rx, keep);
-	PSTAT(p, rx_descs, keep);
-	PSTAT(p, rx_packets, packets);
-	PSTAT(p, rx_bytes, bytes);
-	return keep;
-}
-
-int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n)
-{
-	uint32_t got;
-
-	if (umem_unlikely(!p || (!descs && n)))
-		return -EINVAL;
-	got = rx_take(p, descs, n);
-	/* An empty ring may mean the kernel waits for a wakeup (need_wakeup on the fill ring) or,
-	 * with busy polling, that this thread is the one that drives the driver. */
-	if (!got && (p->busy_poll || xsk_ring_prod__needs_wakeup(&p->q->fill)))
-		rx_kick(p);
-	refill(p, PORT_REFILL_BATCH);
-	return (int)got;
-}
-
-/* NULL when the kernel will accept d, else why not. */
-static inline const char *tx_desc_invalid(const struct umem_port *p, const struct umem_desc *d)
-{
-	if (umem_unlikely(!d->len))
-		return "empty";
-	if (umem_unlikely(d->addr >= p->umem_size || d->len > p->umem_size - d->addr))
-		return "outside the UMEM";
-	if (umem_unlikely(d->options & ~(uint32_t)XDP_PKT_CONTD))
-		return "unknown options";
-	if (umem_unlikely(d->options && !p->multi_buffer))
-		return "a chain on a port without multi-buffer";
-	if (umem_unlikely(!p->unaligned && (d->addr & (p->chunk_size - 1)) + d->len > p->chunk_size))
-		return "crosses a chunk boundary";
-	return NULL;
-}
-
-int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint32_t n)
-{
-	uint32_t idx = 0, room, m = 0, packets = 0;
-	uint64_t bytes = 0;
-
-	if (umem_unlikely(!p || (!descs && n)))
-		return -EINVAL;
-	if (!n)
-		return 0;
-	umem_port__complete(p);
-	room = xsk_prod_nb_free(&p->tx, n);
-	/* Queue whole frames only: end at the last frame boundary that fits. An invalid
-	 * descriptor would be skipped by the kernel without a completion (a leak): refuse the
-	 * burst instead. */
-	for (uint32_t i = 0; i < n && i < room; i++) {
-		const char *why = tx_desc_invalid(p, &descs[i]);
-
-		if (umem_unlikely(why)) {
-			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is "
-				"invalid (%s): nothing queued\n", p->ifname, p->queue, i,
-				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
-			return -EINVAL;
-		}
-		if (!(descs[i].options & XDP_PKT_CONTD))
-			m = i + 1;
-	}
-	if (m < n)
-		PSTAT(p, tx_ring_full, room < n);
-	if (m) {
-		xsk_ring_prod__reserve(&p->tx, m, &idx);
-		for (uint32_t i = 0; i < m; i++) {
-			struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, idx + i);
-
-			d->addr = descs[i].addr;
-			d->len = descs[i].len;
-			d->options = descs[i].options;
-			bytes += descs[i].len;
-			packets += !(descs[i].options & XDP_PKT_CONTD);
-		}
-		xsk_ring_prod__submit(&p->tx, m);
-		tx_outstanding_add(p->q, m);
-		PSTAT(p, tx_descs, m);
-		PSTAT(p, tx_packets, packets);
-		PSTAT(p, tx_bytes, bytes);
-	}
-	/* Kick on every burst that needs it, partial ones too: no stall at low rates. */
-	if (m || p->kick_pending)
-		if (!p->need_wakeup || xsk_ring_prod__needs_wakeup(&p->tx) || p->kick_pending)
-			tx_kick(p);
-	return (int)m;
-}
-
-int umem_port__service(struct umem_port *p)
-{
-	int done;
-
-	if (!p)
-		return -EINVAL;
-	done = umem_port__complete(p);
-	refill(p, PORT_REFILL_BATCH);
-	if (p->kick_pending ||
-	    (!tx_ring_empty(p) && (!p->need_wakeup || xsk_ring_prod__needs_wakeup(&p->tx))))
-		tx_kick(p);
-	return done;
-}
-
 /* ---- registries (ports_lock held) ---- */
 
 static struct port_umem *umem_find(struct umem_area *area)
@@ -534,7 +118,6 @@ static void umem_unlink(struct port_umem *u)
 static struct port_queue *queue_get(struct port_umem *u, uint64_t netns, int ifindex, uint32_t queue)
 {
 	struct port_queue *q;
-	uint64_t granules;
 
 	for (q = u->queues; q; q = q->next)
 		if (q->netns == netns && q->ifindex == ifindex && q->queue == queue)
@@ -542,18 +125,11 @@ static struct port_queue *queue_get(struct port_umem *u, uint64_t netns, int ifi
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	/* One bit per possible RX buffer start: a chunk (aligned mode), a page (unaligned, one
-	 * buffer per page) or a UMEM_FRAG_ALIGN granule (unaligned fragments). */
-	uint32_t page_size = umem_area__page_size(u->area);
-	q->bit_shift = (uint32_t)__builtin_ctz(!u->unaligned ? u->chunk_size :
-					       u->chunk_size * 2 > page_size ? page_size : UMEM_FRAG_ALIGN);
-	granules = (umem_area__size(u->area) >> q->bit_shift) + 1;
-	q->in_kernel = calloc((granules + 63) / 64, sizeof(uint64_t));
-	if (!q->in_kernel) {
+	q->umem = u;
+	if (umem__queue_bitmap_init(q)) {
 		free(q);
 		return NULL;
 	}
-	q->umem = u;
 	q->netns = netns;
 	q->ifindex = ifindex;
 	q->queue = queue;
@@ -562,33 +138,17 @@ static struct port_queue *queue_get(struct port_umem *u, uint64_t netns, int ifi
 	return q;
 }
 
-/* The last socket of the queue is closed: whatever the kernel held for RX comes back. Through
- * the owners' return rings: the pool that filled them may already be destroyed. */
+/* The last socket of the queue is closed: whatever the kernel held for RX comes back. */
 static void queue_release(struct port_queue *q)
 {
-	struct umem_area *area = q->umem->area;
-	uint64_t words = ((umem_area__size(q->umem->area) >> q->bit_shift) + 1 + 63) / 64;
-	uint64_t back[64];
-	uint32_t nb = 0, total = 0;
+	uint32_t total = umem__queue_return_held(q);
 
-	for (uint64_t w = 0; w < words; w++)
-		for (uint64_t bits = q->in_kernel[w]; bits; bits &= bits - 1) {
-			back[nb++] = ((w << 6) + (uint64_t)__builtin_ctzll(bits)) << q->bit_shift;
-			if (nb == 64) {
-				umem_put_bulk(area, back, nb);
-				total += nb;
-				nb = 0;
-			}
-		}
-	umem_put_bulk(area, back, nb);
-	total += nb;
 	pr_debug("queue %d:%u: %u RX buffers returned from the kernel\n", q->ifindex, q->queue, total);
 	for (struct port_queue **pp = &q->umem->queues; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			break;
 		}
-	free(q->in_kernel);
 	free(q);
 }
 
@@ -607,20 +167,14 @@ static void prog_put(struct port_prog *g)
 	free(g);
 }
 
-static int attach_link(struct port_prog *g, uint32_t flags)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = flags);
-	int fd = bpf_link_create(bpf_program__fd(g->skel->progs.xsk_redirect), g->ifindex, BPF_XDP, &lo);
-
-	return fd < 0 ? -errno : fd;
-}
-
 /* The default program on the interface, loaded and attached by the first port there. */
 static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netns, uint32_t queue,
 				  uint32_t attach, int *errp)
 {
 	struct port_prog *g;
-	uint32_t cur, max, entries, id = 0;
+	struct xdp_found f;
+	char who[IF_NAMESIZE + 24];
+	uint32_t cur, max, entries, id, xdp_flags;
 	int err, fd;
 
 	for (g = progs; g; g = g->next)
@@ -628,10 +182,15 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 			g->users++;
 			return g;
 		}
-	if (!bpf_xdp_query_id(ifindex, 0, &id) && id) {
-		pr_warn("port %s:%u: the interface already has XDP program id %u attached: detach it "
+	snprintf(who, sizeof(who), "port %s:%u", ifname, queue);
+	/* Any program there is refused, ours too: a default program of another process's port
+	 * is attached through its bpf_link and lives while that process does. */
+	err = umem__xdp_find(ifindex, "xsk_redirect", &f);
+	id = err ? 0 : f.prog_id ? f.prog_id : f.foreign_id;
+	if (!err && id) {
+		pr_warn("%s: the interface already has XDP program id %u attached: detach it "
 			"(ip link set dev %s xdp off) or steer with it (UMEM_PORT_PROG_NONE)\n",
-			ifname, queue, id, ifname);
+			who, id, ifname);
 		*errp = -EBUSY;
 		return NULL;
 	}
@@ -659,23 +218,13 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 	g->ifindex = ifindex;
 	g->netns = netns;
 	g->map_fd = bpf_map__fd(g->skel->maps.xsks_map);
-	fd = -EOPNOTSUPP;
-	if (attach != UMEM_PORT_ATTACH_GENERIC) {
-		fd = attach_link(g, XDP_FLAGS_DRV_MODE);
-		g->mode = UMEM_PORT_XDP_NATIVE;
-		if (fd < 0 && attach == UMEM_PORT_ATTACH_AUTO && fd != -EBUSY && fd != -EEXIST)
-			pr_info("port %s:%u: native XDP refused (%s): using generic mode\n", ifname,
-				queue, strerror(-fd));
-	}
-	if (fd < 0 && attach != UMEM_PORT_ATTACH_NATIVE && fd != -EBUSY && fd != -EEXIST) {
-		fd = attach_link(g, XDP_FLAGS_SKB_MODE);
-		g->mode = UMEM_PORT_XDP_GENERIC;
-	}
+	fd = umem__xdp_link(who, bpf_program__fd(g->skel->progs.xsk_redirect), ifindex, attach,
+			    &xdp_flags);
 	if (fd < 0) {
 		err = fd;
-		pr_warn("port %s:%u: cannot attach the XDP program: %s\n", ifname, queue, strerror(-err));
 		goto destroy_skel;
 	}
+	g->mode = xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_PORT_XDP_GENERIC : UMEM_PORT_XDP_NATIVE;
 	g->link_fd = fd;
 	g->users = 1;
 	g->next = progs;
@@ -1067,7 +616,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		goto close_sock;
 	/* Buffers first, then the program: nothing arrives before the kernel has somewhere to put
 	 * it. The queue's first socket sees an empty fill ring. */
-	if (refill(p, 1) < 0 && !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer,
+	if (umem__port_refill(p, 1) < 0 && !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer,
 									   __ATOMIC_ACQUIRE))) {
 		pr_warn("port %s:%u: the pool has no buffers for the fill ring\n", ifname, queue);
 		err = -ENOMEM;
@@ -1136,7 +685,7 @@ static uint32_t drain_tx(struct umem_port *p)
 
 	for (int ms = 0; ms < PORT_DRAIN_TIMEOUT_MS; ms++) {
 		if (!tx_ring_empty(p))
-			tx_kick(p);
+			umem__port_tx_kick(p);
 		umem_port__complete(p);
 		if (!atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed))
 			return 0;
@@ -1162,7 +711,7 @@ static void drain_rx(struct umem_port *p)
 	uint64_t addrs[64];
 	int n;
 
-	while ((n = (int)rx_take(p, d, 64)) > 0) {
+	while ((n = (int)umem__port_rx_take(p, d, 64)) > 0) {
 		for (int i = 0; i < n; i++)
 			addrs[i] = d[i].addr;
 		umem_pool__put_bulk(p->pool, addrs, (uint32_t)n);

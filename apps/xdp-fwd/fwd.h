@@ -97,7 +97,7 @@ void fwd_config_defaults(struct fwd_config *cfg);
  * bad argument (err holds the message, exit non-zero). Checks counts, ranges, duplicates and
  * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
-void fwd_usage(FILE *out, const char *prog);
+void fwd_usage(FILE *out);
 /* How IFNAME@all learns the queue count (umem_port__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);

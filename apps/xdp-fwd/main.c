@@ -55,11 +55,24 @@ static uint32_t interface_mtu(const char *ifname)
 	return mtu;
 }
 
-static uint32_t fill_size(const struct fwd_config *cfg)
+/* The area's and the pools' one sizing rule: the frames a set of ports holds with every fill
+ * ring and every TX ring full at once, and the pages they take. */
+static uint64_t ring_frames(const struct fwd_config *cfg, uint32_t nr_ports)
 {
 	uint32_t rx = cfg->rx_ring ? cfg->rx_ring : UMEM_PORT_RX_SIZE_DEFAULT;
+	uint32_t fill = cfg->fill_ring ? cfg->fill_ring : 2 * rx;
+	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
 
-	return cfg->fill_ring ? cfg->fill_ring : 2 * rx;
+	return (uint64_t)nr_ports * (fill + tx);
+}
+
+/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned), one
+ * (unaligned). */
+static uint64_t frame_pages(const struct fwd_config *cfg, uint64_t frames)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	return cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
 }
 
 /* Checks that need the system but change nothing: every interface exists, multi-buffer is on
@@ -95,7 +108,6 @@ static int check_system(struct fwd_config *cfg)
 static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-	uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
 	uint64_t frames = cfg->frames;
 	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
 		  .flags = cfg->hugepages ? UMEM_AREA_F_HUGEPAGES : 0);
@@ -104,13 +116,11 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 	if (!frames) {
 		/* Every fill ring full and every TX ring full at once, plus the pools' caches and
 		 * the cross-worker queues: the pools never run dry in steady state. */
-		frames = (uint64_t)cfg->nr_ports * (fill_size(cfg) + tx) +
-			 nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
+		frames = ring_frames(cfg, cfg->nr_ports) + nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
 		if (nr_workers > 1)
 			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
 	}
-	/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned). */
-	pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+	pages = frame_pages(cfg, frames);
 	if (cfg->hugepages) /* whole 2 MiB pages */
 		pages = (pages + 511) / 512 * 512;
 	return umem_area__create((uint32_t)pages, &opts);
@@ -312,16 +322,10 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	map_interfaces(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
-		uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-		uint32_t tx = cfg->tx_ring ? cfg->tx_ring : UMEM_PORT_TX_SIZE_DEFAULT;
-		uint64_t frames = 0, pages;
-
-		for (uint32_t i = 0; i < w->nr_ports; i++)
-			frames += fill_size(cfg) + tx;
 		/* The worker's working set: its fill rings and TX rings full at once. The return
 		 * ring holds all of it, so a burst of returns never spills to the area, and the
 		 * pool takes it up front: no slow-path allocation once traffic flows. */
-		pages = cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
+		uint64_t pages = frame_pages(cfg, ring_frames(cfg, w->nr_ports));
 		UMEM_OPTS(umem_pool_opts, popts, .ring_size = pow2_at_least(pages < 1024 ? 1024 : pages > 65536 ? 65536 : pages));
 		w->ctx = ctx;
 		w->idx = k;
@@ -352,101 +356,6 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	return 0;
 }
 
-/* --- stats ------------------------------------------------------------------------------ */
-
-struct fwd_samples {
-	struct fwd_port_sample port[FWD_MAX_PORTS];
-	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
-};
-
-static void sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
-{
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
-	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		struct umem_pool_stats st = { .sz = sizeof(st) };
-
-		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
-			continue;
-		s->pool[k] = (struct fwd_pool_sample){
-			.allocs = st.alloc.fast + st.alloc.slow + st.alloc.slow_high_order,
-			.slow = st.alloc.slow + st.alloc.slow_high_order,
-			.fresh = st.pages_held,
-			.recycled = st.recycle.cached + st.recycle.ring,
-			.inflight = st.inflight,
-		};
-	}
-}
-
-static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		n += ctx->ports[i].iface == iface;
-	return n;
-}
-
-/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
-static uint32_t multi_queue_interfaces(const struct fwd_ctx *ctx)
-{
-	uint32_t n = 0;
-
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		n += ports_on_interface(ctx, f) > 1;
-	return n;
-}
-
-static void pool_name(char *buf, size_t len, uint32_t k)
-{
-	snprintf(buf, len, "pool w%u", k);
-}
-
-/* One interval (or, with kind "total", the whole run against the sample taken at start). */
-static void print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
-			const struct fwd_samples *cur, double dt, double t, const char *kind)
-{
-	const struct fwd_config *cfg = ctx->cfg;
-	char name[32];
-
-	if (cfg->json) {
-		fwd_json_begin(stdout, t, kind);
-		for (uint32_t i = 0; i < ctx->nr_ports; i++)
-			fwd_json_port(stdout, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
-		fwd_json_pools(stdout);
-		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-			pool_name(name, sizeof(name), k);
-			fwd_json_pool(stdout, k == 0, name, &prev->pool[k], &cur->pool[k]);
-		}
-		fwd_json_end(stdout);
-		return;
-	}
-	printf("%s %.1fs\n", kind, t);
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		struct fwd_port_sample a = { 0 }, b = { 0 };
-		const char *ifname = NULL;
-
-		if (ports_on_interface(ctx, f) < 2)
-			continue;
-		for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-			if (ctx->ports[i].iface != f)
-				continue;
-			fwd_port_sample_add(&a, &prev->port[i]);
-			fwd_port_sample_add(&b, &cur->port[i]);
-			ifname = cfg->ports[i].ifname;
-		}
-		snprintf(name, sizeof(name), "%s@all", ifname);
-		fwd_fmt_port_line(stdout, name, &a, &b, dt);
-	}
-	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		pool_name(name, sizeof(name), k);
-		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
-	}
-	fflush(stdout);
-}
-
 static double seconds(uint64_t ns)
 {
 	return (double)ns / 1e9;
@@ -460,7 +369,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + multi_queue_interfaces(ctx) + ctx->nr_workers;
+	uint32_t lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers;
 	bool printed = false;
 
 	while (!atomic_load(&ctx->stop)) {
@@ -484,11 +393,11 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			break;
 		if (now < next)
 			continue;
-		sample(ctx, &cur);
+		fwd_sample(ctx, &cur);
 		if (!cfg->quiet) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
-			print_stats(ctx, &prev, &cur, seconds(interval_ns + (now - next)), seconds(now - t0), "interval");
+			fwd_print_stats(ctx, &prev, &cur, seconds(interval_ns + (now - next)), seconds(now - t0), "interval");
 			printed = true;
 		}
 		prev = cur;
@@ -547,7 +456,7 @@ int main(int argc, char **argv)
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 	}
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
-	sample(&ctx, &start);
+	fwd_sample(&ctx, &start);
 	t0 = fwd_now_ns();
 	ret = fwd_workers_start(&ctx);
 	if (!ret)
@@ -557,8 +466,8 @@ int main(int argc, char **argv)
 	for (uint32_t k = 0; k < ctx.nr_workers; k++)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
-	sample(&ctx, &total);
-	print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	fwd_sample(&ctx, &total);
+	fwd_print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
 	out = teardown(&ctx);
 	if (cfg.json)
 		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);

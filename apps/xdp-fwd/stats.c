@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
+#include <umem/pool.h>
 
 #include "stats.h"
+#include "worker.h"
 
 const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_TX_FULL] = "tx_full",
@@ -154,4 +156,93 @@ void fwd_json_end(FILE *out)
 {
 	fputs("]}\n", out);
 	fflush(out);
+}
+
+/* ---- sampling and printing a run ---- */
+
+
+void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct umem_pool_stats st = { .sz = sizeof(st) };
+
+		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
+			continue;
+		s->pool[k] = (struct fwd_pool_sample){
+			.allocs = st.alloc.fast + st.alloc.slow + st.alloc.slow_high_order,
+			.slow = st.alloc.slow + st.alloc.slow_high_order,
+			.fresh = st.pages_held,
+			.recycled = st.recycle.cached + st.recycle.ring,
+			.inflight = st.inflight,
+		};
+	}
+}
+
+static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		n += ctx->ports[i].iface == iface;
+	return n;
+}
+
+uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx)
+{
+	uint32_t n = 0;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		n += ports_on_interface(ctx, f) > 1;
+	return n;
+}
+
+static void pool_name(char *buf, size_t len, uint32_t k)
+{
+	snprintf(buf, len, "pool w%u", k);
+}
+
+void fwd_print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+			const struct fwd_samples *cur, double dt, double t, const char *kind)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	char name[32];
+
+	if (cfg->json) {
+		fwd_json_begin(stdout, t, kind);
+		for (uint32_t i = 0; i < ctx->nr_ports; i++)
+			fwd_json_port(stdout, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_json_pools(stdout);
+		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+			pool_name(name, sizeof(name), k);
+			fwd_json_pool(stdout, k == 0, name, &prev->pool[k], &cur->pool[k]);
+		}
+		fwd_json_end(stdout);
+		return;
+	}
+	printf("%s %.1fs\n", kind, t);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_port_sample a = { 0 }, b = { 0 };
+		const char *ifname = NULL;
+
+		if (ports_on_interface(ctx, f) < 2)
+			continue;
+		for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+			if (ctx->ports[i].iface != f)
+				continue;
+			fwd_port_sample_add(&a, &prev->port[i]);
+			fwd_port_sample_add(&b, &cur->port[i]);
+			ifname = cfg->ports[i].ifname;
+		}
+		snprintf(name, sizeof(name), "%s@all", ifname);
+		fwd_fmt_port_line(stdout, name, &a, &b, dt);
+	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		pool_name(name, sizeof(name), k);
+		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
+	}
+	fflush(stdout);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xdp-fwd stats: per-port counters (written by the port's worker only, read by the main
- * thread) and their formatting as live lines, JSON objects and totals.
+ * thread), their formatting as live lines, JSON objects and totals, and the sampling and
+ * printing of a run.
  */
 #ifndef XDP_FWD_STATS_H
 #define XDP_FWD_STATS_H
@@ -11,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "fwd.h"
 
 /* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
  * (XDP_STATISTICS of the socket). */
@@ -81,5 +84,20 @@ void fwd_json_pools(FILE *out);
 void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
 		   const struct fwd_pool_sample *cur);
 void fwd_json_end(FILE *out);
+
+/* A run's counters at one moment: every port's and every worker pool's. */
+struct fwd_samples {
+	struct fwd_port_sample port[FWD_MAX_PORTS];
+	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
+};
+
+struct fwd_ctx;
+void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s);
+/* One interval (or, with kind "total", the whole run against the sample taken at start) to
+ * stdout, as lines or JSON (--json). */
+void fwd_print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+		     const struct fwd_samples *cur, double dt, double t, const char *kind);
+/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
+uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx);
 
 #endif

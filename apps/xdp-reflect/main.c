@@ -21,6 +21,8 @@
 /* 32 MiB of 4 KiB pages: room for the default rings (fill 4096, RX and TX 2048 each) at once. */
 #define AREA_PAGES 8192
 
+/* The option names are those of the other libumem tools (docs/CLI.md). This example parses them
+ * itself, with plain getopt_long, so that it builds from an installed libumem alone. */
 static const struct opt_help {
 	struct option opt;
 	const char *arg, *help;
@@ -28,8 +30,9 @@ static const struct opt_help {
 	{ { "interface", required_argument, NULL, 'i' }, "IFNAME", "interface to reflect on (required)" },
 	{ { "queue", required_argument, NULL, 'q' }, "N", "RX queue (default 0)" },
 	{ { "swap-ip", no_argument, NULL, 'I' }, NULL, "also swap IPv4 addresses and UDP/TCP ports" },
-	{ { "count", required_argument, NULL, 'c' }, "N", "exit after reflecting N frames" },
-	{ { "help", no_argument, NULL, 'h' }, NULL, "print this help" },
+	{ { "count", required_argument, NULL, 'n' }, "N", "exit after reflecting N frames" },
+	{ { "help", no_argument, NULL, 'h' }, NULL, "print this help and exit" },
+	{ { "version", no_argument, NULL, 'V' }, NULL, "print the version and exit" },
 };
 #define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -43,10 +46,16 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: xdp-reflect -i IFNAME [OPTIONS]\n\nOptions:\n");
-	for (size_t i = 0; i < NR_OPTS; i++)
-		fprintf(out, "  -%c, --%-10s %-7s %s\n", opts[i].opt.val, opts[i].opt.name,
-			opts[i].arg ? opts[i].arg : "", opts[i].help);
+	fprintf(out, "Usage: xdp-reflect -i IFNAME [OPTIONS]\n\n"
+		     "Sends every frame received on an AF_XDP port back out, MAC addresses swapped.\n\n"
+		     "Options:\n");
+	for (size_t i = 0; i < NR_OPTS; i++) {
+		char left[32];
+
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].opt.val, opts[i].opt.name,
+			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		fprintf(out, "  %-24s  %s\n", left, opts[i].help);
+	}
 }
 
 /* A whole decimal or 0x-hex number up to max, or a message naming the option and exit 2. */
@@ -105,19 +114,24 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NR_OPTS; i++)
 		lopts[i] = opts[i].opt;
 	memset(&lopts[NR_OPTS], 0, sizeof(lopts[NR_OPTS]));
-	while ((c = getopt_long(argc, argv, "i:q:Ic:h", lopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "i:q:In:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': ifname = optarg; break;
 		case 'q': queue = number(optarg, "queue", UINT32_MAX); break;
 		case 'I': swap_ip = true; break;
-		case 'c': count = number(optarg, "count", ULONG_MAX); break;
+		case 'n': count = number(optarg, "count", ULONG_MAX); break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'V': printf("xdp-reflect (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR); return 0;
+		default: /* getopt's own message would name argv[0], a path */
+			fprintf(stderr, "xdp-reflect: bad option or missing argument '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (!ifname || optind != argc) {
-		fprintf(stderr, "xdp-reflect: %s\n", ifname ? "unexpected argument" : "--interface is required");
-		usage(stderr);
+		fprintf(stderr, "xdp-reflect: %s (see --help)\n",
+			ifname ? "unexpected argument" : "--interface is required");
 		return 2;
 	}
 

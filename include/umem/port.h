@@ -97,7 +97,9 @@ enum umem_port_xdp_prog {
 	UMEM_PORT_PROG_NONE,
 };
 
-/* How the default program is attached. */
+/* How the default program is attached (the same choice as umem_steer_opts.mode). AUTO falls
+ * back to generic mode after any native refusal except EBUSY/EEXIST (another program holds
+ * the interface), with a notice naming the native error; a failure in both modes names both. */
 enum umem_port_xdp_attach {
 	UMEM_PORT_ATTACH_AUTO = 0, /* native (driver) mode, generic (skb) mode with a notice */
 	UMEM_PORT_ATTACH_NATIVE,   /* native or fail */

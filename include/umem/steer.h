@@ -33,8 +33,11 @@ extern "C" {
 
 struct umem_steer;
 
+/* How the program is attached (the same choice and fallback policy as umem_port_opts'
+ * xdp_attach): AUTO falls back to generic mode after any native refusal except EBUSY/EEXIST,
+ * with a notice naming the native error. */
 enum umem_steer_mode {
-	UMEM_STEER_MODE_AUTO = 0, /* native; generic with a notice when the driver has no XDP */
+	UMEM_STEER_MODE_AUTO = 0, /* native; generic (skb) with a notice when native is refused */
 	UMEM_STEER_MODE_NATIVE,
 	UMEM_STEER_MODE_GENERIC,
 };

@@ -23,8 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 for p in "${paths[@]}" "${optional[@]}"; do
 	grep -qE "^  $p( |\$)" "$tmp/help" || fail "--help does not describe $p"
 done
-for o in --json --rounds --ops --only --memory --help; do
-	grep -q -- "^  $o" "$tmp/help" || fail "--help does not list $o"
+for o in --json --rounds --ops --only --memory --help --version; do
+	grep -qE -- "^  (-[a-zA-Z], |    )$o( |\$)" "$tmp/help" || fail "--help does not list $o"
 done
 
 # The full run, briefly.

@@ -140,7 +140,7 @@ static void test_help(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	fwd_usage(f, "xdp-fwd");
+	fwd_usage(f);
 	fclose(f);
 	/* Generated from the option table: every option is there. */
 	for (const char *o = "--interface\0--mode\0--batch\0--rx-ring\0--chunk-size\0--unaligned\0"

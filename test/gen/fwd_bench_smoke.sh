@@ -12,7 +12,10 @@ trap 'rm -rf "$OUT"' EXIT
 fail() { echo "FAIL: $*" >&2; cat "$OUT/run.log" >&2; exit 1; }
 
 rc=0
-timeout 60 "$SRC/tools/fwd-bench/fwd-bench.sh" --smoke --build "$BUILD" --out "$OUT" >"$OUT/run.log" 2>&1 || rc=$?
+# exec keeps the PID, and fwd-bench names its namespaces gnb-PID: check only this run's, since
+# other benchmark runs may share the machine.
+timeout 60 bash -c 'echo $$ >"$1/pid"; shift; exec "$@"' _ "$OUT" \
+	"$SRC/tools/fwd-bench/fwd-bench.sh" --smoke --build "$BUILD" --out "$OUT" >"$OUT/run.log" 2>&1 || rc=$?
 [ $rc = 124 ] && { echo "skip: the smoke run took more than 60 s (loaded machine)" >&2; exit 77; }
 [ $rc = 0 ] || fail "fwd-bench exited with $rc"
 for sys in bridge xdp_redirect xdp_fwd; do
@@ -23,5 +26,6 @@ grep -q '^| TCP MTU 1500 vs xdp_redirect | [0-9]' "$OUT/summary.md" || fail "sum
 if command -v gnuplot >/dev/null; then
 	[ "$(head -c 4 "$OUT/chart.png" | tail -c 3)" = PNG ] || fail "chart.png is not a PNG"
 fi
-! ip netns list | grep -q '^gnb-' || fail "a namespace of the benchmark is left: $(ip netns list | grep '^gnb-')"
+run="gnb-$(cat "$OUT/pid")-"
+! ip netns list | grep -q "^$run" || fail "a namespace of the benchmark is left: $(ip netns list | grep "^$run")"
 echo ok

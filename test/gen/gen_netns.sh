@@ -88,6 +88,13 @@ echo "$out" | grep -q "nosuch0" || fail "message: $out"
 out=$("$GEN" gen -i eth0 --mix 64:0 2>&1) && fail "weight 0 accepted"
 echo "$out" | grep -q "weight" || fail "message: $out"
 out=$("$GEN" sink -i eth0 --rate 5 2>&1) && fail "sink --rate accepted"
+# The size limit is one number: --help states it, the largest size passes the parser, one more
+# is refused with a message about --size (not --mix).
+"$GEN" --help | grep -q -- "--size BYTES .*60\.\.3840" || fail "--help does not give the size range 60..3840"
+out=$("$GEN" gen -i eth0 --size 3841 2>&1) && fail "--size 3841 accepted"
+echo "$out" | grep -q -- "--size: '3841' is out of range 60..3840" || fail "message: $out"
+out=$(ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --size 3840 2>&1) && fail "--size 3840 above the MTU accepted"
+echo "$out" | grep -q "exceeds eth0's MTU" || fail "--size 3840 was not refused by the MTU check: $out"
 ! ip -n "$A" -d link show eth0 | grep -q "prog/xdp" || fail "an XDP program stayed on $A"
 ! ip -n "$B" -d link show eth0 | grep -q "prog/xdp" || fail "an XDP program stayed on $B"
 

@@ -83,7 +83,7 @@ xdp_on_a || fail "expected the libxdp attachment to outlive its owner"
 ip netns exec "$NA" "$CLI" show "$IA" >"$TMP/stale.out" 2>&1 || fail "show stale"
 grep -q "(gone)" "$TMP/stale.out" || fail "show does not report the dead owner"
 start next --default drop "$IA" "${RULES[@]}"
-grep -q "replacing stale steering program" "$TMP/next.err" || fail "stale program not reported"
+grep -q "replacing stale program" "$TMP/next.err" || fail "stale program not reported"
 send_udp 5002 4
 wait_for 5 grep -q "sock0=0 sock1=4 wrong=0 big=0" "$TMP/next.out" || fail "frames not steered after recovery"
 kill -TERM "$LAST"

@@ -5,7 +5,7 @@
 #
 # Systems in the middle namespace, alternated within every repetition (the starting one rotates):
 #   bridge        a Linux bridge holding m0 and m1
-#   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (bpf/xdp_redirect_devmap, xdp.frags)
+#   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (xdp_redirect_devmap.bpf.c here, xdp.frags)
 #   xdp_fwd       apps/xdp-fwd in wire mode
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdp-redirect: the kernel's XDP_REDIRECT between interface pairs (bpf/xdp_redirect_devmap),
+ * xdp-redirect: the kernel's XDP_REDIRECT between interface pairs (xdp_redirect_devmap.bpf.c),
  * for tools/fwd-bench. `xdp-redirect IF_A IF_B [IF_C IF_D ...]` attaches the program to each
  * interface through a bpf_link, wires A<->B, C<->D in its devmap, prints "ready" and waits for
  * SIGINT/SIGTERM. The links belong to this process: whatever way it ends, the kernel detaches

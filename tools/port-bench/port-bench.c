@@ -17,84 +17,52 @@
 #define _GNU_SOURCE
 #endif
 #include "../../test/common/netns.h"
-#include <getopt.h>
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <umem/umem.h>
 
-static const struct opt {
-	const char *name;
-	char key;
-	const char *arg;
-	const char *help;
-	uint32_t *val;
-	uint32_t dflt;
-} opts[] = {
-#define O(name, key, arg, help, dflt) { name, key, arg, help, NULL, dflt }
-	O("size", 's', "BYTES", "frame size (60..1514)", 64),
-	O("batch", 'b', "N", "descriptors per burst", 64),
-	O("ms", 't', "MS", "duration of one measured run", 1000),
-	O("runs", 'r', "N", "runs per phase (the median is reported)", 5),
-	O("chunk", 'c', "BYTES", "AF_XDP chunk size, 2048 or 4096", 2048),
-	O("help", 'h', NULL, "this text", 0),
-#undef O
-};
-enum { OPT_SIZE, OPT_BATCH, OPT_MS, OPT_RUNS, OPT_CHUNK, OPT_HELP, NR_OPTS };
-static uint32_t optv[NR_OPTS];
+#include "cli.h"
 
-static void usage(FILE *f)
+enum { OPT_SIZE, OPT_BATCH, OPT_MS, OPT_RUNS, OPT_CHUNK, NR_OPTS };
+static uint32_t optv[NR_OPTS] = { [OPT_SIZE] = 64, [OPT_BATCH] = 64, [OPT_MS] = 1000, [OPT_RUNS] = 5,
+				  [OPT_CHUNK] = 2048 };
+
+static int set_chunk(void *v, const char *arg, char *err, size_t errlen)
 {
-	fprintf(f, "usage: port-bench [options]   (root: creates private namespaces and veths)\n"
-		   "options:\n");
-	for (int i = 0; i < NR_OPTS; i++) {
-		char left[40];
+	uint32_t *chunk = &((uint32_t *)v)[OPT_CHUNK];
 
-		snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].key, opts[i].name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		if (opts[i].arg)
-			fprintf(f, "  %-24s %s (default %u)\n", left, opts[i].help, opts[i].dflt);
-		else
-			fprintf(f, "  %-24s %s\n", left, opts[i].help);
-	}
+	if (strcmp(arg, "2048") && strcmp(arg, "4096"))
+		return cli_fail(err, errlen, "--chunk-size: '%s' is not 2048 or 4096", arg);
+	*chunk = (uint32_t)atoi(arg);
+	return 0;
 }
+
+#define AT(i) .kind = CLI_U32, .off = (i) * sizeof(uint32_t)
+static const struct cli_opt opts[] = {
+	{ "size", 's', "BYTES", "frame size, 60..1514 (default 64)", AT(OPT_SIZE), .min = 60, .max = 1514 },
+	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", AT(OPT_BATCH), .min = 1, .max = 256 },
+	{ "ms", 't', "MS", "duration of one measured run (default 1000)", AT(OPT_MS), .min = 1, .max = 3600000 },
+	{ "runs", 0, "N", "runs per phase; the median is reported (default 5)", AT(OPT_RUNS), .min = 1, .max = 1000 },
+	{ "chunk-size", 0, "BYTES", "AF_XDP chunk size, 2048 or 4096 (default 2048)", CLI_SET(set_chunk) },
+};
+#undef AT
+
+static const struct cli_prog cli = {
+	.name = "port-bench",
+	.synopsis = "[OPTIONS]",
+	.summary = "AF_XDP port throughput over veth pairs in private namespaces: receive (rx) and "
+		   "forward between two ports (fwd). Needs root: creates namespaces and veths.",
+	.opts = opts,
+	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+};
 
 static void parse(int argc, char **argv)
 {
-	struct option lo[NR_OPTS + 1];
-	char short_opts[3 * NR_OPTS + 1], *sp = short_opts;
-	int c;
+	int next = cli_parse_or_exit(&cli, optv, argc, argv, 1);
 
-	for (int i = 0; i < NR_OPTS; i++) {
-		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
-					 NULL, opts[i].key };
-		*sp++ = opts[i].key;
-		if (opts[i].arg)
-			*sp++ = ':';
-		optv[i] = opts[i].dflt;
-	}
-	*sp = 0;
-	memset(&lo[NR_OPTS], 0, sizeof(lo[NR_OPTS]));
-	while ((c = getopt_long(argc, argv, short_opts, lo, NULL)) != -1) {
-		int i;
-
-		for (i = 0; i < NR_OPTS && opts[i].key != c; i++)
-			;
-		if (i == NR_OPTS) {
-			usage(stderr);
-			exit(2);
-		}
-		if (i == OPT_HELP) {
-			usage(stdout);
-			exit(0);
-		}
-		optv[i] = (uint32_t)strtoul(optarg, NULL, 0);
-	}
-	if (optv[OPT_SIZE] < 60 || optv[OPT_SIZE] > 1514 || !optv[OPT_BATCH] || optv[OPT_BATCH] > 256 ||
-	    (optv[OPT_CHUNK] != 2048 && optv[OPT_CHUNK] != 4096) || !optv[OPT_RUNS]) {
-		fprintf(stderr, "port-bench: size 60..1514, batch 1..256, chunk 2048|4096, runs >= 1\n");
-		exit(2);
-	}
+	if (next < argc)
+		cli_die(&cli, "unexpected argument '%s'", argv[next]);
 }
 
 static double now_s(void)

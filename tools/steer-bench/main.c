@@ -12,6 +12,8 @@
 #include <bpf/bpf.h>
 #include <umem/steer.h>
 
+#include "cli.h"
+
 #define ROUNDS 7
 
 static uint8_t frame[64] = {
@@ -58,6 +60,21 @@ static void fill(struct umem_steer *s, int n, const char *last)
 		exit(1);
 }
 
+static uint32_t repeat = 1000000;
+
+static const struct cli_opt opts[] = {
+	{ "repeat", 'n', "N", "frames per round (BPF_PROG_TEST_RUN repeat; default 1000000)", .kind = CLI_U32, .min = 1, .max = UINT32_MAX },
+};
+
+static const struct cli_prog cli = {
+	.name = "steer-bench",
+	.synopsis = "[OPTIONS] [REPEAT]",
+	.summary = "Cost of the steering decision per frame (BPF_PROG_TEST_RUN), against a program "
+		   "that returns XDP_PASS, in the same run. Needs root. REPEAT is the same as --repeat.",
+	.opts = opts,
+	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+};
+
 int main(int argc, char **argv)
 {
 	const struct bpf_insn ret_pass[] = {
@@ -78,14 +95,15 @@ int main(int argc, char **argv)
 		{ "64 rules, none match", 64, NULL },
 		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7" },
 	};
-	uint32_t repeat = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000, base;
+	uint32_t base;
 	struct umem_steer *s;
-	int base_fd;
+	char err[128];
+	int base_fd, next = cli_parse_or_exit(&cli, &repeat, argc, argv, 1);
 
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: steer-bench [REPEAT]   (root; default REPEAT 1000000)\n");
-		return 0;
-	}
+	if (next < argc && cli_parse_u32("repeat", argv[next++], 1, UINT32_MAX, &repeat, err, sizeof(err)))
+		cli_die(&cli, "%s", err);
+	if (next < argc)
+		cli_die(&cli, "unexpected argument '%s'", argv[next]);
 	base_fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "bench_pass", "GPL", ret_pass, 2, NULL);
 	s = umem_steer__attach(NULL, &o);
 	if (base_fd < 0 || !s) {

@@ -5,7 +5,6 @@
  * UMEM bytes each live frame costs. Medians over rounds; prints text, or JSON with --json.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <umem/pool.h>
+#include "cli.h"
 #include "counter.h"
 #include "dpdk.h"
 
@@ -1013,147 +1013,88 @@ static void print_text(const struct report *rp)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-enum { OPT_JSON, OPT_ROUNDS, OPT_OPS, OPT_ONLY, OPT_MEMORY, OPT_HELP };
-static const struct opt {
-	const char *name;
-	const char *arg; /* NULL: a flag */
-	const char *help;
-} opts[] = {
-	[OPT_JSON] = { "json", NULL, "print JSON: {\"results\":[{\"name\",\"ns_per_op\",...}], ...}" },
-	[OPT_ROUNDS] = { "rounds", "N", "timed rounds per path; median, min and max over them (default 7)" },
-	[OPT_OPS] = { "ops", "N", "operations per round (default 2000000)" },
-	[OPT_ONLY] = { "only", "NAME[,NAME]", "run only these paths (the memory table is skipped)" },
-	[OPT_MEMORY] = { "memory", NULL, "print only the memory-efficiency table" },
-	[OPT_HELP] = { "help", NULL, "this text" },
+struct bench_cfg {
+	bool want[NR_PATHS], only, json, memory_only;
+	uint32_t rounds;
+	uint64_t ops;
 };
-#define NR_OPTS (sizeof(opts) / sizeof(opts[0]))
 
-/* Prints "  left  text", text wrapped to 79 columns under its first line. */
-static void help_item(FILE *f, const char *left, const char *text)
+/* Marks the paths named in list; refuses an unknown or unbuilt one by name. */
+static int set_only(void *v, const char *list, char *err, size_t errlen)
 {
-	const int indent = 20, width = 79;
-	int col = fprintf(f, "  %-*s", indent - 3, left);
+	struct bench_cfg *cfg = v;
+	char *copy = strdup(list), *save = NULL;
+	int ret = 0;
 
-	if (col > indent - 1) {
-		fprintf(f, "\n%*s", indent - 1, "");
-		col = indent - 1;
-	}
-	while (*text) {
-		int len = (int)strcspn(text, " ");
+	if (!copy)
+		return cli_fail(err, errlen, "--only: out of memory");
+	for (char *name = strtok_r(copy, ",", &save); name && !ret; name = strtok_r(NULL, ",", &save)) {
+		const struct path *p = path_find(name);
 
-		if (col + 1 + len > width) {
-			fprintf(f, "\n%*s", indent - 1, "");
-			col = indent - 1;
+		if (p) {
+			cfg->want[p - paths] = true;
+			continue;
 		}
-		col += fprintf(f, " %.*s", len, text);
-		text += len;
-		text += strspn(text, " ");
+		ret = cli_fail(err, errlen, "--only: unknown path '%s'", name);
+		for (size_t i = 0; not_built[i].name; i++)
+			if (!strcmp(not_built[i].name, name))
+				ret = cli_fail(err, errlen, "--only: %s is not built: %s", name, not_built[i].why);
 	}
-	fputc('\n', f);
+	free(copy);
+	cfg->only = true;
+	return ret;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: umem-bench [options]\n"
-		   "Micro-benchmark of the libumem allocator, with baselines measured in the same run.\n"
-		   "Per path: median ns/op and %s %s/op over the rounds, with min and max\n"
-		   "(JSON: cycles_per_op, whatever the counter).\n\n"
-		   "options:\n", COUNTER_NAME, COUNTER_UNIT);
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		char left[40];
+#define CFG struct bench_cfg
+static const struct cli_opt opts[] = {
+	{ "json", 'j', NULL, "print JSON: {\"results\":[{\"name\",\"ns_per_op\",...}], ...}", CLI_FLAG_AT(CFG, json, true) },
+	{ "rounds", 0, "N", "timed rounds per path; median, min and max over them (default 7)", CLI_U32_AT(CFG, rounds, 1, 1000) },
+	{ "ops", 0, "N", "operations per round (default 2000000)", CLI_U64_AT(CFG, ops, 1, 10000000000ull) },
+	{ "only", 0, "NAME[,NAME]", "run only these paths (the memory table is skipped)", CLI_SET(set_only) },
+	{ "memory", 0, NULL, "print only the memory-efficiency table", CLI_FLAG_AT(CFG, memory_only, true) },
+};
 
-		snprintf(left, sizeof(left), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
-			 opts[i].arg ? opts[i].arg : "");
-		help_item(f, left, opts[i].help);
-	}
-	fprintf(f, "\npaths:\n");
+static void more_help(FILE *f)
+{
+	fprintf(f, "Paths:\n");
 	for (size_t i = 0; i < NR_PATHS; i++)
-		help_item(f, paths[i].name, paths[i].what);
+		cli_help_item(f, paths[i].name, paths[i].what);
 	for (size_t i = 0; not_built[i].name; i++) {
 		char why[160];
 
 		snprintf(why, sizeof(why), "not built: %s", not_built[i].why);
-		help_item(f, not_built[i].name, why);
+		cli_help_item(f, not_built[i].name, why);
 	}
 }
 
-static uint64_t parse_count(const char *opt, const char *s, uint64_t max)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < 1 || v > max) {
-		fprintf(stderr, "umem-bench: --%s: '%s' is not a number in 1..%llu\n", opt, s,
-			(unsigned long long)max);
-		exit(2);
-	}
-	return v;
-}
-
-/* Marks the paths named in list; exits naming an unknown one. */
-static void parse_only(const char *list, bool *want)
-{
-	char *copy = strdup(list), *save = NULL;
-
-	if (!copy)
-		die("--only", ENOMEM);
-	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		const struct path *p = path_find(name);
-
-		if (!p) {
-			for (size_t i = 0; not_built[i].name; i++)
-				if (!strcmp(not_built[i].name, name)) {
-					fprintf(stderr, "umem-bench: --only: %s is not built: %s\n", name,
-						not_built[i].why);
-					exit(2);
-				}
-			fprintf(stderr, "umem-bench: --only: unknown path '%s' (see --help)\n", name);
-			exit(2);
-		}
-		want[p - paths] = true;
-	}
-	free(copy);
-}
+static const struct cli_prog cli = {
+	.name = "umem-bench",
+	.synopsis = "[OPTIONS]",
+	.summary = "Micro-benchmark of the libumem allocator, with baselines measured in the same run. "
+		   "Per path: median ns/op and " COUNTER_NAME " " COUNTER_UNIT "/op over the rounds, with "
+		   "min and max (JSON: cycles_per_op, whatever the counter).",
+	.opts = opts,
+	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	.more_help = more_help,
+};
 
 int main(int argc, char **argv)
 {
-	struct option lopts[NR_OPTS + 1];
-	bool want[NR_PATHS], only = false, json = false, memory_only = false, failed = false;
+	struct bench_cfg cfg = { .rounds = 7, .ops = 2000000 };
 	struct result res[NR_PATHS];
 	struct mem_row rows[NR_MEM_FRAMES];
-	unsigned rounds = 7;
-	uint64_t ops = 2000000, ticks = 0, ns = 0;
+	uint64_t ticks = 0, ns = 0;
 	double load_start = loadavg();
-	int c;
+	bool failed = false;
+	int next = cli_parse_or_exit(&cli, &cfg, argc, argv, 1);
+	bool *want = cfg.want, only = cfg.only, json = cfg.json, memory_only = cfg.memory_only;
+	unsigned rounds = cfg.rounds;
+	uint64_t ops = cfg.ops;
 
-	memset(lopts, 0, sizeof(lopts));
-	for (size_t i = 0; i < NR_OPTS; i++) {
-		lopts[i].name = opts[i].name;
-		lopts[i].has_arg = opts[i].arg ? required_argument : no_argument;
-		lopts[i].val = 256 + (int)i;
-	}
-	memset(want, 0, sizeof(want));
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		switch (c - 256) {
-		case OPT_JSON: json = true; break;
-		case OPT_ROUNDS: rounds = (unsigned)parse_count("rounds", optarg, 1000); break;
-		case OPT_OPS: ops = parse_count("ops", optarg, 10000000000ull); break;
-		case OPT_ONLY: only = true; parse_only(optarg, want); break;
-		case OPT_MEMORY: memory_only = true; break;
-		case OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "umem-bench: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (only && memory_only) {
-		fprintf(stderr, "umem-bench: --only and --memory exclude each other\n");
-		return 2;
-	}
+	if (next < argc)
+		cli_die(&cli, "unexpected argument '%s'", argv[next]);
+	if (only && memory_only)
+		cli_die(&cli, "--only and --memory exclude each other");
 
 	memset(res, 0, sizeof(res));
 	for (size_t i = 0; i < NR_PATHS && !memory_only; i++) {

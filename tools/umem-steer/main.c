@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* umem-steer: show (and edit) the libumem steering program on an interface. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <umem/steer.h>
+
+#include "cli.h"
 
 struct cmd {
 	const char *name;
@@ -31,26 +32,43 @@ static const struct cmd cmds[] = {
 	{ "reset", "IFACE", "zero the counters", 0, cmd_reset },
 };
 
-static const struct option_help {
-	struct option opt;
-	const char *help;
-} options[] = {
-	{ { "help", no_argument, NULL, 'h' }, "print this help" },
-	{ { "quiet", no_argument, NULL, 'q' }, "no library notices" },
+static bool quiet;
+
+static int set_quiet(void *v, const char *arg, char *err, size_t errlen)
+{
+	quiet = true;
+	return 0;
+}
+
+static const struct cli_opt options[] = {
+	{ "quiet", 0, NULL, "no library notices", CLI_SET(set_quiet) },
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-static void usage(FILE *out)
+static void more_help(FILE *out)
 {
-	fprintf(out, "Usage: umem-steer [OPTIONS] COMMAND IFACE [ARGS]\n\nCommands:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		fprintf(out, "  %-8s %-16s %s\n", cmds[i].name, cmds[i].args, cmds[i].help);
-	fprintf(out, "\nOptions:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-		fprintf(out, "  -%c, --%-10s %s\n", options[i].opt.val, options[i].opt.name, options[i].help);
-	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION  (see docs/STEERING.md)\n");
+	fprintf(out, "Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		char left[48];
+
+		snprintf(left, sizeof(left), "%s %s", cmds[i].name, cmds[i].args);
+		cli_help_item(out, left, cmds[i].help);
+	}
+	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, e.g.\n"
+		     "  umem-steer add eth0 udp dport 5000 -> sock 1\n"
+		     "See umem-steer(8) for the matches and actions.\n");
 }
+
+static const struct cli_prog cli = {
+	.name = "umem-steer",
+	.synopsis = "[OPTIONS] COMMAND IFACE [ARGS]",
+	.summary = "Show and edit the libumem steering program attached to an interface.",
+	.opts = options,
+	.nr_opts = ARRAY_SIZE(options),
+	.more_help = more_help,
+	.stop_at_operand = true, /* a rule's "->" or "-1" is no option */
+};
 
 static const char *mode_name(uint32_t m)
 {
@@ -165,55 +183,31 @@ static int cmd_reset(struct umem_steer *s, char **argv, int argc)
 
 int main(int argc, char **argv)
 {
-	struct option longopts[ARRAY_SIZE(options) + 1] = {};
-	char shortopts[2 * ARRAY_SIZE(options) + 2] = "+"; /* stop at the command: "->" is no option */
 	const struct cmd *cmd = NULL;
 	struct umem_steer *s;
-	int opt, err, nargs;
+	int err, nargs, op = cli_parse_or_exit(&cli, NULL, argc, argv, 1);
 
-	for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
-		longopts[i] = options[i].opt;
-		shortopts[strlen(shortopts)] = options[i].opt.val;
-		if (options[i].opt.has_arg)
-			strcat(shortopts, ":");
-	}
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'q':
-			umem_set_print(NULL);
-			break;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (argc - optind < 2) {
-		usage(stderr);
-		return 2;
-	}
+	if (quiet)
+		umem_set_print(NULL);
+	if (argc - op < 2)
+		cli_die(&cli, "give a COMMAND and an IFACE");
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (!strcmp(argv[optind], cmds[i].name))
+		if (!strcmp(argv[op], cmds[i].name))
 			cmd = &cmds[i];
-	nargs = argc - optind - 2;
-	if (!cmd) {
-		fprintf(stderr, "umem-steer: unknown command '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	nargs = argc - op - 2;
+	if (!cmd)
+		cli_die(&cli, "unknown command '%s'", argv[op]);
 	if ((cmd->nargs >= 0 && nargs != cmd->nargs) || (cmd->nargs < 0 && nargs < 1)) {
 		fprintf(stderr, "umem-steer: usage: %s %s\n", cmd->name, cmd->args);
 		return 2;
 	}
-	s = umem_steer__open(argv[optind + 1]);
+	s = umem_steer__open(argv[op + 1]);
 	if (!s)
 		return 1;
-	err = cmd->run(s, argv + optind + 2, nargs);
+	err = cmd->run(s, argv + op + 2, nargs);
 	umem_steer__detach(s); /* opened, not owned: this only closes */
 	if (err) {
-		fprintf(stderr, "umem-steer: %s %s: %s\n", cmd->name, argv[optind + 1], strerror(-err));
+		fprintf(stderr, "umem-steer: %s %s: %s\n", cmd->name, argv[op + 1], strerror(-err));
 		return 1;
 	}
 	return 0;

@@ -19,7 +19,11 @@
 #define GEN_HDR_LEN 16u /* struct gen_hdr on the wire */
 #define GEN_L2_TO_PAYLOAD (GEN_ETH_LEN + GEN_IP_LEN + GEN_UDP_LEN)
 #define GEN_FRAME_MIN 60u  /* Ethernet minimum without FCS; 58 bytes of headers fit */
-#define GEN_FRAME_MAX 4000u /* one TX descriptor: frames must fit a 4 KiB chunk */
+/* The largest frame an AF_XDP receiver with 4 KiB chunks takes: the chunk less the kernel's
+ * XDP_PACKET_HEADROOM (256). Larger frames could be sent, but the sink (or xdp-fwd with its
+ * default chunks) could not receive them. */
+#define GEN_FRAME_MAX 3840u
+#define GEN_FRAME_RANGE "60..3840" /* GEN_FRAME_MIN..GEN_FRAME_MAX, for --help */
 #define GEN_MAGIC 0x7847u  /* "xG" */
 
 /* The generator header, first bytes of the UDP payload, big-endian:

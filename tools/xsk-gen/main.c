@@ -16,7 +16,6 @@
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -31,44 +30,12 @@
 #include <unistd.h>
 #include <umem/umem.h>
 
+#include "cli.h"
 #include "gen.h"
 
 #define BATCH_MAX 256u
 #define AREA_PAGES 8192u /* 32 MiB: the sink's fill ring (4096 pages) and a full TX ring of frames */
 #define CHUNK 4096u
-
-enum opt_id {
-	OPT_IFACE, OPT_QUEUE, OPT_SIZE, OPT_MIX, OPT_RATE, OPT_DURATION, OPT_COUNT, OPT_IDLE,
-	OPT_SRC_MAC, OPT_DST_MAC, OPT_SRC_IP, OPT_DST_IP, OPT_SPORT, OPT_DPORT, OPT_STREAM, OPT_SEQ,
-	OPT_BATCH, OPT_JSON, OPT_HELP, NR_OPTS
-};
-
-static const struct opt {
-	const char *name;
-	int key;
-	const char *arg;
-	const char *help;
-} opts[NR_OPTS] = {
-	[OPT_IFACE] = { "interface", 'i', "IFNAME", "interface to send on / receive from (required)" },
-	[OPT_QUEUE] = { "queue", 'q', "N", "queue (default 0)" },
-	[OPT_SIZE] = { "size", 's', "BYTES", "gen: frame size without FCS, 60..3840 (default 64)" },
-	[OPT_MIX] = { "mix", 'm', "MIX", "gen: size mix SIZE:WEIGHT,... or imix (64:7,576:4,1500:1)" },
-	[OPT_RATE] = { "rate", 'r', "PPS", "gen: frames per second (default 0: full speed)" },
-	[OPT_DURATION] = { "duration", 'd', "S", "seconds to run (gen default 5; 0: until --count or a signal)" },
-	[OPT_COUNT] = { "count", 'n', "N", "gen: frames to send; sink: stop after N frames" },
-	[OPT_IDLE] = { "idle", 0, "S", "sink: stop S seconds after the last frame (once one came)" },
-	[OPT_SRC_MAC] = { "src-mac", 0, "MAC", "gen: source MAC (default: the interface's)" },
-	[OPT_DST_MAC] = { "dst-mac", 0, "MAC", "gen: destination MAC (default: ARP for --dst-ip)" },
-	[OPT_SRC_IP] = { "src-ip", 0, "IP", "gen: source IPv4 (default: the interface's)" },
-	[OPT_DST_IP] = { "dst-ip", 0, "IP", "gen: destination IPv4 (default: the interface's only neighbour)" },
-	[OPT_SPORT] = { "sport", 0, "PORT", "gen: UDP source port (default 9090)" },
-	[OPT_DPORT] = { "dport", 0, "PORT", "UDP destination port the sink takes (default 9091)" },
-	[OPT_STREAM] = { "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)" },
-	[OPT_SEQ] = { "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)" },
-	[OPT_BATCH] = { "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)" },
-	[OPT_JSON] = { "json", 'j', NULL, "print the report as one JSON object" },
-	[OPT_HELP] = { "help", 'h', NULL, "this text" },
-};
 
 struct config {
 	bool sink;
@@ -82,6 +49,7 @@ struct config {
 	uint32_t stream;
 	uint64_t first_seq;
 	bool json;
+	const char *size_text, *mix_text; /* as given: one of them makes the mix */
 };
 
 static volatile sig_atomic_t stop;
@@ -92,165 +60,155 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: xsk-gen gen|sink -i IFNAME [options]   (root)\n"
-		   "  gen   sends numbered UDP frames through an AF_XDP port\n"
-		   "  sink  receives them, checks every byte, counts loss and reordering\n"
-		   "options:\n");
-	for (int i = 0; i < NR_OPTS; i++) {
-		char left[40];
-
-		if (opts[i].key)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].key, opts[i].name,
-				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", opts[i].name,
-				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		fprintf(f, "  %-24s %s\n", left, opts[i].help);
-	}
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2))) bad_arg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("xsk-gen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see --help)\n", stderr);
-	exit(2);
-}
-
-static uint64_t parse_uint(const char *opt, const char *arg, uint64_t min, uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || *arg == '-' || v < min || v > max)
-		bad_arg("--%s: '%s' is not a number in %llu..%llu", opt, arg,
-			(unsigned long long)min, (unsigned long long)max);
-	return v;
-}
-
-static double parse_seconds(const char *opt, const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0) || v > 1e6)
-		bad_arg("--%s: '%s' is not a number of seconds", opt, arg);
-	return v;
-}
-
-static void parse_mac(const char *opt, const char *arg, uint8_t mac[6])
+static int set_mac(const char *opt, const char *arg, uint8_t mac[6], char *err, size_t errlen)
 {
 	unsigned v[6];
 	char tail;
 
 	if (sscanf(arg, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-		bad_arg("--%s: '%s' is not a MAC address (XX:XX:XX:XX:XX:XX)", opt, arg);
+		return cli_fail(err, errlen, "--%s: '%s' is not a MAC address (XX:XX:XX:XX:XX:XX)", opt, arg);
 	for (int i = 0; i < 6; i++) {
 		if (v[i] > 0xff)
-			bad_arg("--%s: '%s' is not a MAC address", opt, arg);
+			return cli_fail(err, errlen, "--%s: '%s' is not a MAC address", opt, arg);
 		mac[i] = (uint8_t)v[i];
 	}
+	return 0;
 }
 
-static void parse_ip(const char *opt, const char *arg, uint32_t *ip)
+static int set_ip(const char *opt, const char *arg, uint32_t *ip, char *err, size_t errlen)
 {
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, arg, &a) != 1)
-		bad_arg("--%s: '%s' is not an IPv4 address", opt, arg);
+		return cli_fail(err, errlen, "--%s: '%s' is not an IPv4 address", opt, arg);
 	*ip = a.s_addr;
+	return 0;
 }
+
+static int set_src_mac(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct config *cfg = v;
+
+	cfg->have_src_mac = true;
+	return set_mac("src-mac", arg, cfg->flow.src_mac, err, errlen);
+}
+
+static int set_dst_mac(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct config *cfg = v;
+
+	cfg->have_dst_mac = true;
+	return set_mac("dst-mac", arg, cfg->flow.dst_mac, err, errlen);
+}
+
+static int set_src_ip(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct config *cfg = v;
+
+	cfg->have_src_ip = true;
+	return set_ip("src-ip", arg, &cfg->flow.src_ip, err, errlen);
+}
+
+static int set_dst_ip(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct config *cfg = v;
+
+	cfg->have_dst_ip = true;
+	return set_ip("dst-ip", arg, &cfg->flow.dst_ip, err, errlen);
+}
+
+static int set_port(const char *opt, const char *arg, uint16_t *port, char *err, size_t errlen)
+{
+	uint32_t v;
+
+	if (cli_parse_u32(opt, arg, 1, 65535, &v, err, errlen))
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static int set_sport(void *v, const char *arg, char *err, size_t errlen)
+{
+	return set_port("sport", arg, &((struct config *)v)->flow.src_port, err, errlen);
+}
+
+static int set_dport(void *v, const char *arg, char *err, size_t errlen)
+{
+	return set_port("dport", arg, &((struct config *)v)->flow.dst_port, err, errlen);
+}
+
+#define CFG struct config
+
+static const struct cli_opt opts[] = {
+	{ "interface", 'i', "IFNAME", "interface to send on / receive from (required)", CLI_STRING_AT(CFG, ifname, IF_NAMESIZE - 1) },
+	{ "queue", 'q', "N", "queue (default 0)", CLI_U32_AT(CFG, queue, 0, 1023) },
+	{ "size", 's', "BYTES", "gen: frame size without FCS, " GEN_FRAME_RANGE " (default 64)", CLI_STRING_AT(CFG, size_text, 0) },
+	{ "mix", 0, "MIX", "gen: size mix SIZE:WEIGHT,... or imix (64:7,576:4,1500:1)", CLI_STRING_AT(CFG, mix_text, 0) },
+	{ "rate", 0, "PPS", "gen: frames per second (default 0: full speed)", CLI_U64_AT(CFG, rate, 0, 1000000000) },
+	{ "duration", 'd', "SECS", "seconds to run (gen default 5; 0: until --count or a signal)", CLI_SECONDS_AT(CFG, duration, 0, 1e6) },
+	{ "count", 'n', "N", "gen: frames to send; sink: stop after N frames", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
+	{ "idle", 0, "SECS", "sink: stop SECS seconds after the last frame (once one came)", CLI_SECONDS_AT(CFG, idle, 0, 1e6) },
+	{ "src-mac", 0, "MAC", "gen: source MAC (default: the interface's)", CLI_SET(set_src_mac) },
+	{ "dst-mac", 0, "MAC", "gen: destination MAC (default: ARP for --dst-ip)", CLI_SET(set_dst_mac) },
+	{ "src-ip", 0, "IP", "gen: source IPv4 (default: the interface's)", CLI_SET(set_src_ip) },
+	{ "dst-ip", 0, "IP", "gen: destination IPv4 (default: the interface's only neighbour)", CLI_SET(set_dst_ip) },
+	{ "sport", 0, "PORT", "gen: UDP source port (default 9090)", CLI_SET(set_sport) },
+	{ "dport", 0, "PORT", "UDP destination port the sink takes (default 9091)", CLI_SET(set_dport) },
+	{ "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)", CLI_U32_AT(CFG, stream, 0, UINT32_MAX) },
+	{ "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)", CLI_U64_AT(CFG, first_seq, 0, UINT64_MAX / 2) },
+	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, BATCH_MAX) },
+	{ "json", 'j', NULL, "print the report as one JSON object", CLI_FLAG_AT(CFG, json, true) },
+};
+
+static const struct cli_prog cli = {
+	.name = "xsk-gen",
+	.synopsis = "gen -i IFNAME [OPTIONS]\nsink -i IFNAME [OPTIONS]",
+	.summary = "gen sends numbered UDP frames through an AF_XDP port; sink receives them, checks "
+		   "every byte and counts loss and reordering. Needs root (see xsk-gen(1)).",
+	.opts = opts,
+	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+};
 
 static void parse_args(struct config *cfg, int argc, char **argv)
 {
-	struct option lo[NR_OPTS + 1] = { { 0 } };
-	char shorts[3 * NR_OPTS + 1], *sp = shorts, err[160];
-	const char *size = NULL, *mix = NULL;
-	int c, idx;
+	char err[160];
+	int next;
 
-	for (int i = 0; i < NR_OPTS; i++) {
-		/* Long-only options return 256 + their index. */
-		lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument,
-					 NULL, opts[i].key ? opts[i].key : 256 + i };
-		if (opts[i].key) {
-			*sp++ = (char)opts[i].key;
-			if (opts[i].arg)
-				*sp++ = ':';
-		}
-	}
-	*sp = 0;
 	*cfg = (struct config){ .batch = 64, .duration = -1 };
 	cfg->flow.src_port = 9090;
 	cfg->flow.dst_port = 9091;
 	cfg->stream = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
 
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		exit(0);
+	/* The mode comes first; without one, only --help and --version make sense. */
+	if (argc < 2 || (strcmp(argv[1], "gen") && strcmp(argv[1], "sink"))) {
+		cli_parse_or_exit(&cli, cfg, argc, argv, 1);
+		cli_die(&cli, "the first argument is the mode: gen or sink");
 	}
-	if (argc < 2 || (strcmp(argv[1], "gen") && strcmp(argv[1], "sink")))
-		bad_arg("the first argument is the mode: gen or sink");
 	cfg->sink = !strcmp(argv[1], "sink");
-	optind = 2;
-	while ((c = getopt_long(argc, argv, shorts, lo, &idx)) != -1) {
-		int id;
-
-		if (c == '?')
-			bad_arg("unknown option or missing argument");
-		for (id = 0; id < NR_OPTS && (opts[id].key ? opts[id].key : 256 + id) != c; id++)
-			;
-		switch (id) {
-		case OPT_IFACE:
-			if (strlen(optarg) >= IF_NAMESIZE)
-				bad_arg("--interface: '%s' is too long", optarg);
-			cfg->ifname = optarg;
-			break;
-		case OPT_QUEUE: cfg->queue = (uint32_t)parse_uint("queue", optarg, 0, 1023); break;
-		case OPT_SIZE: size = optarg; break;
-		case OPT_MIX: mix = optarg; break;
-		case OPT_RATE: cfg->rate = parse_uint("rate", optarg, 0, 1000000000); break;
-		case OPT_DURATION: cfg->duration = parse_seconds("duration", optarg); break;
-		case OPT_COUNT: cfg->count = parse_uint("count", optarg, 1, UINT64_MAX); break;
-		case OPT_IDLE: cfg->idle = parse_seconds("idle", optarg); break;
-		case OPT_SRC_MAC: parse_mac("src-mac", optarg, cfg->flow.src_mac); cfg->have_src_mac = true; break;
-		case OPT_DST_MAC: parse_mac("dst-mac", optarg, cfg->flow.dst_mac); cfg->have_dst_mac = true; break;
-		case OPT_SRC_IP: parse_ip("src-ip", optarg, &cfg->flow.src_ip); cfg->have_src_ip = true; break;
-		case OPT_DST_IP: parse_ip("dst-ip", optarg, &cfg->flow.dst_ip); cfg->have_dst_ip = true; break;
-		case OPT_SPORT: cfg->flow.src_port = (uint16_t)parse_uint("sport", optarg, 1, 65535); break;
-		case OPT_DPORT: cfg->flow.dst_port = (uint16_t)parse_uint("dport", optarg, 1, 65535); break;
-		case OPT_STREAM: cfg->stream = (uint32_t)parse_uint("stream", optarg, 0, UINT32_MAX); break;
-		case OPT_SEQ: cfg->first_seq = parse_uint("seq", optarg, 0, UINT64_MAX / 2); break;
-		case OPT_BATCH: cfg->batch = (uint32_t)parse_uint("batch", optarg, 1, BATCH_MAX); break;
-		case OPT_JSON: cfg->json = true; break;
-		case OPT_HELP: usage(stdout); exit(0);
-		default: bad_arg("unknown option");
-		}
-	}
-	if (optind < argc)
-		bad_arg("unexpected argument '%s'", argv[optind]);
+	next = cli_parse_or_exit(&cli, cfg, argc, argv, 2);
+	if (next < argc)
+		cli_die(&cli, "unexpected argument '%s'", argv[next]);
 	if (!cfg->ifname)
-		bad_arg("-i IFNAME is required");
-	if (size && mix)
-		bad_arg("--size and --mix exclude each other");
-	if (gen_mix_parse(&cfg->mix, mix ? mix : size ? size : "64", GEN_FRAME_MAX, err, sizeof(err)))
-		bad_arg("--%s: %s", mix ? "mix" : "size", err);
-	if (cfg->sink && (size || mix || cfg->rate || cfg->have_src_mac || cfg->have_dst_mac ||
+		cli_die(&cli, "-i IFNAME is required");
+	if (cfg->size_text && cfg->mix_text)
+		cli_die(&cli, "--size and --mix exclude each other");
+	if (cfg->size_text) {
+		uint32_t size;
+
+		/* One size is a mix of one, but its message is about --size. */
+		if (cli_parse_u32("size", cfg->size_text, GEN_FRAME_MIN, GEN_FRAME_MAX, &size, err, sizeof(err)))
+			cli_die(&cli, "%s", err);
+	}
+	if (gen_mix_parse(&cfg->mix, cfg->mix_text ? cfg->mix_text : cfg->size_text ? cfg->size_text : "64",
+			  GEN_FRAME_MAX, err, sizeof(err)))
+		cli_die(&cli, "--mix: %s", err);
+	if (cfg->sink && (cfg->size_text || cfg->mix_text || cfg->rate || cfg->have_src_mac || cfg->have_dst_mac ||
 			  cfg->have_src_ip || cfg->have_dst_ip))
-		bad_arg("sink takes no frame options (size, mix, rate, addresses)");
+		cli_die(&cli, "sink takes no frame options (size, mix, rate, addresses)");
 	if (!cfg->sink && cfg->idle > 0)
-		bad_arg("--idle is a sink option");
+		cli_die(&cli, "--idle is a sink option");
 	if (cfg->sink && cfg->first_seq)
-		bad_arg("--seq is a generator option");
+		cli_die(&cli, "--seq is a generator option");
 	if (cfg->duration < 0)
 		cfg->duration = cfg->sink ? 0 : 5;
 	if (!cfg->sink && !cfg->duration && !cfg->count)
@@ -372,29 +330,29 @@ static void fill_addresses(struct config *cfg)
 
 	err = iface_ioctl(cfg->ifname, SIOCGIFMTU, &ifr);
 	if (err)
-		bad_arg("no interface '%s' here: %s", cfg->ifname, strerror(-err));
+		cli_die(&cli, "no interface '%s' here: %s", cfg->ifname, strerror(-err));
 	/* The veth would drop larger frames silently. */
 	for (uint32_t i = 0; i < cfg->mix.nr; i++)
 		if (cfg->mix.size[i] > (uint32_t)ifr.ifr_mtu + GEN_ETH_LEN)
-			bad_arg("frame size %u exceeds %s's MTU %d + %u bytes of Ethernet header",
+			cli_die(&cli, "frame size %u exceeds %s's MTU %d + %u bytes of Ethernet header",
 				cfg->mix.size[i], cfg->ifname, ifr.ifr_mtu, GEN_ETH_LEN);
 	if (!cfg->have_src_mac) {
 		err = iface_ioctl(cfg->ifname, SIOCGIFHWADDR, &ifr);
 		if (err)
-			bad_arg("cannot read %s's MAC address: %s; give --src-mac", cfg->ifname,
+			cli_die(&cli, "cannot read %s's MAC address: %s; give --src-mac", cfg->ifname,
 				strerror(-err));
 		memcpy(fl->src_mac, ifr.ifr_hwaddr.sa_data, 6);
 	}
 	if (!cfg->have_src_ip && iface_ip(cfg->ifname, &fl->src_ip))
-		bad_arg("%s has no IPv4 address; give --src-ip", cfg->ifname);
+		cli_die(&cli, "%s has no IPv4 address; give --src-ip", cfg->ifname);
 	if (!cfg->have_dst_ip) {
 		int n = arp_lookup(cfg->ifname, 0, &fl->dst_ip, mac);
 
 		if (n != 1)
-			bad_arg("%s has %d resolved neighbours, not exactly one; give --dst-ip", cfg->ifname, n);
+			cli_die(&cli, "%s has %d resolved neighbours, not exactly one; give --dst-ip", cfg->ifname, n);
 	}
 	if (!cfg->have_dst_mac && resolve_mac(cfg->ifname, fl->dst_ip, fl->dst_mac))
-		bad_arg("no ARP answer for %s on %s; give --dst-mac",
+		cli_die(&cli, "no ARP answer for %s on %s; give --dst-mac",
 			inet_ntop(AF_INET, &fl->dst_ip, a, sizeof(a)), cfg->ifname);
 }
 

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/* Steering discovery and attach: finding the program on an interface (umem_steer__open),
+ * loading it, attaching it (bpf_link or libxdp) with the stale and foreign rules of
+ * xdp_attach.c, and detaching it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "steer_internal.h"
+#include "xdp_attach.h"
+#include "steer.skel.h"
+
+_Static_assert((int)UMEM_STEER_MODE_AUTO == UMEM__ATTACH_AUTO &&
+	       (int)UMEM_STEER_MODE_NATIVE == UMEM__ATTACH_NATIVE &&
+	       (int)UMEM_STEER_MODE_GENERIC == UMEM__ATTACH_GENERIC, "steer modes are xdp_attach's");
+
+/* ---- finding programs on an interface ---- */
+
+/* Map fds of an attached program of ours, by name. */
+static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
+{
+	struct bpf_prog_info pi = {};
+	uint32_t ids[16], len = sizeof(pi);
+	const struct { const char *name; int *fd; } maps[] = {
+		{ UMEM_STEER_MAP_TABLES, &s->tables_fd }, { UMEM_STEER_MAP_ACTIVE, &s->active_fd },
+		{ UMEM_STEER_MAP_XSKS, &s->xsks_fd }, { UMEM_STEER_MAP_RULE_STATS, &s->rstats_fd },
+		{ UMEM_STEER_MAP_ACTION_STATS, &s->astats_fd }, { UMEM_STEER_MAP_TRACE, &s->trace_fd },
+	};
+
+	s->prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (s->prog_fd < 0)
+		return -errno;
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &len))
+		return -errno;
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		size_t k;
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		for (k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
+			if (!strcmp(mi.name, maps[k].name) && *maps[k].fd < 0) {
+				*maps[k].fd = fd;
+				if (maps[k].fd == &s->xsks_fd)
+					s->nr_sockets = mi.max_entries;
+				break;
+			}
+		}
+		if (k == sizeof(maps) / sizeof(maps[0]))
+			close(fd);
+	}
+	for (size_t k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
+		if (*maps[k].fd < 0) {
+			pr_warn("steer %s: program %u lacks map %s: not a umem_steer of this version\n",
+				s->ifname, prog_id, maps[k].name);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/* A handle with no fds yet; with an interface name, its index and queue count. */
+static int handle_new(const char *ifname, struct umem_steer **out)
+{
+	struct umem_steer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->link_fd = s->prog_fd = -1;
+	s->tables_fd = s->active_fd = s->xsks_fd = s->rstats_fd = s->astats_fd = s->trace_fd = -1;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname ? ifname : "(none)");
+	snprintf(s->who, sizeof(s->who), "steer %s", s->ifname);
+	if (s->nr_cpus <= 0) {
+		free(s);
+		return -EIO;
+	}
+	if (ifname) {
+		s->ifindex = if_nametoindex(ifname);
+		if (!s->ifindex) {
+			pr_warn("steer: no interface '%s'\n", ifname);
+			free(s);
+			return -ENODEV;
+		}
+		uint32_t max;
+
+		umem__netdev_rx_queues(ifname, (int)s->ifindex, &s->nr_queues, &max);
+	}
+	*out = s;
+	return 0;
+}
+
+static void close_fds(struct umem_steer *s)
+{
+	int *fds[] = { &s->prog_fd, &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd,
+		       &s->astats_fd, &s->trace_fd };
+
+	if (!s->own_fds)
+		return;
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+}
+
+struct umem_steer *umem_steer__open(const char *ifname)
+{
+	struct umem_steer *s;
+	struct xdp_found f;
+	int err;
+
+	if (!ifname) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
+		return NULL;
+	}
+	s->own_fds = 1;
+	if ((err = umem__xdp_find((int)s->ifindex, UMEM_STEER_PROG_NAME, &f)))
+		goto err_free;
+	if (!f.prog_id) {
+		pr_warn("steer %s: no umem_steer program attached\n", ifname);
+		err = -ENOENT;
+		goto err_free;
+	}
+	s->mode = f.xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
+	s->attach = umem__xdp_by_link((int)s->ifindex, f.prog_id) ? UMEM_STEER_ATTACH_LINK : UMEM_STEER_ATTACH_LIBXDP;
+	if ((err = open_maps_by_prog(s, f.prog_id)))
+		goto err_close;
+	return s;
+
+err_close:
+	close_fds(s);
+err_free:
+	free(s);
+	errno = -err;
+	return NULL;
+}
+
+/* ---- attach ---- */
+
+static const char *who(const struct umem_steer *s)
+{
+	return s->who;
+}
+
+/* Removes a program of ours whose owner is gone; refuses one whose owner lives. The owner is
+ * in the old program's table. */
+static int clear_stale(struct umem_steer *s, const struct xdp_found *f)
+{
+	struct umem_steer *old = umem_steer__open(s->ifname);
+	struct umem_steer_table t;
+	uint32_t bank;
+	int err;
+
+	if (!old)
+		return -errno;
+	err = umem__steer_table_read(old, &t, &bank);
+	umem_steer__detach(old);
+	if (err)
+		return err;
+	return umem__xdp_remove_stale(who(s), (int)s->ifindex, f, t.owner_pid, t.owner_start);
+}
+
+static int set_mode(struct umem_steer *s, uint32_t xdp_flags)
+{
+	s->xdp_flags = xdp_flags;
+	s->mode = xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
+	return 0;
+}
+
+static int attach_link(struct umem_steer *s, uint32_t mode)
+{
+	uint32_t xdp_flags;
+	int fd = umem__xdp_link(who(s), s->prog_fd, (int)s->ifindex, mode, &xdp_flags);
+
+	if (fd < 0)
+		return fd;
+	s->link_fd = fd;
+	return set_mode(s, xdp_flags);
+}
+
+static enum xdp_attach_mode libxdp_mode(uint32_t xdp_flags)
+{
+	return xdp_flags == XDP_FLAGS_SKB_MODE ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+}
+
+static int libxdp_once(void *ctx, uint32_t xdp_flags)
+{
+	struct umem_steer *s = ctx;
+
+	return xdp_program__attach(s->xdp_prog, s->ifindex, libxdp_mode(xdp_flags), 0);
+}
+
+static int attach_libxdp(struct umem_steer *s, uint32_t mode)
+{
+	uint32_t xdp_flags;
+	int err;
+
+	s->xdp_prog = xdp_program__from_bpf_obj(s->skel->obj, "xdp.frags");
+	err = libxdp_get_error(s->xdp_prog);
+	if (err) {
+		s->xdp_prog = NULL;
+		pr_warn("%s: libxdp cannot take the program: %s\n", who(s), strerror(-err));
+		return err;
+	}
+	err = umem__xdp_attach(who(s), mode, libxdp_once, s, &xdp_flags);
+	if (err) {
+		xdp_program__close(s->xdp_prog);
+		s->xdp_prog = NULL;
+		return err;
+	}
+	s->prog_fd = xdp_program__fd(s->xdp_prog);
+	return set_mode(s, xdp_flags);
+}
+
+static void take_map_fds(struct umem_steer *s)
+{
+	s->tables_fd = bpf_map__fd(s->skel->maps.steer_tables);
+	s->active_fd = bpf_map__fd(s->skel->maps.steer_active);
+	s->xsks_fd = bpf_map__fd(s->skel->maps.steer_xsks);
+	s->rstats_fd = bpf_map__fd(s->skel->maps.steer_rstats);
+	s->astats_fd = bpf_map__fd(s->skel->maps.steer_astats);
+	s->trace_fd = bpf_map__fd(s->skel->maps.steer_trace);
+}
+
+static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
+{
+	const struct umem_steer_action queue = { .type = UMEM_STEER_A_QUEUE };
+	const struct umem_steer_action *dflt = OPTS_GET(opts, default_action, NULL);
+	struct umem_steer_table t = {};
+	uint32_t zero = 0, one = 1;
+
+	t.default_action = dflt ? *dflt : queue;
+	t.flags = OPTS_GET(opts, table_flags, 0);
+	t.owner_pid = getpid();
+	t.owner_start = umem__proc_start_time(t.owner_pid);
+	t.nr_sockets = s->nr_sockets;
+	/* Bank 1 then the index 0 → 1: the same path as every later change. */
+	if (bpf_map_update_elem(s->tables_fd, &zero, &t, BPF_ANY) ||
+	    bpf_map_update_elem(s->tables_fd, &one, &t, BPF_ANY) ||
+	    bpf_map_update_elem(s->active_fd, &zero, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts)
+{
+	uint32_t flags = OPTS_GET(opts, flags, 0), mode = OPTS_GET(opts, mode, 0);
+	uint32_t attach = OPTS_GET(opts, attach, 0), tflags = OPTS_GET(opts, table_flags, 0);
+	const struct umem_steer_action *dflt = OPTS_GET(opts, default_action, NULL);
+	struct umem_steer *s;
+	struct xdp_found f;
+	int err;
+
+	if (!OPTS_VALID(opts) || flags & ~(UMEM_STEER_F_REPLACE | UMEM_STEER_F_LOAD_ONLY) ||
+	    mode > UMEM_STEER_MODE_GENERIC || attach > UMEM_STEER_ATTACH_LIBXDP || tflags & ~TABLE_FLAGS_ALL ||
+	    OPTS_GET(opts, nr_sockets, 0) > NR_SOCKETS_MAX || (!ifname && !(flags & UMEM_STEER_F_LOAD_ONLY))) {
+		pr_warn("steer %s: invalid options (flags, mode, attach, table_flags, nr_sockets <= %u)\n",
+			ifname ? ifname : "(none)", NR_SOCKETS_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((err = handle_new(ifname, &s))) {
+		errno = -err;
+		return NULL;
+	}
+	s->attach = attach;
+	s->nr_sockets = OPTS_GET(opts, nr_sockets, 0);
+	if (!s->nr_sockets)
+		s->nr_sockets = s->nr_queues > NR_SOCKETS_DEFAULT ? s->nr_queues : NR_SOCKETS_DEFAULT;
+	if (dflt && (err = umem__steer_check_action(s, dflt)))
+		goto err_free;
+
+	if (!(flags & UMEM_STEER_F_LOAD_ONLY)) {
+		if ((err = umem__xdp_find((int)s->ifindex, UMEM_STEER_PROG_NAME, &f))) {
+			pr_warn("steer %s: cannot query XDP programs: %s\n", ifname, strerror(-err));
+			goto err_free;
+		}
+		if (f.prog_id && (err = clear_stale(s, &f)))
+			goto err_free;
+		/* In libxdp's dispatcher, others' programs are neighbours, not obstacles. */
+		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && f.foreign_in_dispatcher) &&
+		    (err = umem__xdp_remove_foreign(who(s), (int)s->ifindex, &f, flags & UMEM_STEER_F_REPLACE)))
+			goto err_free;
+	}
+
+	s->skel = steer__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_warn("steer %s: cannot open the BPF object: %s\n", s->ifname, strerror(errno));
+		goto err_free;
+	}
+	if ((err = bpf_map__set_max_entries(s->skel->maps.steer_xsks, s->nr_sockets)))
+		goto err_skel;
+	if (attach == UMEM_STEER_ATTACH_LIBXDP && !(flags & UMEM_STEER_F_LOAD_ONLY)) {
+		/* libxdp loads the object itself (as a dispatcher component where it can). */
+		if ((err = attach_libxdp(s, mode)))
+			goto err_skel;
+		take_map_fds(s);
+		if ((err = init_table(s, opts)))
+			goto err_detach;
+		return s;
+	}
+	if ((err = steer__load(s->skel))) {
+		pr_warn("steer %s: cannot load the BPF program: %s\n", s->ifname, strerror(-err));
+		goto err_skel;
+	}
+	s->prog_fd = bpf_program__fd(s->skel->progs.umem_steer);
+	take_map_fds(s);
+	/* Table first, then attach: the first frame already sees the configured default. */
+	if ((err = init_table(s, opts)))
+		goto err_skel;
+	if (!(flags & UMEM_STEER_F_LOAD_ONLY) && (err = attach_link(s, mode)))
+		goto err_skel;
+	return s;
+
+err_detach:
+	xdp_program__detach(s->xdp_prog, s->ifindex, libxdp_mode(s->xdp_flags), 0);
+	xdp_program__close(s->xdp_prog);
+err_skel:
+	steer__destroy(s->skel);
+err_free:
+	free(s);
+	errno = -err;
+	return NULL;
+}
+
+void umem_steer__detach(struct umem_steer *s)
+{
+	if (!s)
+		return;
+	if (s->link_fd >= 0)
+		close(s->link_fd); /* the last reference to the link: the kernel detaches */
+	if (s->xdp_prog) {
+		int err = xdp_program__detach(s->xdp_prog, s->ifindex,
+					      libxdp_mode(s->xdp_flags), 0);
+
+		if (err)
+			pr_warn("steer %s: libxdp detach failed: %s\n", s->ifname, strerror(-err));
+		xdp_program__close(s->xdp_prog);
+	}
+	if (s->skel)
+		steer__destroy(s->skel);
+	close_fds(s);
+	free(s);
+}

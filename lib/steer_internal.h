@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to steering: the handle that steer.c (control) and steer_attach.c (discovery,
+ * load, attach) share. Never installed. */
+#ifndef UMEM_STEER_INTERNAL_H
+#define UMEM_STEER_INTERNAL_H
+
+#include <net/if.h>
+#include <umem/steer.h>
+#include "internal.h"
+
+#define NR_SOCKETS_DEFAULT 64u
+#define NR_SOCKETS_MAX 65536u
+#define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE)
+
+struct steer;
+
+struct umem_steer {
+	struct steer *skel;          /* set when this handle loaded the program */
+	struct xdp_program *xdp_prog; /* UMEM_STEER_ATTACH_LIBXDP */
+	int link_fd;                 /* UMEM_STEER_ATTACH_LINK */
+	int prog_fd;
+	int tables_fd, active_fd, xsks_fd, rstats_fd, astats_fd, trace_fd;
+	int own_fds;                 /* the map/prog fds were opened by id (umem_steer__open) */
+	uint32_t ifindex;
+	char ifname[IF_NAMESIZE];
+	char who[IF_NAMESIZE + 8]; /* "steer <ifname>": prefixes messages */
+	uint32_t mode;
+	uint32_t attach;
+	uint32_t nr_sockets;
+	uint32_t nr_queues;
+	uint32_t xdp_flags;          /* XDP_FLAGS_* mode used for the attachment */
+	int nr_cpus;
+};
+
+/* steer.c */
+UMEM_PRIVATE int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uint32_t *bank);
+UMEM_PRIVATE int umem__steer_check_action(struct umem_steer *s, const struct umem_steer_action *a);
+/* Whether the process that attached the table's program still runs (pid and start time). */
+UMEM_PRIVATE int umem__steer_owner_alive(const struct umem_steer_table *t);
+
+#endif
