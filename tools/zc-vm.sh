@@ -22,6 +22,7 @@
 # QEMU, the mirror or the pinned kernel version cannot be had; 1 when the guest never reports
 # (timeout, panic). The guest is killed on every exit path.
 #
+# QEMU: $UMEM_ZC_QEMU, else qemu-system-x86_64 from PATH. Mirror: $UMEM_ZC_MIRROR, else Debian's.
 # Kernel cache: $UMEM_ZC_CACHE, else /var/cache/libumem-zc when it can be created, else
 # ~/.cache/libumem-zc. It keeps the .deb (checked against the pinned SHA-256) and the files
 # taken from it, so CI runs on one machine download it once.
@@ -72,12 +73,16 @@ fetch() {
 	# package is only downloaded and unpacked, never installed.
 	opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=-
 	      -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-	      -o APT::Architectures=amd64 -o Debug::NoLocking=1 -q)
+	      -o APT::Architectures=amd64 -o APT::Sandbox::User=root -o Debug::NoLocking=1 -q)
 	deb=$cache/$KPKG.deb
 	if [ ! -f "$deb" ] || ! echo "$KSHA256  $deb" | sha256sum -c --status; then
 		rm -f "$deb"
-		apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 ||
-			skip "cannot read the package list of $KMIRROR $KSUITE: $(tail -n 2 "$apt/update.log" | tr '\n' ' ')"
+		rm -f "$apt"/lists/*Packages*
+		# apt-get update exits 0 when a list fails to download: look for the list itself.
+		apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 || true
+		compgen -G "$apt/lists/*_dists_${KSUITE}_main_binary-amd64_Packages*" >/dev/null ||
+			skip "cannot read the package list of $KMIRROR $KSUITE:" \
+				"$(grep -A1 -E '^(E|Err):' "$apt/update.log" | head -n 2 | tr -s '\n ' ' ')"
 		if ! apt-cache "${opts[@]}" show "$KPKG=$KVER" >/dev/null 2>&1; then
 			have=$(apt-cache "${opts[@]}" madison "$KPKG" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | tr '\n' ' ')
 			skip "$KMIRROR $KSUITE no longer has $KPKG version $KVER (it has: ${have:-no version of it});" \
@@ -139,7 +144,8 @@ run() {
 	done
 	[ $# -gt 0 ] || die "no guest command (run ... -- CMD ARGS)"
 	[ "$(uname -m)" = x86_64 ] || skip "the guest is x86_64 and this host is $(uname -m)"
-	qemu=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not found (Debian package qemu-system-x86; tools/setup.sh installs it)"
+	qemu=$(command -v "${UMEM_ZC_QEMU:-qemu-system-x86_64}") ||
+		skip "${UMEM_ZC_QEMU:-qemu-system-x86_64} not found (Debian package qemu-system-x86; tools/setup.sh installs it)"
 	busybox=$(command -v busybox) || skip "busybox not found (Debian package busybox-static)"
 	ldd "$busybox" >/dev/null 2>&1 && skip "$busybox is linked dynamically: the guest needs busybox-static"
 	command -v cpio >/dev/null || skip "cpio not found (Debian package cpio)"
