@@ -128,6 +128,20 @@ static uint32_t frame_len(uint32_t seq)
 	return 60 + (seq * 37u) % 1455u; /* 60 .. 1514 */
 }
 
+/* n test frames seq0.. from `from` to `to` in fresh buffers of pool, as TX descriptors. */
+static void make_descs(struct umem_pool *pool, struct umem_desc *d, uint32_t n, int from, int to,
+		       uint32_t seq0)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t len = frame_len(seq0 + i);
+
+		CHECK(!umem_pool__alloc_frag(pool, len, &d[i].addr, NULL), "alloc TX buffer");
+		make_frame(umem_pool__ptr(pool, d[i].addr), len, from, to, seq0 + i);
+		d[i].len = len;
+		d[i].options = 0;
+	}
+}
+
 /* The frame must be test frame seq from `from` to `to`, whole. */
 static void check_frame(const uint8_t *got, uint32_t len, int from, int to, uint32_t seq)
 {
@@ -302,14 +316,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 
 	/* eth0 -> eth1, burst by burst; then each burst goes back from its RX buffers. */
 	for (int r = 0; r < ROUNDS; r++) {
-		for (uint32_t i = 0; i < BURST; i++) {
-			uint32_t len = frame_len(seq + i);
-
-			CHECK(!umem_pool__alloc_frag(pool, len, &d[i].addr, NULL), "alloc TX buffer");
-			make_frame(umem_pool__ptr(pool, d[i].addr), len, 0, 1, seq + i);
-			d[i].len = len;
-			d[i].options = 0;
-		}
+		make_descs(pool, d, BURST, 0, 1, seq);
 		tx_all(p0, d, BURST);
 		rx_exactly(p1, p0, d, BURST);
 		for (uint32_t i = 0; i < BURST; i++) {
@@ -331,14 +338,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 		seq += BURST;
 	}
 	/* One burst larger than the TX ring (256) and the RX ring: ring full, receiver keeps up. */
-	for (uint32_t i = 0; i < BIG; i++) {
-		uint32_t len = frame_len(seq + i);
-
-		CHECK(!umem_pool__alloc_frag(pool, len, &d[i].addr, NULL), "alloc TX buffer");
-		make_frame(umem_pool__ptr(pool, d[i].addr), len, 0, 1, seq + i);
-		d[i].len = len;
-		d[i].options = 0;
-	}
+	make_descs(pool, d, BIG, 0, 1, seq);
 	{
 		static struct umem_desc r[BIG];
 		uint32_t sent = 0, got = 0;
@@ -411,12 +411,7 @@ static int test_teardown(void)
 	struct umem_port *p0 = zc_port(a, pool, 0, &po), *p1 = zc_port(a, pool, 1, &po);
 
 	/* 200 frames left unread on eth1's RX ring... */
-	for (uint32_t i = 0; i < UNREAD; i++) {
-		CHECK(!umem_pool__alloc_frag(pool, frame_len(i), &d[i].addr, NULL), "alloc");
-		make_frame(umem_pool__ptr(pool, d[i].addr), frame_len(i), 0, 1, i);
-		d[i].len = frame_len(i);
-		d[i].options = 0;
-	}
+	make_descs(pool, d, UNREAD, 0, 1, 0);
 	tx_all(p0, d, UNREAD);
 	wait_tx_done(p0);
 	{
@@ -427,12 +422,7 @@ static int test_teardown(void)
 		(void)end;
 	}
 	/* ... a full TX ring queued on eth1 and not waited for ... */
-	for (uint32_t i = 0; i < INFLIGHT; i++) {
-		CHECK(!umem_pool__alloc_frag(pool, 60, &d[i].addr, NULL), "alloc");
-		make_frame(umem_pool__ptr(pool, d[i].addr), 60, 1, 0, i);
-		d[i].len = 60;
-		d[i].options = 0;
-	}
+	make_descs(pool, d, INFLIGHT, 1, 0, 0);
 	CHECK_EQ(umem_port__tx_burst(p1, d, INFLIGHT), INFLIGHT);
 	/* ... and the driver holding the fill ring's buffers on its RX queue. Destroy the UMEM
 	 * owner first, then the port with everything in flight. */
@@ -472,12 +462,7 @@ static int test_starve(void)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 128, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
 	struct umem_port *p0 = zc_port(a, pa, 0, &po), *p1 = zc_port(b, pb, 1, &po);
 
-	for (uint32_t i = 0; i < S; i++) {
-		CHECK(!umem_pool__alloc_frag(pa, frame_len(i), &tx[i].addr, NULL), "alloc");
-		make_frame(umem_pool__ptr(pa, tx[i].addr), frame_len(i), 0, 1, i);
-		tx[i].len = frame_len(i);
-		tx[i].options = 0;
-	}
+	make_descs(pa, tx, S, 0, 1, 0);
 	/* Send, receive and hold until nothing has arrived for 300 ms. */
 	for (long long quiet_since = now_ms(); now_ms() - quiet_since < 300;) {
 		int k = umem_port__tx_burst(p0, tx + sent, S - sent);
@@ -518,12 +503,7 @@ static int test_starve(void)
 		struct umem_desc d[16];
 		uint32_t base = S + r * 16, fresh = 0;
 
-		for (uint32_t i = 0; i < 16; i++) {
-			CHECK(!umem_pool__alloc_frag(pa, frame_len(base + i), &d[i].addr, NULL), "alloc");
-			make_frame(umem_pool__ptr(pa, d[i].addr), frame_len(base + i), 0, 1, base + i);
-			d[i].len = frame_len(base + i);
-			d[i].options = 0;
-		}
+		make_descs(pa, d, 16, 0, 1, base);
 		tx_all(p0, d, 16);
 		for (long long end = now_ms() + TIMEOUT_MS; fresh < 16;) {
 			int k = umem_port__rx_burst(p1, d, 16);
