@@ -738,6 +738,13 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+static bool fwd_ready(const char *err)
+{
+	const char *p = strstr(err, "port 1 eth2@0: ");
+
+	return p && strchr(p, '\n');
+}
+
 /* n frames from interface `from`'s packet socket; counts the test frames arriving at `to`
  * (each checked: in order, whole). */
 static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t seq0)
@@ -793,7 +800,8 @@ static int test_fwd(const char *mode, const char *fwd)
 		      "--json", "--interval", "10", (char *)NULL);
 		_exit(127);
 	}
-	for (long long end = now_ms() + 20000; !strstr(slurp("/tmp/fwd.err"), "Ctrl-C stops");) {
+	/* Ready once the last port's line is out whole (xdp-fwd prints it after "Ctrl-C stops"). */
+	for (long long end = now_ms() + 20000; !fwd_ready(slurp("/tmp/fwd.err"));) {
 		CHECK(waitpid(pid, &status, WNOHANG) == 0, "xdp-fwd exited early: %s", slurp("/tmp/fwd.err"));
 		if (now_ms() > end) {
 			kill(pid, SIGKILL);
