@@ -13,3 +13,8 @@ install(EXPORT umemTargets NAMESPACE umem:: DESTINATION ${UMEM_CMAKE_DIR})
 install(FILES ${PROJECT_BINARY_DIR}/umemConfig.cmake ${PROJECT_BINARY_DIR}/umemConfigVersion.cmake
   DESTINATION ${UMEM_CMAKE_DIR})
 include(${CMAKE_CURRENT_LIST_DIR}/UmemMan.cmake)
+# The prose documentation, so the pages and help texts that point to it point somewhere an
+# installed system has: ${docdir} (e.g. share/doc/libumem).
+file(GLOB UMEM_DOCS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/*.png)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${UMEM_DOCS}
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -1,4 +1,4 @@
-# Man pages: libumem(7), one section-3 page per public header and the tools' section-8 pages
+# Man pages: libumem(7), one section-3 page per public header and the tools' section-1 and -8 pages
 # (docs/man; apps install their own). Each function named in a section-3 page's NAME line also
 # gets a one-line page (.so) pointing at it, so `man umem_pool__alloc` finds umem_pool(3).
 file(GLOB UMEM_MAN3 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.3)
@@ -17,5 +17,7 @@ foreach(page IN LISTS UMEM_MAN3)
   endforeach()
 endforeach()
 install(FILES ${_umem_man_links} DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
+file(GLOB UMEM_MAN1 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
+install(FILES ${UMEM_MAN1} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 file(GLOB UMEM_MAN8 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.8)
 install(FILES ${UMEM_MAN8} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)

@@ -629,7 +629,8 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	 * it. The queue's first socket sees an empty fill ring. */
 	if (umem__port_refill(p, 1) < 0 && !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer,
 									   __ATOMIC_ACQUIRE))) {
-		pr_warn("port %s:%u: the pool has no buffers for the fill ring\n", ifname, queue);
+		pr_warn("port %s:%u: the pool has no buffers for the fill ring (size the area with "
+			"umem_port__pages_needed())\n", ifname, queue);
 		err = -ENOMEM;
 		goto close_sock;
 	}
@@ -729,12 +730,48 @@ static void drain_rx(struct umem_port *p)
 	}
 }
 
-/* An RCU grace period: after it no XDP program run that could still see the socket in an
- * XSKMAP is in flight (NAPI runs are RCU read-side sections). */
-static void wait_for_xdp_runs(void)
+/* An update of a map-in-map with an inner map makes the kernel wait for every running
+ * non-sleepable BPF program before it returns (maybe_wait_bpf_programs(): synchronize_rcu()),
+ * the kernel's BPF selftests use it to trigger a grace period (prog_tests/btf_map_in_map.c).
+ * Needs the BPF privileges the default program needs anyway. */
+static int grace_period_by_map_in_map(void)
 {
-	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
-		poll(NULL, 0, 10); /* nohz_full kernels refuse it: a generous pause instead */
+	int inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "umem_rcu_inner", 4, 4, 1, NULL), outer, err;
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .inner_map_fd = inner);
+	uint32_t key = 0;
+
+	if (inner < 0)
+		return -errno;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "umem_rcu", 4, 4, 1, &mo);
+	err = outer < 0 || bpf_map_update_elem(outer, &key, &inner, BPF_ANY) ? -errno : 0;
+	if (outer >= 0)
+		close(outer);
+	close(inner);
+	return err;
+}
+
+/* What must hold before the socket's RX ring is drained for the last time: no XDP program run
+ * that looked the socket up in an XSKMAP before its removal is still in flight, else it could
+ * still place a frame on the ring after the drain. XDP runs in NAPI (or the generic path) with
+ * bottom halves off, an RCU read-side section, so one RCU grace period is that condition:
+ * membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu(); nohz_full kernels refuse it (EINVAL),
+ * and the map-in-map update above waits for the same grace period. When neither is possible,
+ * a frame delivered after the drain is not lost: its buffer keeps its in-kernel bit and comes
+ * back when the queue's last socket closes. */
+static void wait_for_xdp_runs(const struct umem_port *p)
+{
+	int err;
+
+	if (!syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		return;
+	err = grace_period_by_map_in_map();
+	if (err)
+		pr_debug("port %s:%u: no RCU grace period (membarrier refused, map-in-map: %s): a "
+			 "frame delivered during destroy returns with the queue's last socket\n",
+			 p->ifname, p->queue, strerror(-err));
+	else
+		pr_debug("port %s:%u: membarrier refused: RCU grace period through a map-in-map update\n",
+			 p->ifname, p->queue);
 }
 
 int umem_port__destroy(struct umem_port *p)
@@ -751,7 +788,7 @@ int umem_port__destroy(struct umem_port *p)
 	prog_put(p->prog);
 	p->prog = NULL;
 	p->in_map = false;
-	wait_for_xdp_runs();
+	wait_for_xdp_runs(p);
 	drain_rx(p);
 	abandoned = drain_tx(p);
 	u->ports--;

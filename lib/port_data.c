@@ -160,7 +160,8 @@ int umem__port_refill(struct umem_port *p, uint32_t min_free)
 		 * frames it drops meanwhile (rx_fill_ring_empty). */
 		if (!p->fill_short)
 			pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
-				"frames once it runs dry; more pages or fewer buffers held fixes it)\n",
+				"frames once it runs dry; an area of umem_port__pages_needed() pages, or fewer "
+				"buffers held, fixes it)\n",
 				p->ifname, p->queue, free - got);
 		p->fill_short = true;
 		if (!got)

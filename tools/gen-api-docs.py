@@ -317,7 +317,7 @@ def man_page(page, headers, summary, parsed, ver):
 
 def api_md(parsed, ver):
     out = [f"# libumem {ver} API reference", "",
-           "Generated from `include/umem/*.h` by `tools/gen-api-docs.py` (the test `api_docs` fails",
+           "Generated from `include/umem/*.h` by `tools/gen-api-docs.py` (the test `docs_api` fails",
            "when it is out of date): edit the headers, then run the script. The same text is in the",
            "section-3 man pages (`man umem_pool`, ...); concepts are in `man libumem` (docs/man/libumem.7)",
            "and [GETTING-STARTED.md](GETTING-STARTED.md).", "",

@@ -14,7 +14,7 @@
 #                 [--rss-slack KIB] [--build DIR] [--json FILE]
 # Defaults: 10 minutes, 50000 frames/s, imix, a fault every 30 s, 2048 KiB slack, build/.
 # Root; everything it creates (namespaces "rl-soak-<pid>-*", processes) goes on every exit.
-# The CI runs a 20-second version (ctest -R soak_short, label stress).
+# The CI runs a 20-second version (ctest -R rel_soak_short, label stress).
 set -uo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)

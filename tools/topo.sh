@@ -17,11 +17,12 @@
 # with the prefix) must be unique: parallel users pass distinct prefixes (e.g. fw-$$).
 # `up` prints shell assignments (TOPO_MID=..., TOPO_H0=..., TOPO_IP0=..., TOPO_MAC0=...) for eval.
 #
-# Two veth facts shape the set-up (docs: DESIGN.md sec. 3):
+# Two veth facts shape the set-up:
 #  - TCP through an AF_XDP hop needs TX checksum offload off on the sending ends (an XDP frame
 #    loses CHECKSUM_PARTIAL, so the receiver would drop it): `ethtool -K eth0 tx off` on hosts.
-#  - a veth that receives frames sent by AF_XDP/XDP_REDIRECT on its peer needs NAPI on its side:
-#    GRO on the host ends turns it on without an XDP program.
+#  - a veth receives frames XDP_REDIRECTed by its peer (ndo_xdp_xmit: the benchmarks' devmap
+#    baseline) only with NAPI on its side, i.e. an XDP program or GRO on (Linux commit
+#    8267fc71abb2). GRO on the host ends turns it on; AF_XDP's own TX (an skb) needs neither.
 set -euo pipefail
 
 usage() {

@@ -63,6 +63,7 @@ struct fwd_config {
 	bool queue_ranges;    /* some -i has several queues: groups are queues, not ports */
 	enum fwd_mode mode;
 	enum fwd_bind_mode bind;
+	uint32_t xdp_attach;  /* enum umem_port_xdp_attach (= enum umem_steer_mode): --xdp-mode */
 	enum fwd_profile profile;
 	uint32_t batch;       /* descriptors per burst */
 	uint32_t rx_ring, tx_ring, fill_ring, comp_ring; /* 0: the port library's default */
@@ -73,7 +74,7 @@ struct fwd_config {
 	bool need_wakeup;
 	bool multi_buffer;    /* XDP_USE_SG: frames larger than a chunk */
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
-	uint32_t busy_poll_budget; /* 0: the kernel's default */
+	uint32_t busy_poll_budget; /* 0: the batch size */
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;
@@ -103,5 +104,16 @@ extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
+
+/* rules.c */
+/* The rule that sends ARP requests to the kernel (action pass, first in the program's order to
+ * match them), or -1. */
+int fwd_rule_passing_arp(const struct fwd_config *cfg);
+/* Warns on out, per interface without an IPv4 address, when a rule hands ARP to its kernel:
+ * nothing answers, and hosts across the forwarder stop resolving each other. Returns the
+ * number of warnings. */
+int fwd_warn_rules(const struct fwd_config *cfg, FILE *out);
+/* Whether ifname has an IPv4 address: 1, 0, or -1 (getifaddrs failed); tests replace it. */
+extern int (*fwd_if_has_ipv4)(const char *ifname);
 
 #endif

@@ -141,6 +141,7 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
 	if (cfg->nr_rules)
 		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
+	opts.xdp_attach = cfg->xdp_attach;
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
 			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
 	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
@@ -175,7 +176,9 @@ static int attach_steering(struct fwd_ctx *ctx)
 		int err;
 
 		if (first == i) {
-			ctx->steer[i] = umem_steer__attach(spec->ifname, NULL);
+			UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+
+			ctx->steer[i] = umem_steer__attach(spec->ifname, &so);
 			if (!ctx->steer[i]) {
 				err = -errno;
 				fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n",
@@ -208,7 +211,8 @@ static void detach_steering(struct fwd_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		struct umem_steer *s = ctx->steer[first_on_interface(ctx, i)];
 
-		/* The port library wants its socket out of our map before it is destroyed. */
+		/* The kernel would drop a closed socket from the map by itself; taking it out first
+		 * stops its traffic before the port's teardown (umem/port.h, UMEM_PORT_PROG_NONE). */
 		if (s && ctx->ports[i].port)
 			umem_steer__set_socket(s, ctx->cfg->ports[i].queue, -1);
 	}
@@ -426,6 +430,7 @@ int main(int argc, char **argv)
 	}
 	if (check_system(&cfg) || fwd_privs_check(&cfg))
 		return 1;
+	fwd_warn_rules(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
 	sigemptyset(&sigs);

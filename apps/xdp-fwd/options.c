@@ -184,6 +184,11 @@ static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 	return cli_fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect)", arg);
 }
 
+static int set_xdp_mode(void *v, const char *a, char *e, size_t l)
+{
+	return cli_parse_xdp_mode(a, &((struct fwd_config *)v)->xdp_attach, e, l);
+}
+
 static int set_zerocopy(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -290,6 +295,7 @@ static const struct cli_opt options[] = {
 	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", CLI_U32_AT(CFG, frames, 256, 1u << 22) },
 	{ "unaligned", 0, NULL, "unaligned chunk mode", CLI_FLAG_AT(CFG, unaligned, true) },
 	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", CLI_FLAG_AT(CFG, hugepages, true) },
+	{ "xdp-mode", 0, "MODE", CLI_XDP_MODE_HELP, CLI_SET(set_xdp_mode) },
 	{ "zero-copy", 'z', NULL, "require zero-copy (fail where the driver has none)", CLI_SET(set_zerocopy) },
 	{ "copy", 0, NULL, "force copy mode", CLI_SET(set_copy) },
 	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", CLI_FLAG_AT(CFG, need_wakeup, false) },

@@ -18,8 +18,6 @@
 #include <umem/umem.h>
 
 #define BATCH 64
-/* 32 MiB of 4 KiB pages: room for the default rings (fill 4096, RX and TX 2048 each) at once. */
-#define AREA_PAGES 8192
 
 /* The option names are those of the other libumem tools (docs/CLI.md). This example parses them
  * itself, with plain getopt_long, so that it builds from an installed libumem alone. */
@@ -31,6 +29,7 @@ static const struct opt_help {
 	{ { "queue", required_argument, NULL, 'q' }, "N", "RX queue (default 0)" },
 	{ { "swap-ip", no_argument, NULL, 'I' }, NULL, "also swap IPv4 addresses and UDP/TCP ports" },
 	{ { "count", required_argument, NULL, 'n' }, "N", "exit after reflecting N frames" },
+	{ { "xdp-mode", required_argument, NULL, 256 }, "MODE", "native, skb or auto (default)" },
 	{ { "help", no_argument, NULL, 'h' }, NULL, "print this help and exit" },
 	{ { "version", no_argument, NULL, 'V' }, NULL, "print the version and exit" },
 };
@@ -52,8 +51,12 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NR_OPTS; i++) {
 		char left[32];
 
-		snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].opt.val, opts[i].opt.name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		if (opts[i].opt.val < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", opts[i].opt.val, opts[i].opt.name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", opts[i].opt.name,
+				 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
 		fprintf(out, "  %-24s  %s\n", left, opts[i].help);
 	}
 }
@@ -109,6 +112,7 @@ int main(int argc, char **argv)
 	const char *ifname = NULL;
 	unsigned long queue = 0, count = 0;
 	bool swap_ip = false;
+	uint32_t xdp_attach = UMEM_PORT_ATTACH_AUTO;
 	int c;
 
 	for (size_t i = 0; i < NR_OPTS; i++)
@@ -121,6 +125,16 @@ int main(int argc, char **argv)
 		case 'q': queue = number(optarg, "queue", UINT32_MAX); break;
 		case 'I': swap_ip = true; break;
 		case 'n': count = number(optarg, "count", ULONG_MAX); break;
+		case 256: /* --xdp-mode, long only */
+			if (!strcmp(optarg, "native"))
+				xdp_attach = UMEM_PORT_ATTACH_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				xdp_attach = UMEM_PORT_ATTACH_GENERIC;
+			else if (strcmp(optarg, "auto")) {
+				fprintf(stderr, "xdp-reflect: --xdp-mode: unknown mode '%s' (native, skb, auto)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("xdp-reflect (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR); return 0;
 		default: /* getopt's own message would name argv[0], a path */
@@ -140,11 +154,15 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	/* The embedding in four calls: area (the UMEM), pool (buffers), port (the AF_XDP socket). */
-	struct umem_area *area = umem_area__create(AREA_PAGES, NULL);
+	/* Sized for the default rings of one port, all full at once (fill 4096, RX and TX 2048). */
+	int64_t pages = umem_port__pages_needed(1, 0, NULL, NULL);
+	struct umem_area *area = pages > 0 ? umem_area__create((uint32_t)pages, NULL) : NULL;
 	struct umem_pool *pool = area ? umem_pool__create(area, NULL) : NULL;
-	struct umem_port *port = pool ? umem_port__create(area, pool, ifname, (uint32_t)queue, NULL) : NULL;
+	UMEM_OPTS(umem_port_opts, po, .xdp_attach = xdp_attach);
+	struct umem_port *port = pool ? umem_port__create(area, pool, ifname, (uint32_t)queue, &po) : NULL;
 	if (!port) {
-		fprintf(stderr, "xdp-reflect: %s@%lu: %s\n", ifname, queue, strerror(errno));
+		fprintf(stderr, "xdp-reflect: %s@%lu: %s\n", ifname, queue,
+			strerror(pages < 0 ? (int)-pages : errno));
 		umem_pool__destroy(pool);
 		umem_area__destroy(area);
 		return 1;

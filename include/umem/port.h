@@ -144,7 +144,10 @@ struct umem_port_opts {
  *   EOPNOTSUPP zero-copy required but not supported by the device
  *   EBUSY      another XDP program is already attached to the interface (default program),
  *              or the queue is already bound by a socket outside this UMEM
- *   ENOMEM     out of memory, or the pool cannot supply the fill ring's first buffers
+ *   ENOMEM     out of memory, or the pool cannot supply the fill ring's first buffers (size
+ *              the area with umem_port__pages_needed)
+ *   ENOBUFS    the UMEM cannot be registered: it is larger than RLIMIT_MEMLOCK allows and
+ *              the process lacks CAP_IPC_LOCK (raise ulimit -l, or grant CAP_IPC_LOCK)
  *   EPERM      not enough privilege (CAP_NET_RAW / CAP_BPF / CAP_NET_ADMIN)
  * Each failure is also described in a message naming the interface, queue and cause. */
 UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *pool,
@@ -162,6 +165,25 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
  *   -EOPNOTSUPP neither source answers
  * The count can change (ethtool -L): read it when opening ports, not once per program. */
 UMEM_API int umem_port__queue_count(const char *ifname);
+
+/* Pages an area needs so that nr_ports ports created with port_opts (on an area created with
+ * area_opts; either may be NULL for the defaults) never run short: every port's fill ring and
+ * RX ring full, its TX and completion rings full, its pool's cache full, plus extra_frames
+ * buffers the application holds itself (frames queued between ports, for instance). Each port
+ * is assumed on its own (interface, queue), so with its own fill ring. Pass the result to
+ * umem_area__create() with the same area_opts:
+ *
+ *   UMEM_OPTS(umem_area_opts, ao, .chunk_size = 2048);
+ *   int64_t pages = umem_port__pages_needed(2, 0, &ao, NULL);
+ *   struct umem_area *area = pages > 0 ? umem_area__create((uint32_t)pages, &ao) : NULL;
+ *
+ * With the defaults (4 KiB pages and chunks, fill 4096, RX 2048, TX 2048) that is 8448 pages
+ * (33 MiB) per port. Returns the page count, or -EINVAL (bad opts sz, nr_ports 0, ring sizes
+ * umem_port__create would refuse, a chunk that does not fit a page) or -EOVERFLOW (more pages
+ * than an area holds), with a message. */
+UMEM_API int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frames,
+					 const struct umem_area_opts *area_opts,
+					 const struct umem_port_opts *port_opts);
 
 /* Removes the socket from the default program's map (detaching the program with the last port
  * on the interface), waits (bounded) for TX in flight to complete, returns every buffer the

@@ -5,6 +5,7 @@
 # programs is checked against the install() rules, so a new program cannot be forgotten here.
 set -uo pipefail
 build=${UMEM_BUILD_DIR:?} src=${UMEM_SOURCE_DIR:?}
+read -ra emu <<<"${UMEM_EMULATOR:-}" # cross builds: qemu-user and its arguments
 errors=0
 fail() { echo "FAIL: $*" >&2; errors=$((errors + 1)); }
 programs=(apps/xdp-fwd/xdp-fwd apps/xdp-reflect/xdp-reflect tools/xsk-gen/xsk-gen
@@ -26,7 +27,7 @@ for p in "${programs[@]}"; do
 	[ -x "$bin" ] || { fail "$name not built at $bin"; continue; }
 	for opt in --help -h; do
 		rc=0
-		"$bin" $opt >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+		"${emu[@]}" "$bin" $opt >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
 		[ $rc = 0 ] || fail "$name $opt exited $rc: $(head -3 "$tmp/err")"
 		[ ! -s "$tmp/err" ] || fail "$name $opt wrote to stderr: $(head -3 "$tmp/err")"
 		head -1 "$tmp/out" | grep -qE "^Usage: $name( |\$)" ||
@@ -40,12 +41,12 @@ for p in "${programs[@]}"; do
 	done
 	for opt in --version -V; do
 		rc=0
-		out=$("$bin" $opt 2>&1 </dev/null) || rc=$?
+		out=$("${emu[@]}" "$bin" $opt 2>&1 </dev/null) || rc=$?
 		[ $rc = 0 ] || fail "$name $opt exited $rc"
 		[ "$out" = "$name (libumem) $version" ] || fail "$name $opt printed '$out', expected '$name (libumem) $version'"
 	done
 	rc=0
-	"$bin" --no-such-option >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+	"${emu[@]}" "$bin" --no-such-option >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
 	[ $rc = 2 ] || fail "$name --no-such-option exited $rc, expected 2"
 	grep -q "^$name: .*no-such-option.*see --help" "$tmp/err" ||
 		fail "$name --no-such-option: message is not '$name: ... (see --help)': $(cat "$tmp/err")"

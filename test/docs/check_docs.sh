@@ -4,9 +4,11 @@
 #  2. every public function (UMEM_API or static inline in include/umem/*.h, except the umem__
 #     internals) is in the SYNOPSIS of a section-3 page and in docs/API.md, and every function a
 #     page's NAME line lists still exists;
-#  3. every man page (docs/man, apps/*) renders without a groff or man warning;
+#  3. every man page (docs/man, apps/*) renders without a groff or man warning, and no
+#     alternating-font macro glues two words together;
 #  4. every man page names the project's version (.TH ... "libumem X.Y"), and CHANGELOG.md has it;
-#  5. the program in docs/GETTING-STARTED.md compiles against the headers.
+#  5. the program in docs/GETTING-STARTED.md compiles without warnings and links against the
+#     library built here (every function it calls exists).
 set -uo pipefail
 src=${UMEM_SOURCE_DIR:?}
 errors=0
@@ -39,6 +41,30 @@ else
 	fail "groff or man missing (tools/setup.sh installs groff-base and man-db)"
 fi
 
+# groff does not warn about words glued together by an alternating-font macro (".BR X. They
+# are" renders "X.Theyare"): every pair of neighbouring arguments that would join two words.
+glued=$("$py" - $pages <<'PY'
+import re, shlex, sys
+for path in sys.argv[1:]:
+    for no, line in enumerate(open(path), 1):
+        m = re.match(r'^\.(BR|RB|IR|RI|BI|IB)\s+(.*)$', line.rstrip('\n'))
+        if not m:
+            continue
+        try:
+            args = shlex.split(m.group(2).replace('\\', '\\\\'))
+        except ValueError:
+            print(f"{path}:{no}: unbalanced quotes: {line.strip()}")
+            continue
+        for a, b in zip(args, args[1:]):
+            # \(lq and other escapes end in letters but are glyphs meant to touch the word
+            if re.search(r'\\(\(..|\[[^]]*\])$', a):
+                continue
+            if re.search(r'[A-Za-z0-9.,;]$', a) and re.match(r'[A-Za-z0-9]', b):
+                print(f"{path}:{no}: '{a}' and '{b}' render as one word")
+PY
+)
+[ -z "$glued" ] || fail "man pages with words glued together:"$'\n'"$glued"
+
 version=$(sed -n 's/^project(libumem VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 [ -n "$version" ] || fail "no project version in CMakeLists.txt"
 for p in $pages; do
@@ -46,12 +72,23 @@ for p in $pages; do
 done
 grep -q "^## .*\b$version\b" "$src/CHANGELOG.md" || fail "CHANGELOG.md has no section for $version"
 
-prog=$(mktemp --suffix=.c)
-trap 'rm -f "$prog"' EXIT
-awk '/^```c$/ { f = 1; next } /^```$/ { if (f) exit } f' "$src/docs/GETTING-STARTED.md" >"$prog"
-[ -s "$prog" ] || fail "no C program in docs/GETTING-STARTED.md"
-cc -std=gnu11 -fsyntax-only -Wall -Wextra -Werror -I"$src/include" "$prog" ||
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The first C block is the library code, the second its main(): two files, as the guide says.
+awk -v dir="$work" '/^```c$/ { f = 1; n++; next } /^```$/ { f = 0 } f { print > (dir "/block" n ".c") }' \
+	"$src/docs/GETTING-STARTED.md"
+lib=$(ls "${UMEM_BUILD_DIR:?}"/lib/libumem.so 2>/dev/null)
+cc=${UMEM_CC:-cc} # the build's compiler: a cross build's library links only with its own
+if [ ! -s "$work/block1.c" ] || [ ! -s "$work/block2.c" ]; then
+	fail "docs/GETTING-STARTED.md lacks its two C blocks (the program and its main)"
+elif ! "$cc" -std=gnu11 -c -o "$work/app.o" -Wall -Wextra -Werror -I"$src/include" "$work/block1.c" ||
+     ! "$cc" -std=gnu11 -c -o "$work/main.o" -Wall -Wextra -Werror "$work/block2.c"; then
 	fail "the program in docs/GETTING-STARTED.md does not compile"
+elif [ -z "$lib" ]; then
+	fail "libumem.so not built in $UMEM_BUILD_DIR/lib"
+elif ! "$cc" -o "$work/app" "$work/app.o" "$work/main.o" "$lib"; then
+	fail "the program in docs/GETTING-STARTED.md does not link against libumem"
+fi
 
 [ $errors = 0 ] || exit 1
 echo "docs: $(wc -l <<<"$funcs") functions documented, $(wc -w <<<"$pages") man pages clean, reference current"

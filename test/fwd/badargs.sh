@@ -26,6 +26,20 @@ expect_refusal "odd number" -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF0@1" --mod
 expect_refusal "cannot open port $TOPO_IF1@7" -i "$TOPO_IF0" -i "$TOPO_IF1@7"
 expect_refusal "unknown mode" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode hub
 expect_refusal "not a steering rule" -i "$TOPO_IF0" -i "$TOPO_IF1" --rule "tcp dport 99999 -> drop"
+expect_refusal "unknown mode 'generic' (native, skb, auto)" -i "$TOPO_IF0" -i "$TOPO_IF1" --xdp-mode generic
+
+log "a rule that hands ARP to a kernel without addresses is warned about; --xdp-mode skb"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --rule "arp -> pass" --xdp-mode skb
+for ifc in "$TOPO_IF0" "$TOPO_IF1"; do
+	grep -q "warning: rule 'arp -> pass' hands ARP arriving on $ifc to the kernel" "$WORK/fwd.err" ||
+		fail "no warning about ARP on $ifc: $(cat "$WORK/fwd.err")"
+	ip -n "$TOPO_MID" -d link show "$ifc" | grep -q xdpgeneric ||
+		fail "--xdp-mode skb: no generic XDP program on $ifc"
+done
+fwd_stop INT
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --rule "udp dport 53 -> drop"
+! grep -q "warning: rule" "$WORK/fwd.err" || fail "warning for a rule that keeps ARP: $(cat "$WORK/fwd.err")"
+fwd_stop INT
 
 log "the interfaces still work"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"

@@ -44,6 +44,11 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.workers, 1);
 	CHECK(cfg.need_wakeup && !cfg.unaligned && !cfg.hugepages && !cfg.json, "flags");
 	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_AUTO);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode", "skb"), 0);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_GENERIC);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode=native"), 0);
+	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_NATIVE);
 	/* wire is the default mode */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
 	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
@@ -117,6 +122,7 @@ static void test_bad_arguments(void)
 	BAD("2 workers", "-i", "a", "-i", "b", "--cpus", "0", "-w", "2");
 	BAD("seconds", "-i", "a", "-i", "b", "--duration", "soon");
 	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
+	BAD("--xdp-mode: unknown mode 'drv' (native, skb, auto)", "-i", "a", "-i", "b", "--xdp-mode", "drv");
 	BAD("no AF_XDP zero-copy", "-i", "a", "-i", "b", "--profile", "mvpp2", "--zero-copy");
 	BAD("unexpected argument 'b'", "-i", "a", "b");
 	BAD("--rule 'udp dport -> pass': not a steering rule", "-i", "a", "-i", "b", "--rule", "udp dport -> pass");
@@ -208,6 +214,48 @@ static void test_queue_ranges(void)
 	fwd_queue_count = umem_port__queue_count;
 }
 
+static int no_addr(const char *ifname)
+{
+	return !strcmp(ifname, "addr0"); /* only addr0 has an IPv4 address */
+}
+
+/* Which rule set hands ARP to the kernel, and the warning for interfaces without an address. */
+static void test_rules_arp(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 0);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> drop", "-r", "any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "ethertype arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 0);
+	/* Not ARP, or taken before the pass rule, or not the broadcast of a request: no warning. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> pass", "-r", "ipv4 -> pass",
+		       "-r", "dmac 02:00:00:00:00:01 -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), -1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "arp -> queue", "-r", "any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), -1);
+	/* Priority decides, not the order given; a narrower rule first does not cover all ARP. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "prio 9 arp -> queue", "-r", "prio 1 any -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "vlan 5 arp -> drop", "-r", "arp -> pass"), 0);
+	CHECK_EQ(fwd_rule_passing_arp(&cfg), 1);
+
+	fwd_if_has_ipv4 = no_addr;
+	CHECK_EQ(PARSE(&cfg, err, "-i", "addr0", "-i", "b@0-1", "-m", "reflect", "-r", "arp -> pass"), 0);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(fwd_warn_rules(&cfg, f), 1); /* b once, whatever its queues; addr0 can answer */
+	fclose(f);
+	CHECK(strstr(buf, "rule 'arp -> pass' hands ARP arriving on b to the kernel, which has no IPv4 address"),
+	      "warning: %s", buf);
+	free(buf);
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-r", "udp dport 53 -> drop"), 0);
+	CHECK_EQ(fwd_warn_rules(&cfg, stderr), 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -216,6 +264,7 @@ int main(void)
 	test_queue_ranges();
 	test_cpu_list();
 	test_help();
+	test_rules_arp();
 	printf("fwd_options: ok\n");
 	return 0;
 }

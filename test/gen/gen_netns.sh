@@ -68,7 +68,9 @@ ip -n "$A" neigh show 10.78.0.2 | grep -q "$(ip -n "$B" link show eth0 | awk '/e
 	fail "no ARP entry for the sink's host"
 
 log "crafted streams: loss, late frames, duplicates and another stream are told apart"
-sink_start "$B" --count 1010
+# This sink also asks for generic XDP, which veth would not pick by itself.
+sink_start "$B" --count 1010 --xdp-mode skb
+ip -n "$B" -d link show eth0 | grep -q xdpgeneric || fail "sink --xdp-mode skb: no generic XDP program on eth0"
 send() { ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --rate 20000 "$@" >>"$WORK/gen.out" 2>&1 || fail "gen $*"; }
 send --stream 77 --seq 500 --count 500  # 500..999: 0..499 missing
 send --stream 78 --count 5              # another run's frames

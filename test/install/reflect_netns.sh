@@ -64,10 +64,16 @@ for variant in "${variants[@]}"; do
 	esac
 	log=$work/$variant.log
 	# The in-tree run stops by itself (--count, exactly the frames sent); the others by SIGTERM.
-	stop=(--count $expect)
+	# It also asks for generic XDP (--xdp-mode skb), which veth would not pick by itself.
+	stop=(--count $expect --xdp-mode skb)
 	[ $variant = intree ] || stop=()
 	netns_bg job "$R" env LD_LIBRARY_PATH="$LIBDIR" "$bin" -i v0 --swap-ip "${stop[@]}" >"$log" 2>&1
 	wait_for 10 grep -q ready "$log" || { cat "$log"; fail "$variant: reflector not ready"; }
+	want=native
+	[ $variant = intree ] && want=generic
+	grep -q "ready on v0 queue 0 (.*, $want XDP)" "$log" || { cat "$log"; fail "$variant: not in $want XDP mode"; }
+	[ $want = generic ] && { ip -n "$R" -d link show v0 | grep -q "xdpgeneric" ||
+		fail "$variant: --xdp-mode skb, but v0 has no xdpgeneric program: $(ip -n "$R" -d link show v0)"; }
 	udp_echo "pk-$variant" || { cat "$log"; fail "$variant: UDP not reflected"; }
 	ip netns exec "$P" ping -q -c $pings -i 0.2 -W 3 "$far" >/dev/null ||
 		{ cat "$log"; fail "$variant: ping not answered"; }

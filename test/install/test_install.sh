@@ -14,13 +14,26 @@ install_prefix "$work"
 
 # Layout. xdp-fwd is checked when the tree has it.
 man=$PREFIX/share/man
-expect=(sbin/xdp-reflect bin/umem-steer bin/port-bench bin/steer-bench
-	share/man/man7/libumem.7 share/man/man8/xdp-reflect.8 share/man/man8/umem-steer.8)
+expect=(sbin/xdp-reflect bin/umem-steer bin/port-bench bin/steer-bench bin/xsk-gen bin/umem-bench
+	share/man/man7/libumem.7 share/man/man8/xdp-reflect.8 share/man/man8/umem-steer.8
+	share/man/man8/xsk-gen.8 share/man/man8/port-bench.8 share/man/man8/steer-bench.8
+	share/man/man1/umem-bench.1)
 for h in "$UMEM_SOURCE_DIR"/include/umem/*.h; do expect+=("include/umem/${h##*/}"); done
 for p in "$UMEM_SOURCE_DIR"/docs/man/*.3; do expect+=("share/man/man3/${p##*/}"); done
 [ -d "$UMEM_SOURCE_DIR/apps/xdp-fwd" ] && expect+=(sbin/xdp-fwd share/man/man8/xdp-fwd.8)
 for f in "${expect[@]}"; do
 	[ -e "$PREFIX/$f" ] || fail "$f not installed"
+done
+# Every installed program has a man page, and libumem(7) FILES names it and every BPF object.
+files=$(MANWIDTH=200 man -l "$man/man7/libumem.7" 2>/dev/null | sed -n '/^FILES/,/^SEE ALSO/p')
+[ -n "$files" ] || fail "libumem(7) has no FILES section (or man is missing)"
+for b in "$PREFIX"/bin/* "$PREFIX"/sbin/* "$LIBDIR"/umem/*.bpf.o; do
+	n=${b##*/}
+	case $n in
+	*.bpf.o) ;;
+	*) ls "$man"/man[18]/"$n".[18] >/dev/null 2>&1 || fail "$n is installed without a man page" ;;
+	esac
+	grep -qF -- "$n" <<<"$files" || fail "libumem(7) FILES does not name $n"
 done
 for b in "$UMEM_SOURCE_DIR"/bpf/*.bpf.c; do
 	o=$LIBDIR/umem/$(basename "$b" .c).o

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-queue forwarding (issue 9): 4-queue veth pairs, xdp-fwd -i m0@all -i m1@all with two
+# Multi-queue forwarding: 4-queue veth pairs, xdp-fwd -i m0@all -i m1@all with two
 # workers. Tagged frames sent from TX queue q of host 0 (a veth delivers them to RX queue q of
 # m0) must be read by the socket of m0@q, forwarded by m1@q, and arrive on RX queue q of host 1
 # (mq-probe checks the tag); UDP flows from host 0's stack, spread over the TX queues by the

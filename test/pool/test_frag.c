@@ -166,7 +166,7 @@ int main(void)
 	uniform_sizes(4096, 64, 64);
 	uniform_sizes(4096, 256, 16);
 	uniform_sizes(4096, 1500, 2);   /* 1536 each, the second absorbs the last 1024 */
-	uniform_sizes(32768, 1500, 21); /* seed 000's case: many MTU frames per 32 KiB page */
+	uniform_sizes(32768, 1500, 21); /* many MTU frames per 32 KiB page */
 	uniform_sizes(65536, 9000, 7);
 	half_page_rule();
 	chunk_boundaries();

@@ -5,7 +5,10 @@
  * mailboxes; the receiver checks the stamp and puts them with its own pool (so they travel back
  * through the owner's lock-free return ring), sometimes after taking and dropping extra
  * references. Midway one worker destroys its pool while its pages are still out: the late
- * returns must be released safely. At the end every page is back in the area.
+ * returns must be released safely. At the end every page is back in the area, and the pools
+ * recycled: pages came back through the return rings and were handed out again, so far fewer
+ * pages were taken from the area than allocated (a pool that released every put page to the
+ * area would pass every other check).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +34,17 @@ struct box {
 static struct umem_area *area;
 static struct box boxes[WORKERS];
 static atomic_int done_sending;
+static pthread_barrier_t start; /* the workers run together, not one after the other */
 static atomic_ulong crossed; /* frames put by a thread other than their pool's owner */
+static atomic_ulong page_allocs; /* whole pages allocated */
+static struct umem_pool_stats final[WORKERS]; /* each pool's stats just before its destroy */
+
+static void destroy(struct umem_pool *p, int id)
+{
+	final[id].sz = sizeof(final[id]);
+	CHECK_EQ(umem_pool__stats(p, &final[id]), 0);
+	umem_pool__destroy(p);
+}
 
 static bool box_push(struct box *b, struct msg m)
 {
@@ -100,12 +113,16 @@ static void *worker(void *arg)
 	bool destroyed = false;
 
 	CHECK(p, "pool: %s", strerror(errno));
+	pthread_barrier_wait(&start);
 	for (int r = 0; r < ROUNDS; r++) {
 		uint64_t addr;
-		int err = test_rand(&rng) % 2 ? umem_pool__alloc(p, &addr)
-					      : umem_pool__alloc_frag(p, 64 + (uint32_t)(test_rand(&rng) % 1500), &addr, NULL);
+		bool page = test_rand(&rng) % 2;
+		int err = page ? umem_pool__alloc(p, &addr)
+			       : umem_pool__alloc_frag(p, 64 + (uint32_t)(test_rand(&rng) % 1500), &addr, NULL);
 
 		if (!err) {
+			if (page)
+				atomic_fetch_add(&page_allocs, 1);
 			struct msg m = { .addr = addr, .stamp = ++stamp };
 			int to = (id + 1 + (int)(test_rand(&rng) % (WORKERS - 1))) % WORKERS;
 
@@ -118,7 +135,7 @@ static void *worker(void *arg)
 		consume(p, &boxes[id], &rng);
 		/* Worker 0 tears its pool down midway with pages in the other workers' hands. */
 		if (id == 0 && r == ROUNDS / 2) {
-			umem_pool__destroy(p);
+			destroy(p, id);
 			destroyed = true;
 			break;
 		}
@@ -138,7 +155,7 @@ static void *worker(void *arg)
 	}
 	/* Pages of this pool may still sit in another live worker's mailbox: destroy copes. */
 	if (!destroyed)
-		umem_pool__destroy(p);
+		destroy(p, id);
 	return NULL;
 }
 
@@ -150,11 +167,24 @@ int main(void)
 	CHECK(area, "area: %s", strerror(errno));
 	for (int i = 0; i < WORKERS; i++)
 		pthread_mutex_init(&boxes[i].lock, NULL);
+	pthread_barrier_init(&start, NULL, WORKERS);
 	for (int i = 0; i < WORKERS; i++)
 		CHECK(!pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i), "thread");
 	for (int i = 0; i < WORKERS; i++)
 		pthread_join(th[i], NULL);
 	CHECK(atomic_load(&crossed) > 0, "no frame crossed threads");
+	uint64_t held = 0, ring = 0;
+
+	for (int i = 0; i < WORKERS; i++) {
+		held += final[i].pages_held;
+		ring += final[i].recycle.ring;
+	}
+	/* Whole pages put by another thread travel back through their owner's return ring. */
+	CHECK(ring > 0, "no page came back through a return ring");
+	/* Recycled pages are reused: the area supplied a fraction of the pages allocated. */
+	CHECK(held * 2 < atomic_load(&page_allocs), "%llu pages taken from the area for %llu page "
+	      "allocations: the pools do not recycle", (unsigned long long)held,
+	      (unsigned long long)atomic_load(&page_allocs));
 	CHECK_EQ(umem_area__free_pages(area), 4096);
 	CHECK_EQ(umem_area__destroy(area), 0);
 	return 0;

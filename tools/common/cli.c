@@ -5,7 +5,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <umem/common.h>
+#include <umem/port.h>
+#include <umem/steer.h>
 
 #include "cli.h"
 
@@ -175,6 +176,29 @@ void cli_usage(const struct cli_prog *p, FILE *out)
 void cli_version(const struct cli_prog *p, FILE *out)
 {
 	fprintf(out, "%s (libumem) %d.%d\n", p->name, UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR);
+}
+
+int cli_parse_xdp_mode(const char *arg, uint32_t *mode, char *err, size_t errlen)
+{
+	_Static_assert((int)UMEM_PORT_ATTACH_NATIVE == (int)UMEM_STEER_MODE_NATIVE &&
+			       (int)UMEM_PORT_ATTACH_GENERIC == (int)UMEM_STEER_MODE_GENERIC &&
+			       (int)UMEM_PORT_ATTACH_AUTO == (int)UMEM_STEER_MODE_AUTO,
+		       "one value for both attach-mode enums");
+	static const struct {
+		const char *name;
+		uint32_t mode;
+	} modes[] = {
+		{ "native", UMEM_PORT_ATTACH_NATIVE },
+		{ "skb", UMEM_PORT_ATTACH_GENERIC },
+		{ "auto", UMEM_PORT_ATTACH_AUTO },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(arg, modes[i].name)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	return cli_fail(err, errlen, "--xdp-mode: unknown mode '%s' (native, skb, auto)", arg);
 }
 
 static bool is_pow2(uint64_t v)

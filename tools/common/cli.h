@@ -75,6 +75,12 @@ void cli_help_item(FILE *out, const char *left, const char *text);
 /* "NAME: message (see --help)" on stderr, exit 2: for checks after cli_parse. */
 void cli_die(const struct cli_prog *p, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 
+/* --xdp-mode MODE, as xdp-tools spell it: "native", "skb" or "auto" into an
+ * enum umem_port_xdp_attach (whose values enum umem_steer_mode shares). 0, or -1 with err set. */
+int cli_parse_xdp_mode(const char *arg, uint32_t *mode, char *err, size_t errlen);
+/* Its option-table row, for a CLI_SET setter that stores the result. */
+#define CLI_XDP_MODE_HELP "XDP attach mode: native, skb (generic) or auto (native, else skb with a notice; default)"
+
 /* Writes the message into err and returns -1 (for CLI_FN setters). */
 int cli_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Decimal in [min, max]; opt (a long name) goes into the message. 0, or -1 with err set. */

@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "../../test/common/netns.h"
+#include "netns.h"
 #include <errno.h>
 #include <string.h>
 #include <time.h>

@@ -34,7 +34,6 @@
 #include "gen.h"
 
 #define BATCH_MAX 256u
-#define AREA_PAGES 8192u /* 32 MiB: the sink's fill ring (4096 pages) and a full TX ring of frames */
 #define CHUNK 4096u
 
 struct config {
@@ -50,6 +49,7 @@ struct config {
 	uint64_t first_seq;
 	bool json;
 	const char *size_text, *mix_text; /* as given: one of them makes the mix */
+	uint32_t xdp_mode; /* enum umem_steer_mode: the sink's steering program */
 };
 
 static volatile sig_atomic_t stop;
@@ -117,6 +117,11 @@ static int set_dst_ip(void *v, const char *arg, char *err, size_t errlen)
 	return set_ip("dst-ip", arg, &cfg->flow.dst_ip, err, errlen);
 }
 
+static int set_xdp_mode(void *v, const char *arg, char *err, size_t errlen)
+{
+	return cli_parse_xdp_mode(arg, &((struct config *)v)->xdp_mode, err, errlen);
+}
+
 static int set_port(const char *opt, const char *arg, uint16_t *port, char *err, size_t errlen)
 {
 	uint32_t v;
@@ -157,6 +162,7 @@ static const struct cli_opt opts[] = {
 	{ "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)", CLI_U32_AT(CFG, stream, 0, UINT32_MAX) },
 	{ "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)", CLI_U64_AT(CFG, first_seq, 0, UINT64_MAX / 2) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, BATCH_MAX) },
+	{ "xdp-mode", 0, "MODE", "sink: " CLI_XDP_MODE_HELP, CLI_SET(set_xdp_mode) },
 	{ "json", 'j', NULL, "print the report as one JSON object", CLI_FLAG_AT(CFG, json, true) },
 };
 
@@ -207,6 +213,8 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 		cli_die(&cli, "sink takes no frame options (size, mix, rate, addresses)");
 	if (!cfg->sink && cfg->idle > 0)
 		cli_die(&cli, "--idle is a sink option");
+	if (!cfg->sink && cfg->xdp_mode)
+		cli_die(&cli, "--xdp-mode is a sink option (the generator attaches no XDP program)");
 	if (cfg->sink && cfg->first_seq)
 		cli_die(&cli, "--seq is a generator option");
 	if (cfg->duration < 0)
@@ -372,13 +380,16 @@ static int world_open(struct world *w, const struct config *cfg)
 	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? 2048 : 64, .tx_size = cfg->sink ? 64 : 2048,
 		  .xdp_prog = UMEM_PORT_PROG_NONE);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
-	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass);
+	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass, .mode = cfg->xdp_mode);
 	struct umem_steer_rule rule;
 	char text[64];
 	int err;
+	int64_t pages = umem_port__pages_needed(1, 0, &ao, &po);
 
 	*w = (struct world){ 0 };
-	w->area = umem_area__create(AREA_PAGES, &ao);
+	if (pages < 0)
+		return (int)pages;
+	w->area = umem_area__create((uint32_t)pages, &ao);
 	if (!w->area || !(w->pool = umem_pool__create(w->area, NULL)))
 		return -errno;
 	/* No default program: the generator's host keeps its replies and ARP; the sink steers. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private network namespaces for C tests (label netns).
+ * Private network namespaces for C tests (label netns) and the benchmarks that build veth
+ * topologies (port-bench): shared by tools and tests, so it lives with the shared tool code.
  *
  * netns_private() moves the test into a fresh namespace ("local") and creates a second one
  * ("peer"); both are held only by this process (the thread's namespace and an fd), so they and

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The dependency rules of docs/ARCHITECTURE.md, checked on the include lines:
+
+  1. include/umem/ includes only include/umem/ (and system headers);
+  2. no include cycle among the project headers of lib/ and include/umem/;
+  3. apps/ and tools/ include, of the project, only include/umem/, their own folder,
+     tools/common/ and skeletons of BPF programs in their own folder;
+  4. bpf/ includes only include/umem/ and its own folder;
+  5. the hot-path table of docs/ARCHITECTURE.md is true: each hot function is defined in its
+     row's file only, every file defining one is in the table, and no hot-path file includes a
+     control-plane header (directly or through project headers).
+
+  check_layout.py [ROOT]      exit 1 naming every violation
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(__file__), "..", ".."))
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+CONTROL = {"bpf/libbpf.h", "bpf/bpf.h", "xdp/libxdp.h", "xdp_attach.h", "steer_internal.h"}
+errors = []
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def sources(top):
+    for d, _, files in os.walk(os.path.join(ROOT, top)):
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                yield os.path.join(d, f)
+
+
+def includes(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return INCLUDE.findall(f.read())
+
+
+def resolve(path, kind, name):
+    """The project file an include names, or None (a system header). Skeletons resolve to
+    their .bpf.c."""
+    here = os.path.dirname(path)
+    if kind == "<":
+        cand = [os.path.join(ROOT, "include", name)] if name.startswith("umem/") else []
+    else:
+        cand = [os.path.join(here, name), os.path.join(ROOT, "lib", name),
+                os.path.join(ROOT, "include", name), os.path.join(ROOT, "tools", "common", name)]
+    for c in cand:
+        if os.path.isfile(c):
+            return os.path.normpath(c)
+    if name.endswith(".skel.h"):
+        bpf = name[:-len(".skel.h")] + ".bpf.c"
+        for c in (os.path.join(here, bpf), os.path.join(ROOT, "bpf", bpf)):
+            if os.path.isfile(c):
+                return os.path.normpath(c)
+    return None
+
+
+def under(path, top):
+    return rel(path).startswith(top.rstrip("/") + "/")
+
+
+# Rules 1, 3, 4: where each room's includes may point.
+for top in ("include/umem", "lib", "apps", "tools", "bpf"):
+    for path in sources(top):
+        for kind, name in includes(path):
+            target = resolve(path, kind, name)
+            if target is None:
+                if kind == '"' and not name.endswith(".skel.h"):
+                    errors.append("%s: #include \"%s\" is no project file" % (rel(path), name))
+                continue
+            same_dir = os.path.dirname(target) == os.path.dirname(path)
+            ok = {
+                "include/umem": under(target, "include/umem"),
+                "lib": under(target, "include/umem") or under(target, "lib") or under(target, "bpf"),
+                "bpf": under(target, "include/umem") or same_dir,
+            }.get(top)
+            if ok is None:  # apps, tools
+                ok = under(target, "include/umem") or same_dir or under(target, "tools/common")
+            if not ok:
+                errors.append("%s includes %s: %s may include only %s" % (
+                    rel(path), rel(target), top, {
+                        "include/umem": "include/umem/",
+                        "lib": "include/umem/, lib/ and bpf/ skeletons",
+                        "bpf": "include/umem/ and its own folder",
+                    }.get(top, "include/umem/, its own folder and tools/common/")))
+
+# Rule 2: no cycle among the headers of lib/ and include/umem/.
+graph = {}
+for top in ("include/umem", "lib"):
+    for path in sources(top):
+        graph[path] = [t for k, n in includes(path) if (t := resolve(path, k, n)) and t.endswith(".h")]
+state = {}
+
+
+def visit(node, stack):
+    state[node] = 1
+    stack.append(node)
+    for nxt in graph.get(node, []):
+        if state.get(nxt) == 1:
+            cycle = stack[stack.index(nxt):] + [nxt]
+            errors.append("include cycle: " + " -> ".join(rel(c) for c in cycle))
+        elif nxt in graph and not state.get(nxt):
+            visit(nxt, stack)
+    stack.pop()
+    state[node] = 2
+
+
+for node in sorted(graph):
+    if not state.get(node):
+        visit(node, [])
+
+# Rule 5: the hot-path table.
+doc = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+with open(doc, encoding="utf-8") as f:
+    text = f.read()
+m = re.search(r"^## Hot path\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+hot = {}
+for row in (m.group(1).splitlines() if m else []):
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    if len(cells) == 2 and cells[0].startswith("`"):
+        hot[cells[0].strip("`")] = re.findall(r"`(\w+)`", cells[1])
+if len(hot) < 3:
+    errors.append("docs/ARCHITECTURE.md: no hot-path table (## Hot path, | `file` | `functions` |)")
+
+DEF = re.compile(r"^[A-Za-z_][^;{}()#=]*?\b(\w+)\s*\(", re.M)
+
+
+def definitions(path):
+    """Names of the functions a C file defines (a declarator at the line start whose
+    parameter list is followed by a body)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        s = f.read()
+    out = set()
+    for d in DEF.finditer(s):
+        depth, i = 0, d.end() - 1
+        while i < len(s):
+            depth += {"(": 1, ")": -1}.get(s[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        rest = s[i + 1:].lstrip()
+        if rest.startswith("{") or re.match(r"__attribute__\s*\(\(.*?\)\)\s*\{", rest, re.S):
+            out.add(d.group(1))
+    return out
+
+
+defined = {}
+for top in ("include/umem", "lib"):
+    for path in sources(top):
+        for name in definitions(path):
+            defined.setdefault(name, set()).add(rel(path))
+all_hot = {fn: f for f, fns in hot.items() for fn in fns}
+for f, fns in hot.items():
+    if not os.path.isfile(os.path.join(ROOT, f)):
+        errors.append("docs/ARCHITECTURE.md: hot-path file %s does not exist" % f)
+    for fn in fns:
+        where = defined.get(fn, set())
+        if where != {f}:
+            errors.append("hot function %s: defined in %s, the docs say %s" % (
+                fn, ", ".join(sorted(where)) or "no file", f))
+for fn, where in sorted(defined.items()):
+    if fn in all_hot:
+        for w in where - set(hot):
+            errors.append("%s defines hot function %s but is not a hot-path file in the docs" % (w, fn))
+
+
+def reach(path, seen):
+    """Every include name reachable from path through project headers."""
+    names = set()
+    for kind, name in includes(path):
+        names.add(name)
+        t = resolve(path, kind, name)
+        if t and t.endswith(".h") and t not in seen:
+            seen.add(t)
+            names |= reach(t, seen)
+    return names
+
+
+for f in hot:
+    p = os.path.join(ROOT, f)
+    if os.path.isfile(p):
+        bad = sorted(n for n in reach(p, set()) if n in CONTROL or n.endswith(".skel.h"))
+        if bad:
+            errors.append("hot-path file %s reaches control-plane headers: %s" % (f, ", ".join(bad)))
+
+for e in errors:
+    print("FAIL:", e)
+if not errors:
+    print("layout: %d headers without a cycle, apps/tools/bpf include rules hold, %d hot-path "
+          "files and %d hot functions as documented" % (len(graph), len(hot), len(all_hot)))
+sys.exit(1 if errors else 0)

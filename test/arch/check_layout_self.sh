@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The layout check fails on each kind of violation (label unit): a copy of the tree with one
+# violation at a time must fail, naming it; the untouched copy passes.
+set -uo pipefail
+src=${UMEM_SOURCE_DIR:?}
+py=$(command -v /usr/bin/python3 || command -v python3) || { echo "FAIL: python3 missing (tools/setup.sh)"; exit 1; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+errors=0
+fail() { echo "FAIL: $*" >&2; errors=$((errors + 1)); }
+fresh() { rm -rf "$tmp/t"; mkdir -p "$tmp/t"; cp -r "$src"/{include,lib,apps,tools,bpf,docs} "$tmp/t/"; }
+expect_fail() { # what message
+	out=$("$py" "$src/test/arch/check_layout.py" "$tmp/t" 2>&1)
+	[ $? = 1 ] || fail "$1: not caught"
+	grep -qF "$2" <<<"$out" || fail "$1: the report lacks '$2': $out"
+}
+
+fresh
+"$py" "$src/test/arch/check_layout.py" "$tmp/t" >/dev/null || fail "the untouched tree fails"
+
+fresh; sed -i '0,/#include/s//#include "..\/..\/lib\/internal.h"\n&/' "$tmp/t/tools/xsk-gen/main.c"
+expect_fail "a tool including lib/" "tools/xsk-gen/main.c includes lib/internal.h"
+
+fresh; printf '#include "internal.h"\n' >>"$tmp/t/lib/xdp_attach.h"; printf '#include "xdp_attach.h"\n' >>"$tmp/t/lib/internal.h"
+expect_fail "a cycle in lib/" "include cycle"
+
+fresh; printf 'int umem_port__rx_burst(void *p)\n{\n\treturn 0;\n}\n' >>"$tmp/t/lib/port.c"
+expect_fail "a hot function outside its file" "lib/port.c defines hot function umem_port__rx_burst"
+
+fresh; sed -i 's|#include "port_internal.h"|#include <bpf/libbpf.h>\n&|' "$tmp/t/lib/port_data.c"
+expect_fail "control plane in a hot file" "hot-path file lib/port_data.c reaches control-plane headers: bpf/libbpf.h"
+
+fresh; printf '#include <umem/../../lib/internal.h>\n' >>"$tmp/t/include/umem/common.h"
+expect_fail "a public header including lib/" "include/umem/common.h includes lib/internal.h"
+
+[ $errors = 0 ] && echo "layout check: every violation caught"
+exit $((errors > 0))
