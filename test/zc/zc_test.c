@@ -306,7 +306,8 @@ static int test_ports(const char *chunk_arg, bool nowake)
 	struct umem_area *a = make_area(2048, chunk);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
-	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .chunk_size = uchunk,
+	/* RX ring above the largest burst: a receiver that lags under TCG never overflows it. */
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 512, .tx_size = 256, .chunk_size = uchunk,
 		  .zerocopy = UMEM_PORT_ZC_REQUIRE, .flags = nowake ? UMEM_PORT_F_NO_NEED_WAKEUP : 0);
 	struct umem_port *p0 = zc_port(a, pool, 0, &po), *p1 = zc_port(a, pool, 1, &po);
 	printf("ports: %s and %s %s, XDP %s, chunk %u, RX frame up to %u bytes, need_wakeup %s\n",
@@ -353,7 +354,8 @@ static int test_ports(const char *chunk_arg, bool nowake)
 			k = umem_port__rx_burst(p1, r + got, BIG - got);
 			CHECK(k >= 0, "rx_burst: %d", k);
 			got += (uint32_t)k;
-			CHECK(now_ms() < end, "big burst: %u sent, %u received of %u", sent, got, BIG);
+			CHECK(now_ms() < end, "big burst: %u sent, %u received of %u (RX ring full %llu)",
+			      sent, got, BIG, (unsigned long long)stats(p1).rx_ring_full);
 		}
 		for (uint32_t i = 0; i < BIG; i++) {
 			check_frame(umem_pool__ptr(pool, r[i].addr), r[i].len, 0, 1, seq + i);
@@ -459,7 +461,8 @@ static int test_starve(void)
 	struct umem_area *a = make_area(1024, 2048), *b = make_area(160, 2048); /* b: 320 buffers */
 	struct umem_pool *pa = umem_pool__create(a, NULL), *pb = umem_pool__create(b, NULL);
 	CHECK(pa && pb, "pools: %s", strerror(errno));
-	UMEM_OPTS(umem_port_opts, po, .rx_size = 128, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
+	/* The RX ring holds more than b's buffers: frames are lost only for want of buffers. */
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 512, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
 	struct umem_port *p0 = zc_port(a, pa, 0, &po), *p1 = zc_port(b, pb, 1, &po);
 
 	make_descs(pa, tx, S, 0, 1, 0);
@@ -524,7 +527,9 @@ static int test_starve(void)
 				umem_pool__put(pb, d[i].addr);
 			}
 			CHECK(now_ms() < end, "after the buffers came back: %u of frames %u..%u arrived "
-			      "(rx kicks %llu)", fresh, base, base + 15, (unsigned long long)stats(p1).rx_kicks);
+			      "(rx kicks %llu, RX ring full %llu)", fresh, base, base + 15,
+			      (unsigned long long)stats(p1).rx_kicks,
+			      (unsigned long long)stats(p1).rx_ring_full);
 			if (!k)
 				poll(NULL, 0, 1);
 		}
