@@ -303,7 +303,8 @@ static int test_ports(const char *chunk_arg, bool nowake)
 	else
 		chunk = (uint32_t)atoi(chunk_arg);
 	links_up();
-	struct umem_area *a = make_area(2048, chunk);
+	/* Two fill rings of 1024 take 2048 buffers (one per page with 3000- or 4096-byte chunks). */
+	struct umem_area *a = make_area(4096, chunk);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	/* RX ring above the largest burst: a receiver that lags under TCG never overflows it. */
