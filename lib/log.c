@@ -1,12 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "internal.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* A process started with fd 2 closed gets its first socket there: an AF_XDP socket of ours,
+ * say. Text written into it fails (EOPNOTSUPP) at best, so the default printer checks first;
+ * a message is rare enough for one getsockopt. */
+static bool stderr_is_xsk(void)
+{
+	int domain = 0;
+	socklen_t len = sizeof(domain);
+
+	return !getsockopt(STDERR_FILENO, SOL_SOCKET, SO_DOMAIN, &domain, &len) && domain == AF_XDP;
+}
 
 __attribute__((format(printf, 2, 0)))
 static int default_print(enum umem_print_level level, const char *fmt, va_list args)
 {
 	if (level == UMEM_DEBUG && !getenv("LIBUMEM_VERBOSE"))
+		return 0;
+	if (stderr_is_xsk())
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -40,6 +59,8 @@ void umem__die(const char *fmt, ...)
 {
 	va_list args;
 
+	if (stderr_is_xsk())
+		abort();
 	fputs("libumem: FATAL: ", stderr);
 	va_start(args, fmt);
 	vfprintf(stderr, fmt, args);

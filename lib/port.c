@@ -185,12 +185,19 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 	snprintf(who, sizeof(who), "port %s:%u", ifname, queue);
 	/* Any program there is refused, ours too: a default program of another process's port
 	 * is attached through its bpf_link and lives while that process does. */
-	err = umem__xdp_find(ifindex, "xsk_redirect", &f);
+	err = umem__xdp_find(ifindex, UMEM__PORT_PROG_NAME, &f);
 	id = err ? 0 : f.prog_id ? f.prog_id : f.foreign_id;
+	if (!err && f.prog_id) {
+		pr_warn("%s: the interface is in use by libumem ports of another process (their XDP "
+			"program, id %u, lives while that process does): stop it, or open this queue "
+			"from that process\n", who, id);
+		*errp = -EBUSY;
+		return NULL;
+	}
 	if (!err && id) {
-		pr_warn("%s: the interface already has XDP program id %u attached: detach it "
-			"(ip link set dev %s xdp off) or steer with it (UMEM_PORT_PROG_NONE)\n",
-			who, id, ifname);
+		pr_warn("%s: the interface already has XDP program '%s' (id %u) attached: detach it "
+			"(ip link set dev %s %s off) or steer with it (UMEM_PORT_PROG_NONE)\n",
+			who, f.foreign_name, id, ifname, umem__xdp_off_keyword(f.foreign_flags));
 		*errp = -EBUSY;
 		return NULL;
 	}
@@ -379,11 +386,9 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		if (c->zerocopy == UMEM_PORT_ZC_REQUIRE && (c->flags & UMEM_PORT_F_MULTI_BUFFER))
 			why = "zero-copy with multi-buffer required, but the driver has no zero-copy "
 			      "multi-buffer (chains) or no zero-copy at all (without "
-			      "UMEM_PORT_F_MULTI_BUFFER it may bind zero-copy; copy mode: zerocopy = "
-			      "UMEM_PORT_ZC_AUTO or _OFF)";
+			      "UMEM_PORT_F_MULTI_BUFFER it may bind zero-copy; copy mode works)";
 		else if (c->zerocopy == UMEM_PORT_ZC_REQUIRE)
-			why = "zero-copy required but the driver does not support it (copy mode: "
-			      "zerocopy = UMEM_PORT_ZC_AUTO or _OFF)";
+			why = "zero-copy required but the driver does not support it (copy mode works)";
 		else
 			why = "the device does not support AF_XDP in the requested mode";
 		break;

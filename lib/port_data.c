@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <linux/if_xdp.h>
 #include "port_internal.h"
@@ -138,6 +139,32 @@ static uint32_t fill_alloc(struct umem_port *p, uint32_t idx, uint32_t n)
 	return got;
 }
 
+#define FILL_LOG_NS 5000000000ull
+
+static void fill_episode(struct umem_port *p, uint32_t short_by)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	p->fill_episodes++;
+	if (p->fill_logged_ns && now - p->fill_logged_ns < FILL_LOG_NS)
+		return;
+	if (p->fill_episodes > 1)
+		pr_warn("port %s:%u: pool empty: fill ring short of %u buffers, %u times in %.0f s (the "
+			"kernel drops frames once it runs dry; an area of umem_port__pages_needed() "
+			"pages, or fewer buffers held, fixes it)\n", p->ifname, p->queue, short_by,
+			p->fill_episodes, (double)(now - p->fill_logged_ns) / 1e9);
+	else
+		pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
+			"frames once it runs dry; an area of umem_port__pages_needed() pages, or fewer "
+			"buffers held, fixes it)\n", p->ifname, p->queue, short_by);
+	p->fill_logged_ns = now;
+	p->fill_episodes = 0;
+	p->fill_reported = true;
+}
+
 int umem__port_refill(struct umem_port *p, uint32_t min_free)
 {
 	struct port_queue *q = p->q;
@@ -155,20 +182,21 @@ int umem__port_refill(struct umem_port *p, uint32_t min_free)
 	PSTAT(p, fill_added, got);
 	if (got < free) {
 		PSTAT(p, fill_alloc_fail, 1);
-		/* Once per episode: the pool stays empty for many bursts while the buffers are
-		 * held elsewhere (a small area, a stalled TX port), and the kernel counts the
-		 * frames it drops meanwhile (rx_fill_ring_empty). */
+		/* An episode: the pool stays empty for many bursts while the buffers are held
+		 * elsewhere (a small area, a stalled TX port), and the kernel counts the frames it
+		 * drops meanwhile (rx_fill_ring_empty). A pool at its limit starts thousands of
+		 * episodes a second, so they are reported at most once per FILL_LOG_NS, with the
+		 * count since the last report. */
 		if (!p->fill_short)
-			pr_warn("port %s:%u: pool empty: fill ring short of %u buffers (the kernel drops "
-				"frames once it runs dry; an area of umem_port__pages_needed() pages, or fewer "
-				"buffers held, fixes it)\n",
-				p->ifname, p->queue, free - got);
+			fill_episode(p, free - got);
 		p->fill_short = true;
 		if (!got)
 			return -ENOMEM;
 	} else if (p->fill_short) {
 		p->fill_short = false;
-		pr_info("port %s:%u: fill ring topped up again\n", p->ifname, p->queue);
+		if (p->fill_reported)
+			pr_info("port %s:%u: fill ring topped up again\n", p->ifname, p->queue);
+		p->fill_reported = false;
 	}
 	return (int)got;
 }

@@ -99,7 +99,10 @@ struct umem_port {
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
 	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
-	bool fill_short;      /* the last refill found the pool empty (reported once per episode) */
+	bool fill_short;      /* the last refill found the pool empty (an episode) */
+	bool fill_reported;   /* this episode was reported (so its end is too) */
+	uint32_t fill_episodes; /* episodes since the last report */
+	uint64_t fill_logged_ns; /* CLOCK_MONOTONIC_COARSE of the last report, 0 none yet */
 	enum umem_port_mode mode;
 	enum umem_port_xdp_mode xdp_mode;
 	char ifname[IF_NAMESIZE];

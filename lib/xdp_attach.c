@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -168,12 +169,28 @@ int umem__xdp_remove_stale(const char *who, int ifindex, const struct xdp_found 
 	return err;
 }
 
+const char *umem__xdp_off_keyword(uint32_t xdp_flags)
+{
+	return xdp_flags & XDP_FLAGS_SKB_MODE ? "xdpgeneric" : "xdp";
+}
+
 int umem__xdp_remove_foreign(const char *who, int ifindex, const struct xdp_found *f, bool replace)
 {
+	if (!replace && !strcmp(f->foreign_name, UMEM__PORT_PROG_NAME)) {
+		/* Not foreign: another libumem process's ports serve the interface. */
+		pr_warn("%s: the interface is in use by libumem ports of another process (their XDP "
+			"program '%s', id %u, lives while that process does): stop it, or steer from "
+			"that process\n", who, f->foreign_name, f->foreign_id);
+		return -EBUSY;
+	}
 	if (!replace) {
-		pr_warn("%s: XDP program '%s' (id %u) is attached and is not ours: refusing to "
-			"replace it (UMEM_STEER_F_REPLACE / --replace to override)\n",
-			who, f->foreign_name, f->foreign_id);
+		char ifname[IF_NAMESIZE] = "IFACE";
+
+		if_indextoname((unsigned int)ifindex, ifname);
+		pr_warn("%s: XDP program '%s' (id %u) is attached and is not libumem's: refusing to "
+			"replace it (detach it with ip link set dev %s %s off; the API can replace "
+			"it with UMEM_STEER_F_REPLACE)\n", who, f->foreign_name, f->foreign_id, ifname,
+			umem__xdp_off_keyword(f->foreign_flags));
 		return -EBUSY;
 	}
 	pr_info("%s: replacing XDP program '%s' (id %u) as asked\n", who, f->foreign_name,

@@ -32,6 +32,11 @@ struct xdp_found {
 
 /* Fills f for ifindex; ours is the BPF program name of our program. 0 or negative errno. */
 UMEM_PRIVATE int umem__xdp_find(int ifindex, const char *ours, struct xdp_found *f);
+/* The ip-link keyword that detaches a program attached with xdp_flags: "xdpgeneric" for
+ * generic (skb) mode, where "xdp off" leaves it attached, else "xdp". */
+UMEM_PRIVATE const char *umem__xdp_off_keyword(uint32_t xdp_flags);
+/* BPF name of the ports' default program (bpf/xsk_redirect.bpf.c). */
+#define UMEM__PORT_PROG_NAME "xsk_redirect"
 /* Whether prog_id is attached to ifindex through a bpf_link (else through netlink). */
 UMEM_PRIVATE bool umem__xdp_by_link(int ifindex, uint32_t prog_id);
 

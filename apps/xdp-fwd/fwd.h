@@ -90,6 +90,9 @@ struct fwd_config {
 	uint32_t l2_size;     /* MAC table slots (power of two) */
 	bool json;
 	bool quiet;
+	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
+	 * capabilities in the permitted set). */
+	bool reattach;
 };
 
 /* options.c */

@@ -3,11 +3,12 @@
  * xdp-fwd: forwards frames between AF_XDP ports that share one UMEM.
  *
  * Start-up creates, in order, the area, one pool per worker, the ports (first to last) and the
- * workers; any failure unwinds what exists, in reverse. SIGINT/SIGTERM (and --duration,
+ * workers; any failure unwinds what exists, in reverse. SIGINT/SIGTERM/SIGHUP (and --duration,
  * --count) stop RX, let the workers drain TX completions, destroy the ports (which detaches
  * the XDP program and returns every buffer) and then the pools; the frames still out at that
  * point are reported and must be zero. Signals are blocked in every thread and taken by the
- * main thread with sigtimedwait(), which also paces the stats output.
+ * main thread with sigtimedwait(), which also paces the stats output (SIGUSR1: print them now)
+ * and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,8 +22,12 @@
 #include <umem/port.h>
 
 #include "fwd.h"
+#include "live.h"
+#include "lock.h"
 #include "privs.h"
+#include "rules.h"
 #include "stats.h"
+#include "sys.h"
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
@@ -75,8 +80,26 @@ static uint64_t frame_pages(const struct fwd_config *cfg, uint64_t frames)
 	return cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
 }
 
+bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
+}
+
+/* Frames that every fill ring and every TX ring full at once take, plus the pools' caches and
+ * the cross-worker queues: with that many the pools never run dry in steady state. */
+static uint64_t frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)
+{
+	uint64_t frames = ring_frames(cfg, cfg->nr_ports) + nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
+
+	if (nr_workers > 1)
+		frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
+	return frames;
+}
+
 /* Checks that need the system but change nothing: every interface exists, multi-buffer is on
- * when an MTU needs it. */
+ * when an MTU needs it, every rule's target is served. */
 static int check_system(struct fwd_config *cfg)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
@@ -96,37 +119,30 @@ static int check_system(struct fwd_config *cfg)
 				ifname, mtu, FWD_MVPP2_XDP_MTU, ifname, FWD_MVPP2_XDP_MTU);
 			return -EINVAL;
 		}
-		if (!cfg->multi_buffer && mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM) {
+		if (!cfg->multi_buffer && fwd_mtu_needs_multi_buffer(cfg, mtu)) {
 			fprintf(stderr, "xdp-fwd: %s has MTU %u, more than one %u-byte chunk holds: multi-buffer on\n",
 				ifname, mtu, chunk);
 			cfg->multi_buffer = true;
 		}
 	}
-	return 0;
+	return fwd_rules_check(cfg);
 }
 
 static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_workers)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-	uint64_t frames = cfg->frames;
+	uint64_t frames = cfg->frames ? cfg->frames : frames_needed(cfg, nr_workers);
 	UMEM_OPTS(umem_area_opts, opts, .chunk_size = cfg->unaligned ? 0 : chunk,
 		  .flags = cfg->hugepages ? UMEM_AREA_F_HUGEPAGES : 0);
 	uint64_t pages;
 
-	if (!frames) {
-		/* Every fill ring full and every TX ring full at once, plus the pools' caches and
-		 * the cross-worker queues: the pools never run dry in steady state. */
-		frames = ring_frames(cfg, cfg->nr_ports) + nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
-		if (nr_workers > 1)
-			frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
-	}
 	pages = frame_pages(cfg, frames);
 	if (cfg->hugepages) /* whole 2 MiB pages */
 		pages = (pages + 511) / 512 * 512;
 	return umem_area__create((uint32_t)pages, &opts);
 }
 
-static int create_port(struct fwd_ctx *ctx, uint32_t i)
+int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const struct fwd_port_spec *spec = &cfg->ports[i];
@@ -150,9 +166,49 @@ static int create_port(struct fwd_ctx *ctx, uint32_t i)
 		int err = errno;
 
 		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(err));
+		if (err == EOPNOTSUPP && cfg->bind == FWD_BIND_ZEROCOPY)
+			fprintf(stderr, "xdp-fwd: %s has no AF_XDP zero-copy: run without -z (zero-copy where "
+				"the driver has it, copy mode elsewhere) or with --copy\n", spec->ifname);
+		if (err == ENOMEM && cfg->frames)
+			fprintf(stderr, "xdp-fwd: --frames %u is too few: the rings need %llu frames (the fill "
+				"and TX rings of %u ports, plus the pools' caches); raise --frames or shrink "
+				"--fill-ring/--tx-ring\n", cfg->frames,
+				(unsigned long long)frames_needed(cfg, ctx->nr_workers), cfg->nr_ports);
 		return -err;
 	}
 	return 0;
+}
+
+void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct fwd_port *p = &ctx->ports[i];
+	int left;
+
+	if (!p->port)
+		return;
+	/* Frames the kernel delivered but the worker has not read yet: received, and dropped
+	 * because the port closes (destroy would return them unseen). Workers are parked. */
+	for (;;) {
+		struct umem_desc d[64];
+		int n = umem_port__rx_burst(p->port, d, 64);
+		uint64_t frames = 0, bytes = 0;
+
+		if (n <= 0)
+			break;
+		for (int k = 0; k < n; k++) {
+			frames += !(d[k].options & UMEM_DESC_F_CONTD);
+			bytes += d[k].len;
+			umem_pool__put(umem_port__pool(p->port), d[k].addr);
+		}
+		fwd_count(&p->ctr.rx_packets, frames);
+		fwd_count(&p->ctr.rx_bytes, bytes);
+		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
+	}
+	fwd_port_save_kernel_stats(p);
+	left = umem_port__destroy(p->port);
+	p->port = NULL;
+	if (left > 0) /* the kernel never completed them: they cannot come home */
+		ctx->abandoned += (uint64_t)left;
 }
 
 /* First port on the interface of port i (the one that holds the interface's steering handle). */
@@ -166,60 +222,85 @@ static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
 
 /* --rule: one steering program per interface with every rule; each port's socket registered at
  * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
-static int attach_steering(struct fwd_ctx *ctx)
+int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	const char *ifname = cfg->ports[first].ifname;
+	int err;
+
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+
+	ctx->steer[first] = umem_steer__attach(ifname, &so);
+	if (!ctx->steer[first]) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		struct umem_steer_rule rule = cfg->rules[r];
+
+		err = umem_steer__add_rule(ctx->steer[first], &rule);
+		if (err) {
+			fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", ifname, cfg->rule_text[r], strerror(-err));
+			return err;
+		}
+		ctx->rule_id[first][r] = rule.id;
+	}
+	/* Later changes of the table are live edits (live.c checks them). */
+	UMEM_OPTS(umem_steer_info, info);
+	ctx->steer_gen[first] = umem_steer__info(ctx->steer[first], &info) ? 0 : info.generation;
+	return fwd_steer_sockets(ctx, first, true);
+}
+
+int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		const struct fwd_port_spec *spec = &cfg->ports[i];
-		uint32_t first = first_on_interface(ctx, i);
+	for (uint32_t i = first; ctx->steer[first] && i < ctx->nr_ports; i++) {
 		int err;
 
-		if (first == i) {
-			UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
-
-			ctx->steer[i] = umem_steer__attach(spec->ifname, &so);
-			if (!ctx->steer[i]) {
-				err = -errno;
-				fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n",
-					spec->ifname, strerror(-err));
-				return err;
-			}
-			for (uint32_t r = 0; r < cfg->nr_rules; r++) {
-				struct umem_steer_rule rule = cfg->rules[r];
-
-				err = umem_steer__add_rule(ctx->steer[i], &rule);
-				if (err) {
-					fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", spec->ifname,
-						cfg->rule_text[r], strerror(-err));
-					return err;
-				}
-			}
-		}
-		err = umem_steer__set_socket(ctx->steer[first], spec->queue, umem_port__fd(ctx->ports[i].port));
-		if (err) {
+		if (first_on_interface(ctx, i) != first || !ctx->ports[i].port)
+			continue;
+		err = umem_steer__set_socket(ctx->steer[first], cfg->ports[i].queue,
+					     on ? umem_port__fd(ctx->ports[i].port) : -1);
+		if (err && on) {
 			fprintf(stderr, "xdp-fwd: %s: cannot register the socket of queue %u: %s\n",
-				spec->ifname, spec->queue, strerror(-err));
+				cfg->ports[i].ifname, cfg->ports[i].queue, strerror(-err));
 			return err;
 		}
 	}
 	return 0;
 }
 
-static void detach_steering(struct fwd_ctx *ctx)
+static int attach_steering(struct fwd_ctx *ctx)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		struct umem_steer *s = ctx->steer[first_on_interface(ctx, i)];
+		int err = first_on_interface(ctx, i) == i ? fwd_open_steering(ctx, i) : 0;
 
-		/* The kernel would drop a closed socket from the map by itself; taking it out first
-		 * stops its traffic before the port's teardown (umem/port.h, UMEM_PORT_PROG_NONE). */
-		if (s && ctx->ports[i].port)
-			umem_steer__set_socket(s, ctx->cfg->ports[i].queue, -1);
+		if (err)
+			return err;
 	}
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		umem_steer__detach(ctx->steer[i]);
-		ctx->steer[i] = NULL;
-	}
+	return 0;
+}
+
+void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
+{
+	struct umem_steer *s = ctx->steer[first];
+
+	if (!s)
+		return;
+	/* Counters restart with a new program: what this one counted is kept. */
+	fwd_steer_sample_read(ctx, first, &ctx->steer_base[first]);
+	/* The port library wants its socket out of our map before it is destroyed. */
+	fwd_steer_sockets(ctx, first, false);
+	umem_steer__detach(s);
+	ctx->steer[first] = NULL;
+}
+
+static void detach_steering(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_close_steering(ctx, i);
 }
 
 /* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges
@@ -275,15 +356,9 @@ static int64_t teardown(struct fwd_ctx *ctx)
 
 	fwd_workers_join(ctx);
 	detach_steering(ctx);
-	for (uint32_t i = ctx->nr_ports; i-- > 0;) {
-		if (ctx->ports[i].port) {
-			int left = umem_port__destroy(ctx->ports[i].port);
-
-			if (left > 0)
-				out += left;
-			ctx->ports[i].port = NULL;
-		}
-	}
+	for (uint32_t i = ctx->nr_ports; i-- > 0;)
+		fwd_close_port(ctx, i);
+	out += (int64_t)ctx->abandoned;
 	for (uint32_t k = ctx->nr_workers; k-- > 0;) {
 		if (ctx->workers[k].pool) {
 			int left = umem_pool__destroy(ctx->workers[k].pool);
@@ -343,7 +418,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		err = create_port(ctx, i);
+		err = fwd_open_port(ctx, i);
 		if (err)
 			return err;
 	}
@@ -365,6 +440,39 @@ static double seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* RX queues that no port serves: their frames never reach xdp-fwd (the port's program and
+ * the steering program both pass a frame without a socket to the kernel). */
+static void warn_unserved_queues(const struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		int n = first_on_interface(ctx, i) == i ? umem_port__queue_count(cfg->ports[i].ifname) : 0;
+		char list[128];
+		uint32_t missing = 0;
+		size_t o = 0;
+
+		for (uint32_t q = 0; n > 0 && q < (uint32_t)n; q++) {
+			bool served = false;
+
+			for (uint32_t j = i; j < ctx->nr_ports; j++)
+				served |= !strcmp(cfg->ports[j].ifname, cfg->ports[i].ifname) && cfg->ports[j].queue == q;
+			if (served)
+				continue;
+			if (o < sizeof(list))
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", missing ? "," : "", q);
+			missing++;
+		}
+		if (!missing)
+			continue;
+		fprintf(stderr, "xdp-fwd: warning: %s: RX queue%s %s of %d %s served by no socket: the frames "
+			"the device puts there go to the kernel's stack, not through xdp-fwd (serve them "
+			"with -i %s@all, or steer them to queue %u with ethtool -X/-N)\n",
+			cfg->ports[i].ifname, missing > 1 ? "s" : "", list, n, missing > 1 ? "are" : "is",
+			cfg->ports[i].ifname, cfg->ports[i].queue);
+	}
+}
+
 /* Runs until a signal, --duration, --count, or a worker failure. */
 static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start)
 {
@@ -373,8 +481,9 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers;
-	bool printed = false;
+	uint32_t lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
+			 fwd_steered_interfaces(ctx);
+	bool printed = false, now_asked = false;
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
@@ -386,24 +495,29 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
 		sig = sigtimedwait(sigs, NULL, &ts);
 		now = fwd_now_ns();
-		if (sig > 0) {
+		if (sig == SIGUSR1) {
+			now_asked = true; /* the stats of the interval so far, at once */
+		} else if (sig > 0) {
 			if (!cfg->quiet && !cfg->json)
 				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
 			break;
 		}
+		fwd_live_poll(ctx);
 		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
 			break;
 		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
 			break;
-		if (now < next)
+		if (now < next && !now_asked)
 			continue;
 		fwd_sample(ctx, &cur);
-		if (!cfg->quiet) {
+		if ((!cfg->quiet || now_asked) && fwd_out_ok(stdout)) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
-			fwd_print_stats(ctx, &prev, &cur, seconds(interval_ns + (now - next)), seconds(now - t0), "interval");
-			printed = true;
+			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
+					"interval");
+			printed = fwd_out_ok(stdout);
 		}
+		now_asked = false;
 		prev = cur;
 		next = now + interval_ns;
 	}
@@ -419,8 +533,12 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	uint64_t t0;
 	int64_t out;
+	FILE *tot;
 	int ret;
 
+	/* Before anything can open a descriptor. */
+	if (fwd_std_fds())
+		return 1;
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
 	if (ret > 0)
 		return 0;
@@ -428,38 +546,48 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: %s\n", err);
 		return 2;
 	}
-	if (check_system(&cfg) || fwd_privs_check(&cfg))
+	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
-	fwd_warn_rules(&cfg, stderr);
+	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
+	fwd_signals(&sigs);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	if (setup(&ctx, &cfg)) {
 		teardown(&ctx);
+		fwd_unlock_interfaces();
 		return 1;
 	}
-	/* Sockets bound, programs attached: nothing from here to exit needs a capability. */
-	ret = fwd_privs_drop();
+	ret = fwd_live_open(&ctx);
+	if (ret)
+		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "
+			"or changed under it are not followed\n", strerror(-ret));
+	/* Sockets bound, programs attached: nothing from here to exit needs a capability, unless
+	 * ports are to be reopened. */
+	ret = fwd_privs_drop(cfg.reattach);
 	if (ret) {
 		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
 		teardown(&ctx);
+		fwd_unlock_interfaces();
 		return 1;
 	}
 	if (!cfg.quiet) {
 		fprintf(stderr, "xdp-fwd: %s mode, %u port%s, %u worker%s, %s%s\n", fwd_mode_name(cfg.mode),
 			ctx.nr_ports, ctx.nr_ports > 1 ? "s" : "", ctx.nr_workers, ctx.nr_workers > 1 ? "s" : "",
 			cfg.multi_buffer ? "multi-buffer, " : "", "Ctrl-C stops");
-		fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s)\n",
-			fwd_privs_none() ? "none kept" : "some remain");
+		if (fwd_privs_kept()[0])
+			fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s kept in the permitted "
+				"set to re-attach interfaces; --no-reattach drops them)\n", fwd_privs_kept());
+		else
+			fprintf(stderr, "xdp-fwd: set up; capabilities dropped (%s)\n",
+				fwd_privs_none() ? "none kept" : "some remain");
 		for (uint32_t i = 0; i < ctx.nr_ports; i++)
 			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 	}
+	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_sample(&ctx, &start);
 	t0 = fwd_now_ns();
@@ -472,12 +600,24 @@ int main(int argc, char **argv)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
 	fwd_sample(&ctx, &total);
-	fwd_print_stats(&ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0), "total");
+	/* A closed stdout (the reader went away) gets the totals on stderr instead. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		tot = fwd_totals_stream();
+		fwd_print_stats(tot, &ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0),
+				"total");
+		if (tot == stderr || fwd_out_ok(tot))
+			break;
+	}
+	fwd_live_close(&ctx);
 	out = teardown(&ctx);
+	fwd_unlock_interfaces();
+	tot = fwd_totals_stream();
 	if (cfg.json)
-		printf("{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);
+		fprintf(tot, "{\"type\":\"exit\",\"frames_out\":%lld}\n", (long long)out);
 	else
-		printf("frames still out: %lld\n", (long long)out);
+		fprintf(tot, "frames still out: %lld\n", (long long)out);
+	if (tot == stdout && !fwd_out_ok(stdout))
+		fprintf(stderr, "frames still out: %lld\n", (long long)out);
 	if (out)
 		fprintf(stderr, "xdp-fwd: %lld frames were not returned to their pools\n", (long long)out);
 	return ret || out ? 1 : 0;

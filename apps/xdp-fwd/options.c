@@ -309,6 +309,7 @@ static const struct cli_opt options[] = {
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
+	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
 	{ "quiet", 0, NULL, "no live stats; totals on exit only", CLI_FLAG_AT(CFG, quiet, true) },
 };
@@ -339,6 +340,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->bind = FWD_BIND_AUTO;
 	cfg->batch = 64;
 	cfg->need_wakeup = true;
+	cfg->reattach = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;
 	cfg->l2_aging = 300;

@@ -5,6 +5,10 @@
  * programs attached works on file descriptors the process already holds (AF_XDP sendto/recvfrom
  * and getsockopt, BPF map updates and deletes on our own map fds, closing bpf_links). So once
  * set up, xdp-fwd drops every capability, and a compromised data path holds nothing.
+ * Re-attaching an interface that was deleted and came back, or reopening the ports with
+ * multi-buffer after an MTU change, is set-up again: for that (on by default, --no-reattach
+ * turns it off) the set-up capabilities stay in the permitted set, effective only while a
+ * port is opened.
  *
  * Needed to start (each checked here first, so a missing one gets a message that names it):
  *   CAP_NET_RAW   create AF_XDP sockets
@@ -85,25 +89,82 @@ int fwd_privs_check(const struct fwd_config *cfg)
 	return -EPERM;
 }
 
-int fwd_privs_drop(void)
+/* What opening a port needs (fwd_privs_check's list; CAP_SYS_ADMIN where it stands in). */
+static const cap_value_t reopen_caps[] = { CAP_NET_RAW, CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON,
+					   CAP_IPC_LOCK, CAP_SYS_ADMIN };
+#define NR_REOPEN_CAPS (sizeof(reopen_caps) / sizeof(reopen_caps[0]))
+static cap_value_t kept[NR_REOPEN_CAPS];
+static int nr_kept;
+static char kept_names[160];
+
+int fwd_privs_drop(bool keep_reopen)
 {
-	cap_t none = cap_init(); /* every set empty */
+	cap_t cur = cap_get_proc(), next = cap_init(); /* every set empty */
 	int err = 0;
 
-	if (!none)
-		return -errno;
+	if (!cur || !next) {
+		err = -errno;
+		goto out;
+	}
+	nr_kept = 0;
+	kept_names[0] = '\0';
+	for (size_t i = 0; keep_reopen && i < NR_REOPEN_CAPS; i++) {
+		cap_value_t c = reopen_caps[i];
+		char *name;
+
+		/* CAP_SYS_ADMIN only where it stands in for a CAP_BPF the process lacks. */
+		if (!has(cur, c) || (c == CAP_SYS_ADMIN && has(cur, CAP_BPF)))
+			continue;
+		kept[nr_kept++] = c;
+		name = cap_to_name(c);
+		snprintf(kept_names + strlen(kept_names), sizeof(kept_names) - strlen(kept_names), "%s%s",
+			 kept_names[0] ? "," : "", name ? name : "?");
+		cap_free(name);
+	}
+	if (nr_kept && cap_set_flag(next, CAP_PERMITTED, nr_kept, kept, CAP_SET)) {
+		err = -errno;
+		goto out;
+	}
 	/* The bounding set first (needs CAP_SETPCAP, which this still has when started as root),
 	 * so that nothing executed later could regain a capability from file capabilities. */
-	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-		if (CAP_IS_SUPPORTED(c))
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		bool keep = false;
+
+		for (int i = 0; i < nr_kept; i++)
+			keep |= kept[i] == c;
+		if (CAP_IS_SUPPORTED(c) && !keep)
 			cap_drop_bound(c);
+	}
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	if (cap_set_proc(none))
+	if (cap_set_proc(next))
 		err = -errno;
-	cap_free(none);
 	if (!err)
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+out:
+	cap_free(cur);
+	cap_free(next);
 	return err;
+}
+
+int fwd_privs_raise(bool on)
+{
+	cap_t caps;
+	int err = 0;
+
+	if (!nr_kept)
+		return on ? -EPERM : 0;
+	caps = cap_get_proc();
+	if (!caps)
+		return -errno;
+	if (cap_set_flag(caps, CAP_EFFECTIVE, nr_kept, kept, on ? CAP_SET : CAP_CLEAR) || cap_set_proc(caps))
+		err = -errno;
+	cap_free(caps);
+	return err;
+}
+
+const char *fwd_privs_kept(void)
+{
+	return kept_names;
 }
 
 bool fwd_privs_none(void)

@@ -1,12 +1,156 @@
 /* SPDX-License-Identifier: MIT */
-/* xdp-fwd: checks of the --rule set against what forwarding needs. */
+/*
+ * xdp-fwd's checks of --rule against the ports it opens. The steering program sends a frame to
+ * the socket registered at an index, and an empty index passes the frame to the kernel: a rule
+ * whose target no port serves accepts traffic and forwards none of it (xdp-fwd's RX stays 0,
+ * its drops too). So such a target is refused, and rules that can never match, that drop
+ * everything, or that hand ARP to a kernel without an address are named at start.
+ */
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "fwd.h"
+#include "rules.h"
+
+#define ETH_P_IPV4 0x0800
+#define ETH_P_IPV6 0x86dd
+
+bool fwd_socket_served(const struct fwd_config *cfg, const char *ifname, uint32_t index)
+{
+	for (uint32_t i = 0; i < cfg->nr_ports; i++)
+		if (!strcmp(cfg->ports[i].ifname, ifname) && cfg->ports[i].queue == index)
+			return true;
+	return false;
+}
+
+static void served_list(const struct fwd_config *cfg, const char *ifname, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < cfg->nr_ports && o < len; i++)
+		if (!strcmp(cfg->ports[i].ifname, ifname))
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", o ? "," : "", cfg->ports[i].queue);
+}
+
+int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,
+			  const struct umem_steer_action *a, char *err, size_t errlen)
+{
+	uint32_t first, count;
+
+	if (a->type == UMEM_STEER_A_SOCK) {
+		first = a->index;
+		count = 1;
+	} else if (a->type == UMEM_STEER_A_GROUP) {
+		first = a->index;
+		count = a->count;
+	} else {
+		return 0;
+	}
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		const char *ifname = cfg->ports[i].ifname;
+
+		for (uint64_t s = first; s < (uint64_t)first + count; s++) {
+			char list[128];
+
+			if (fwd_socket_served(cfg, ifname, (uint32_t)s))
+				continue;
+			served_list(cfg, ifname, list, sizeof(list));
+			snprintf(err, errlen, "rule '%s': no port serves socket %llu on %s (sockets are "
+				 "the queues of the ports: %s), so its frames would reach no one; open "
+				 "that queue with -i %s@%llu or target a served socket",
+				 text, (unsigned long long)s, ifname, list, ifname, (unsigned long long)s);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int fwd_rules_check(const struct fwd_config *cfg)
+{
+	char err[512];
+
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		int e = fwd_rule_target_check(cfg, cfg->rule_text[r], &cfg->rules[r].action, err, sizeof(err));
+
+		if (e) {
+			fprintf(stderr, "xdp-fwd: %s\n", err);
+			return e;
+		}
+	}
+	return 0;
+}
+
+static bool is_port_proto(uint8_t p)
+{
+	return p == 6 || p == 17 || p == 132 || p == 136;
+}
+
+/* Why a rule's match can match no frame, or NULL. */
+static const char *contradiction(const struct umem_steer_match *m)
+{
+	bool eth = m->fields & UMEM_STEER_M_ETHERTYPE, l4 = m->fields & UMEM_STEER_M_L4PROTO;
+	bool ports = m->fields & (UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT);
+
+	if (eth && (l4 || ports) && m->ethertype != ETH_P_IPV4 && m->ethertype != ETH_P_IPV6)
+		return "it matches an L4 field in frames that are neither IPv4 nor IPv6";
+	if (eth && l4 && m->ethertype == ETH_P_IPV4 && m->l4proto == 58)
+		return "ICMPv6 is never carried in IPv4";
+	if (eth && l4 && m->ethertype == ETH_P_IPV6 && m->l4proto == 1)
+		return "ICMP (v4) is never carried in IPv6";
+	if (l4 && ports && !is_port_proto(m->l4proto))
+		return "that protocol has no ports (only tcp, udp, sctp and udplite do)";
+	return NULL;
+}
+
+/* a matches every frame b matches (each field a tests, b tests for the same value). */
+static bool covers(const struct umem_steer_match *a, const struct umem_steer_match *b)
+{
+	uint32_t f = a->fields;
+
+	if ((f & b->fields) != f)
+		return false;
+	return (!(f & UMEM_STEER_M_QUEUE) || a->queue == b->queue) &&
+	       (!(f & UMEM_STEER_M_ETHERTYPE) || a->ethertype == b->ethertype) &&
+	       (!(f & UMEM_STEER_M_VLAN) || a->vlan == b->vlan) &&
+	       (!(f & UMEM_STEER_M_L4PROTO) || a->l4proto == b->l4proto) &&
+	       (!(f & UMEM_STEER_M_SPORT) || a->sport == b->sport) &&
+	       (!(f & UMEM_STEER_M_DPORT) || a->dport == b->dport) &&
+	       (!(f & UMEM_STEER_M_DMAC) || !memcmp(a->dmac, b->dmac, sizeof(a->dmac)));
+}
+
+/* Rule r runs after rule q: lower priority first, equal priorities in the order given. */
+static bool runs_before(const struct fwd_config *cfg, uint32_t q, uint32_t r)
+{
+	return cfg->rules[q].prio < cfg->rules[r].prio || (cfg->rules[q].prio == cfg->rules[r].prio && q < r);
+}
+
+uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out)
+{
+	uint32_t warned = 0;
+
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		const struct umem_steer_rule *rule = &cfg->rules[r];
+		const char *why = contradiction(&rule->match);
+
+		for (uint32_t q = 0; !why && q < cfg->nr_rules; q++)
+			if (q != r && runs_before(cfg, q, r) && covers(&cfg->rules[q].match, &rule->match))
+				why = "an earlier rule takes every frame it matches";
+		if (why) {
+			fprintf(out, "xdp-fwd: warning: rule '%s' can never match: %s\n", cfg->rule_text[r], why);
+			warned++;
+		}
+		if (!rule->match.fields && rule->action.type == UMEM_STEER_A_DROP) {
+			fprintf(out, "xdp-fwd: warning: rule '%s' drops every frame that reaches it (ARP "
+				"included); the rules after it never run\n", cfg->rule_text[r]);
+			warned++;
+		}
+	}
+	return warned + (uint32_t)fwd_warn_rules(cfg, out);
+}
 
 #define ETH_P_ARP_ 0x0806
 

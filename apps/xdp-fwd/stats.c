@@ -14,6 +14,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_XSK_FILL] = "xsk_fill_empty",
 	[FWD_DROP_XSK_RX_INVALID] = "xsk_rx_invalid",
 	[FWD_DROP_XSK_TX_INVALID] = "xsk_tx_invalid",
+	[FWD_DROP_DOWN] = "down",
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
@@ -107,6 +108,55 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
 }
 
+void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s)
+{
+	for (int r = 0; r < FWD_MAX_RULES; r++)
+		sum->hits[r] += s->hits[r];
+	sum->drop += s->drop;
+	sum->pass += s->pass;
+	sum->no_socket += s->no_socket;
+}
+
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
+			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
+{
+	fprintf(out, "steer %-6s drop %llu  pass %llu  no_socket %llu  rule hits", ifname,
+		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
+		(unsigned long long)(cur->no_socket - prev->no_socket));
+	for (uint32_t r = 0; r < nr_rules; r++)
+		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r],
+			(unsigned long long)(cur->hits[r] - prev->hits[r]));
+	fputc('\n', out);
+}
+
+/* Rule text in a JSON string: quotes and backslashes escaped (the parser admits neither, but
+ * the text is the user's). */
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
+{
+	fprintf(out, "%s{\"ifname\":\"%s\",\"rules\":[", first ? "],\"steer\":[" : ",", ifname);
+	for (uint32_t r = 0; r < nr_rules; r++) {
+		fprintf(out, "%s{\"rule\":", r ? "," : "");
+		json_string(out, rule_text[r]);
+		fprintf(out, ",\"hits\":%llu}", (unsigned long long)(cur->hits[r] - prev->hits[r]));
+	}
+	fprintf(out, "],\"drop\":%llu,\"pass\":%llu,\"no_socket\":%llu}",
+		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
+		(unsigned long long)(cur->no_socket - prev->no_socket));
+}
+
 void fwd_json_begin(FILE *out, double t, const char *kind)
 {
 	fprintf(out, "{\"type\":\"%s\",\"time\":%.3f,\"ports\":[", kind, t);
@@ -161,10 +211,47 @@ void fwd_json_end(FILE *out)
 /* ---- sampling and printing a run ---- */
 
 
+/* Port i is the first of its interface (which holds the interface's steering handle). */
+static bool first_of_interface(const struct fwd_ctx *ctx, uint32_t i)
+{
+	for (uint32_t j = 0; j < i; j++)
+		if (ctx->ports[j].iface == ctx->ports[i].iface)
+			return false;
+	return true;
+}
+
+void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out)
+{
+	struct umem_steer *st = ctx->steer[first];
+	struct fwd_steer_sample cur = { 0 };
+	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
+
+	if (st) {
+		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
+			if (!umem_steer__rule_counter(st, ctx->rule_id[first][r], &c))
+				cur.hits[r] = c.packets;
+		if (!umem_steer__action_counters(st, a)) {
+			cur.drop = a[UMEM_STEER_S_DROP].packets;
+			cur.pass = a[UMEM_STEER_S_PASS].packets;
+			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
+		}
+	}
+	fwd_steer_sample_add(&cur, &ctx->steer_base[first]);
+	*out = cur;
+}
+
+uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx)
+{
+	return ctx->cfg->nr_rules ? ctx->nr_ifaces : 0;
+}
+
 void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
+	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_of_interface(ctx, i))
+			fwd_steer_sample_read(ctx, i, &s->steer[i]);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct umem_pool_stats st = { .sz = sizeof(st) };
 
@@ -203,27 +290,31 @@ static void pool_name(char *buf, size_t len, uint32_t k)
 	snprintf(buf, len, "pool w%u", k);
 }
 
-void fwd_print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
-			const struct fwd_samples *cur, double dt, double t, const char *kind)
+void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+		     const struct fwd_samples *cur, double dt, double t, const char *kind)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	char name[32];
 
 	if (cfg->json) {
-		fwd_json_begin(stdout, t, kind);
+		fwd_json_begin(out, t, kind);
 		for (uint32_t i = 0; i < ctx->nr_ports; i++)
-			fwd_json_port(stdout, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
-		fwd_json_pools(stdout);
+			fwd_json_port(out, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_json_pools(out);
 		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 			pool_name(name, sizeof(name), k);
-			fwd_json_pool(stdout, k == 0, name, &prev->pool[k], &cur->pool[k]);
+			fwd_json_pool(out, k == 0, name, &prev->pool[k], &cur->pool[k]);
 		}
-		fwd_json_end(stdout);
+		for (uint32_t i = 0, n = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+			if (first_of_interface(ctx, i))
+				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					       &prev->steer[i], &cur->steer[i]);
+		fwd_json_end(out);
 		return;
 	}
-	printf("%s %.1fs\n", kind, t);
+	fprintf(out, "%s %.1fs\n", kind, t);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_fmt_port_line(stdout, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+		fwd_fmt_port_line(out, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_port_sample a = { 0 }, b = { 0 };
 		const char *ifname = NULL;
@@ -238,11 +329,15 @@ void fwd_print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
 			ifname = cfg->ports[i].ifname;
 		}
 		snprintf(name, sizeof(name), "%s@all", ifname);
-		fwd_fmt_port_line(stdout, name, &a, &b, dt);
+		fwd_fmt_port_line(out, name, &a, &b, dt);
 	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		pool_name(name, sizeof(name), k);
-		fwd_fmt_pool_line(stdout, name, &prev->pool[k], &cur->pool[k]);
+		fwd_fmt_pool_line(out, name, &prev->pool[k], &cur->pool[k]);
 	}
-	fflush(stdout);
+	for (uint32_t i = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
+		if (first_of_interface(ctx, i))
+			fwd_fmt_steer_line(out, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+					   &prev->steer[i], &cur->steer[i]);
+	fflush(out);
 }

@@ -26,6 +26,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_FILL,   /* kernel: rx_fill_ring_empty_descs */
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
+	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
 	FWD_DROP_MAX
 };
 
@@ -75,6 +76,21 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample *prev,
 		       const struct fwd_pool_sample *cur);
 
+/* Steering of one interface (--rule): frames each rule decided (hits), and the decisions that
+ * kept frames from xdp-fwd: dropped, passed to the kernel, or sent to an empty socket slot
+ * (which the program passes to the kernel too). Frames in = received + these. */
+struct fwd_steer_sample {
+	uint64_t hits[FWD_MAX_RULES];
+	uint64_t drop, pass, no_socket;
+};
+
+void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s);
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
+			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
+/* ,"steer":[ ... ] after the pools: call with first for the first interface, then end. */
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
+
 /* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it
  * with fwd_json_begin/end and one fwd_json_port/pool per item. */
 void fwd_json_begin(FILE *out, double t, const char *kind);
@@ -89,14 +105,20 @@ void fwd_json_end(FILE *out);
 struct fwd_samples {
 	struct fwd_port_sample port[FWD_MAX_PORTS];
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
+	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
 };
 
 struct fwd_ctx;
 void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s);
+/* The steering counts of the interface whose first port is first: those of its programs
+ * closed so far plus the attached one's. */
+void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out);
 /* One interval (or, with kind "total", the whole run against the sample taken at start) to
- * stdout, as lines or JSON (--json). */
-void fwd_print_stats(const struct fwd_ctx *ctx, const struct fwd_samples *prev,
+ * out, as lines or JSON (--json). */
+void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
 		     const struct fwd_samples *cur, double dt, double t, const char *kind);
+/* Interfaces with a steering program (--rule): each gets a line. */
+uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx);
 /* Interfaces with several ports: each gets a sum line after the per-queue lines. */
 uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx);
 

@@ -190,6 +190,10 @@ static void flush_port(struct fwd_worker *w, uint32_t out)
 	if (!n)
 		return;
 	w->nstage[out] = 0;
+	if (!p->port) { /* the interface is gone: counted, never "sent" */
+		drop(w, p, FWD_DROP_DOWN, d, n);
+		return;
+	}
 	for (int tries = 0; tries < FWD_TX_TRIES && sent < n; tries++) {
 		int r = umem_port__tx_burst(p->port, d + sent, n - sent);
 
@@ -227,21 +231,40 @@ static uint32_t drain_incoming(struct fwd_worker *w)
 	return work;
 }
 
-/* Kernel drop counters (XDP_STATISTICS) into the port's counters, as absolute values. */
+/* Kernel drop counters (XDP_STATISTICS) into the port's counters, as absolute values over the
+ * sockets the port has had (kbase: those closed before). */
+static const enum fwd_drop kernel_drops[] = { FWD_DROP_XSK_RX, FWD_DROP_XSK_RX_FULL, FWD_DROP_XSK_FILL,
+					       FWD_DROP_XSK_RX_INVALID, FWD_DROP_XSK_TX_INVALID };
+#define NR_KERNEL_DROPS (sizeof(kernel_drops) / sizeof(kernel_drops[0]))
+
+static void read_kernel_stats(struct fwd_port *p)
+{
+	struct umem_port_stats st = { .sz = sizeof(st) };
+	uint64_t v[NR_KERNEL_DROPS];
+
+	if (!p->port || umem_port__stats(p->port, &st))
+		return;
+	v[0] = st.rx_dropped;
+	v[1] = st.rx_ring_full;
+	v[2] = st.rx_fill_ring_empty;
+	v[3] = st.rx_invalid_descs;
+	v[4] = st.tx_invalid_descs;
+	for (size_t i = 0; i < NR_KERNEL_DROPS; i++)
+		atomic_store_explicit(&p->ctr.drop[kernel_drops[i]], p->kbase[kernel_drops[i]] + v[i],
+				      memory_order_relaxed);
+}
+
+void fwd_port_save_kernel_stats(struct fwd_port *p)
+{
+	read_kernel_stats(p);
+	for (size_t i = 0; i < NR_KERNEL_DROPS; i++)
+		p->kbase[kernel_drops[i]] = atomic_load_explicit(&p->ctr.drop[kernel_drops[i]], memory_order_relaxed);
+}
+
 static void refresh_kernel_stats(struct fwd_worker *w)
 {
-	for (uint32_t k = 0; k < w->nr_ports; k++) {
-		struct fwd_port *p = &w->ctx->ports[w->ports[k]];
-		struct umem_port_stats st = { .sz = sizeof(st) };
-
-		if (umem_port__stats(p->port, &st))
-			continue;
-		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX], st.rx_dropped, memory_order_relaxed);
-		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX_FULL], st.rx_ring_full, memory_order_relaxed);
-		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_FILL], st.rx_fill_ring_empty, memory_order_relaxed);
-		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_RX_INVALID], st.rx_invalid_descs, memory_order_relaxed);
-		atomic_store_explicit(&p->ctr.drop[FWD_DROP_XSK_TX_INVALID], st.tx_invalid_descs, memory_order_relaxed);
-	}
+	for (uint32_t k = 0; k < w->nr_ports; k++)
+		read_kernel_stats(&w->ctx->ports[w->ports[k]]);
 }
 
 static uint64_t tx_inflight(struct fwd_worker *w)
@@ -250,8 +273,9 @@ static uint64_t tx_inflight(struct fwd_worker *w)
 
 	for (uint32_t k = 0; k < w->nr_ports; k++) {
 		struct umem_port_stats st = { .sz = sizeof(st) };
+		struct umem_port *port = w->ctx->ports[w->ports[k]].port;
 
-		if (!umem_port__stats(w->ctx->ports[w->ports[k]].port, &st))
+		if (port && !umem_port__stats(port, &st))
 			n += st.tx_inflight;
 	}
 	return n;
@@ -261,8 +285,12 @@ static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS];
 
-	for (uint32_t k = 0; k < w->nr_ports; k++)
-		pfd[k] = (struct pollfd){ .fd = umem_port__fd(w->ctx->ports[w->ports[k]].port), .events = POLLIN };
+	for (uint32_t k = 0; k < w->nr_ports; k++) {
+		struct umem_port *port = w->ctx->ports[w->ports[k]].port;
+
+		/* poll() skips a negative fd: a gone port. */
+		pfd[k] = (struct pollfd){ .fd = port ? umem_port__fd(port) : -1, .events = POLLIN };
+	}
 	/* Short: frames from other workers arrive without waking the socket. */
 	poll(pfd, w->nr_ports, FWD_IDLE_POLL_MS);
 }
@@ -282,9 +310,22 @@ static void drain(struct fwd_worker *w)
 		;
 	do {
 		for (uint32_t k = 0; k < w->nr_ports; k++)
-			umem_port__service(w->ctx->ports[w->ports[k]].port);
+			if (w->ctx->ports[w->ports[k]].port)
+				umem_port__service(w->ctx->ports[w->ports[k]].port);
 	} while (tx_inflight(w) && fwd_now_ns() < deadline);
 	refresh_kernel_stats(w);
+}
+
+/* Waits while the main thread changes ports. The seq_cst accesses order this worker's earlier
+ * use of the ports before the main thread's changes, and those before its later use. */
+static void park(struct fwd_worker *w)
+{
+	struct fwd_ctx *ctx = w->ctx;
+
+	atomic_fetch_add(&ctx->parked, 1);
+	while (atomic_load(&ctx->park))
+		sched_yield();
+	atomic_fetch_sub(&ctx->parked, 1);
 }
 
 static void *worker_main(void *arg)
@@ -303,9 +344,11 @@ static void *worker_main(void *arg)
 		uint64_t now = fwd_now_ns();
 		uint32_t work = 0;
 
+		if (atomic_load_explicit(&ctx->park, memory_order_relaxed))
+			park(w);
 		for (uint32_t k = 0; k < w->nr_ports; k++) {
 			uint32_t in = w->ports[k];
-			int n = umem_port__rx_burst(ctx->ports[in].port, rx, ctx->cfg->batch);
+			int n = ctx->ports[in].port ? umem_port__rx_burst(ctx->ports[in].port, rx, ctx->cfg->batch) : 0;
 			uint64_t frames, bytes;
 
 			if (n <= 0)
@@ -319,7 +362,8 @@ static void *worker_main(void *arg)
 		}
 		work += drain_incoming(w);
 		for (uint32_t k = 0; k < w->nr_ports; k++)
-			work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
+			if (ctx->ports[w->ports[k]].port)
+				work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
 		if (now - kstats_at >= FWD_KSTATS_NS) {
 			refresh_kernel_stats(w);
 			kstats_at = now;
@@ -405,6 +449,25 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 		w->started = true;
 	}
 	return 0;
+}
+
+bool fwd_workers_park(struct fwd_ctx *ctx)
+{
+	atomic_store(&ctx->park, 1);
+	/* A worker that is stopping (an error) never parks: give up on it. */
+	while (atomic_load(&ctx->parked) < atomic_load(&ctx->nr_running)) {
+		if (atomic_load(&ctx->stop)) {
+			fwd_workers_unpark(ctx);
+			return false;
+		}
+		sched_yield();
+	}
+	return true;
+}
+
+void fwd_workers_unpark(struct fwd_ctx *ctx)
+{
+	atomic_store(&ctx->park, 0);
 }
 
 void fwd_workers_join(struct fwd_ctx *ctx)

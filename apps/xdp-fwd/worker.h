@@ -38,11 +38,17 @@ struct fwd_xq {
 };
 
 struct fwd_port {
+	/* NULL while the interface is gone. Written only by the main thread with every worker
+	 * parked (fwd_workers_park), so a worker sees it change only across its park. */
 	struct umem_port *port;
 	uint32_t worker;
 	uint32_t iface; /* index among the distinct interfaces, in order of first appearance */
 	char name[IF_NAMESIZE + 8]; /* "ifname@queue" */
 	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
+	/* NULL while the interface is gone. Written only by the main thread with every worker
+	 * parked (fwd_workers_park), so a worker sees it change only across its park. */
+	/* Kernel drop counters of the sockets closed so far (a reopened socket counts from 0). */
+	uint64_t kbase[FWD_DROP_MAX];
 	struct fwd_port_counters ctr;
 };
 
@@ -82,6 +88,14 @@ struct fwd_ctx {
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */
 	_Atomic uint32_t stopped_rx; /* workers that stopped receiving */
+	/* --rule: the ids the rules got on each interface's program (at its first port), and the
+	 * counts of the programs closed so far (an interface deleted and back). */
+	uint32_t rule_id[FWD_MAX_PORTS][FWD_MAX_RULES];
+	struct fwd_steer_sample steer_base[FWD_MAX_PORTS];
+	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
+	uint64_t steer_gen[FWD_MAX_PORTS]; /* table generation last checked (live edits) */
+	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
+	_Atomic uint32_t parked;     /* workers waiting there */
 };
 
 /* Allocates the queues and staging buffers (the ports and pools exist already). */
@@ -89,6 +103,13 @@ int fwd_workers_init(struct fwd_ctx *ctx);
 void fwd_workers_fini(struct fwd_ctx *ctx);
 int fwd_workers_start(struct fwd_ctx *ctx);
 void fwd_workers_join(struct fwd_ctx *ctx);
+/* Main thread: stops every running worker at the top of its loop (nothing staged, no port in
+ * use) so that ports can be closed and reopened, then lets them go on. Park returns false when
+ * the workers are stopping instead (nothing is parked then). */
+bool fwd_workers_park(struct fwd_ctx *ctx);
+void fwd_workers_unpark(struct fwd_ctx *ctx);
+/* Reads the port's kernel drop counters into its base before the port is closed. */
+void fwd_port_save_kernel_stats(struct fwd_port *p);
 /* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */
 uint64_t fwd_now_ns(void);
 

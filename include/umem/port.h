@@ -214,7 +214,8 @@ UMEM_API int umem_port__tx_burst(struct umem_port *port, const struct umem_desc 
 UMEM_API int umem_port__complete(struct umem_port *port);
 /* Tops the fill ring up from the port's pool (bulk allocation). Returns the number of buffers
  * added; -ENOMEM when the ring needed buffers and the pool had none (counted in stats). A pool
- * found empty is logged once per episode, and the fill ring being full again once more. */
+ * found empty is logged at most once per 5 s per port, with the number of such episodes since
+ * the last report, and the fill ring being full again after a reported one. */
 UMEM_API int umem_port__refill(struct umem_port *port);
 /* Housekeeping for a polling loop: drains completions, tops the fill ring up, and retries a
  * TX kick the kernel deferred (EAGAIN/EBUSY). Call it once per loop iteration for each port,

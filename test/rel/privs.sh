@@ -43,8 +43,8 @@ in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic"
 fwd_stop INT
 no_xdp_left || fail "XDP program left"
 
-log "started as root: no capability left after set-up, still forwarding, clean exit"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+log "started as root, --no-reattach: no capability left after set-up, still forwarding, clean exit"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --no-reattach
 grep -q "capabilities dropped (none kept)" "$WORK/fwd.err" || fail "no drop reported"
 for f in CapEff CapPrm CapInh CapBnd CapAmb; do
 	v=$(cap_field $f)
@@ -54,4 +54,16 @@ done
 in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic without capabilities"
 fwd_stop TERM
 no_xdp_left || fail "XDP program left after a capability-less teardown"
+
+log "default (re-attach on): the set-up capabilities permitted only, none effective, none other"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+grep -q "cap_net_raw,cap_net_admin,cap_ipc_lock,cap_bpf,cap_perfmon kept in the permitted set\|kept in the permitted set" "$WORK/fwd.err" ||
+	fail "kept capabilities not reported: $(cat "$WORK/fwd.err")"
+[ "$(cap_field CapEff)" = 0000000000000000 ] || fail "CapEff = $(cap_field CapEff) after set-up"
+# cap_net_raw 13, cap_net_admin 12, cap_ipc_lock 14, cap_perfmon 38, cap_bpf 39.
+want=$(printf '%016x' $(( (1 << 12) | (1 << 13) | (1 << 14) | (1 << 38) | (1 << 39) )))
+[ "$(cap_field CapPrm)" = "$want" ] || fail "CapPrm = $(cap_field CapPrm), want $want"
+[ "$(cap_field NoNewPrivs)" = 1 ] || fail "no_new_privs not set"
+in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic"
+fwd_stop INT
 log "ok"

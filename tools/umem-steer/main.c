@@ -135,6 +135,26 @@ static int join(char **argv, int argc, char *buf, size_t len)
 	return 0;
 }
 
+/* A live edit must not point at a socket the device cannot have: sockets are bound to RX
+ * queues, and the program passes frames for an empty slot to the kernel, so such a rule would
+ * take traffic from the forwarder without a trace in its stats. */
+static int check_target(struct umem_steer *s, const char *text, const struct umem_steer_action *a)
+{
+	struct umem_steer_info info = { .sz = sizeof(info) };
+	uint64_t last;
+
+	if ((a->type != UMEM_STEER_A_SOCK && a->type != UMEM_STEER_A_GROUP) || umem_steer__info(s, &info) ||
+	    !info.nr_queues)
+		return 0;
+	last = (uint64_t)a->index + (a->type == UMEM_STEER_A_GROUP ? a->count : 1) - 1;
+	if (last < info.nr_queues)
+		return 0;
+	fprintf(stderr, "umem-steer: '%s': the device has no queue %llu (%u RX queue%s): no socket "
+		"can serve it; refused\n", text, (unsigned long long)(a->index >= info.nr_queues ? a->index : info.nr_queues),
+		info.nr_queues, info.nr_queues > 1 ? "s" : "");
+	return -EINVAL;
+}
+
 static int cmd_add(struct umem_steer *s, char **argv, int argc)
 {
 	struct umem_steer_rule r;
@@ -142,7 +162,7 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 	int err;
 
 	if ((err = join(argv, argc, text, sizeof(text))) || (err = umem_steer_rule__parse(text, &r)) ||
-	    (err = umem_steer__add_rule(s, &r)))
+	    (err = check_target(s, text, &r.action)) || (err = umem_steer__add_rule(s, &r)))
 		return err;
 	printf("rule %u added\n", r.id);
 	return 0;
@@ -171,7 +191,8 @@ static int cmd_default(struct umem_steer *s, char **argv, int argc)
 	char text[256];
 	int err;
 
-	if ((err = join(argv, argc, text, sizeof(text))) || (err = umem_steer_action__parse(text, &a)))
+	if ((err = join(argv, argc, text, sizeof(text))) || (err = umem_steer_action__parse(text, &a)) ||
+	    (err = check_target(s, text, &a)))
 		return err;
 	return umem_steer__set_default(s, &a);
 }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lock.h"
+
+#define FWD_LOCK_DIR "/run/xdp-fwd"
+
+static struct {
+	int fd;
+	char path[96];
+} locks[FWD_MAX_PORTS];
+static uint32_t nr_locks;
+
+static int lock_one(const char *ifname, unsigned long long netns)
+{
+	char path[96], buf[32] = "";
+	bool busy;
+	int fd, n;
+
+	snprintf(path, sizeof(path), FWD_LOCK_DIR "/net%llu-%s.lock", netns, ifname);
+	for (uint32_t i = 0; i < nr_locks; i++)
+		if (!strcmp(locks[i].path, path))
+			return 0; /* several queues of one interface */
+	for (int tries = 0;; tries++) {
+		struct stat held, named;
+
+		/* The last instance to leave removes the folder: recreate it when it went. */
+		if (mkdir(FWD_LOCK_DIR, 0755) && errno != EEXIST)
+			return 0; /* no writable /run: the library's own checks still refuse */
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			if (errno == ENOENT && tries < 8)
+				continue;
+			return 0;
+		}
+		busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
+		if (busy)
+			break;
+		/* A leaving instance unlinks its file while it still holds it: a lock won on that
+		 * file, after it was unlinked, guards nothing. Only the file the path names counts. */
+		if (!fstat(fd, &held) && !stat(path, &named) && held.st_ino == named.st_ino)
+			break;
+		close(fd);
+		if (tries >= 8)
+			return 0;
+	}
+	if (busy) {
+		n = (int)pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+		fprintf(stderr, "xdp-fwd: %s is in use by another xdp-fwd (pid %ld): one xdp-fwd serves "
+			"every queue of an interface (its XDP program takes them all); give that one the "
+			"queues (-i %s@all), or stop it first\n", ifname, strtol(buf, NULL, 10), ifname);
+		return -EBUSY;
+	}
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
+		close(fd);
+		return 0;
+	}
+	locks[nr_locks].fd = fd;
+	snprintf(locks[nr_locks].path, sizeof(locks[nr_locks].path), "%s", path);
+	nr_locks++;
+	return 0;
+}
+
+int fwd_lock_interfaces(const struct fwd_config *cfg)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return 0;
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		int err = lock_one(cfg->ports[i].ifname, (unsigned long long)st.st_ino);
+
+		if (err) {
+			fwd_unlock_interfaces();
+			return err;
+		}
+	}
+	return 0;
+}
+
+void fwd_unlock_interfaces(void)
+{
+	for (uint32_t i = 0; i < nr_locks; i++) {
+		/* Removed while still locked: a newcomer never locks a file about to vanish. */
+		unlink(locks[i].path);
+		close(locks[i].fd);
+	}
+	/* Nothing left behind: the folder goes with the last instance (ENOTEMPTY otherwise). */
+	if (nr_locks)
+		rmdir(FWD_LOCK_DIR);
+	nr_locks = 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One xdp-fwd per interface: its XDP program (or steering program) serves every queue of the
+ * interface, so a second instance on another queue cannot attach. Each instance holds an
+ * flock on /run/xdp-fwd/net<netns inode>-<ifname>.lock holding its pid; the kernel drops the
+ * lock when the process dies (kill -9 included), so a stale file never blocks a restart. A
+ * second instance finds the lock taken and names the pid that holds it.
+ */
+#ifndef XDP_FWD_LOCK_H
+#define XDP_FWD_LOCK_H
+
+#include "fwd.h"
+
+/* Locks every interface of cfg. 0; -EBUSY with a message when another xdp-fwd holds one (the
+ * locks taken are released). Without a writable /run the check is skipped (0). */
+int fwd_lock_interfaces(const struct fwd_config *cfg);
+/* Releases and removes the lock files. */
+void fwd_unlock_interfaces(void);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd: --rule checked against the ports (targets served, matches possible). */
+#ifndef XDP_FWD_RULES_H
+#define XDP_FWD_RULES_H
+
+#include "fwd.h"
+
+/* Whether a port of ifname serves socket index (xdp-fwd registers every socket at the index
+ * of its queue). */
+bool fwd_socket_served(const struct fwd_config *cfg, const char *ifname, uint32_t index);
+/* 0, or -EINVAL with a message in err when action a (of rule text) sends frames to a socket
+ * index that no port of some interface serves. */
+int fwd_rule_target_check(const struct fwd_config *cfg, const char *text,
+			  const struct umem_steer_action *a, char *err, size_t errlen);
+/* Every rule of cfg through fwd_rule_target_check; the first refusal is printed. */
+int fwd_rules_check(const struct fwd_config *cfg);
+/* Warns about rules that can never match, about a drop that takes every frame, and (through
+ * fwd_warn_rules) about ARP handed to a kernel without an address. Returns the number of
+ * warnings. */
+uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd's process environment: standard descriptors, signals, an output that may go away. */
+#ifndef XDP_FWD_SYS_H
+#define XDP_FWD_SYS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Opens /dev/null on each of fds 0-2 that is closed. Called first thing: otherwise the first
+ * socket created takes fd 1 or 2 and the stats or messages are written into it. 0 or -errno. */
+int fwd_std_fds(void);
+/* Ignores SIGPIPE (a closed stats reader must not stop the forwarder) and fills set with the
+ * signals the main thread takes: SIGINT, SIGTERM, SIGHUP stop; SIGUSR1 prints the stats now. */
+void fwd_signals(sigset_t *set);
+/* After a write to out: false once it has failed (EPIPE, EBADF, ...). The first failure is
+ * reported on stderr once; out is not written again. */
+bool fwd_out_ok(FILE *out);
+/* The stream the exit totals go to: stdout, or stderr once stdout has failed. */
+FILE *fwd_totals_stream(void);
+
+#endif

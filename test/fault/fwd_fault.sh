@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# xdp-fwd under faults (docs/RELIABILITY.md): one case per run, named by the first argument.
+# Each case builds its own topology (test/fwd/lib.sh), injects one fault into a running (or
+# starting) xdp-fwd and checks what the forwarder says and does: no silent drop, a clean
+# shutdown with every frame back, nothing left attached.
+#
+#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
+#                ifdel_reattach | rule_target | rule_warn | rule_counters | rule_live |
+#                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
+#                zerocopy_hint
+FWD_TEST_TAG=ft
+CASE=${1:?which case}
+. "$(dirname "$0")/../fwd/lib.sh"
+
+pings() { in_host 0 ping -c "${2:-3}" -i 0.2 -W 2 ${3:+-s "$3"} "$1" >/dev/null; }
+alive() { kill -0 "$FWD_PID" 2>/dev/null; }
+# ends RC: waits for xdp-fwd, which must exit with RC.
+ends() {
+	local rc=0
+	wait "$FWD_PID" || rc=$?
+	netns_stop "$FWD_PID"
+	FWD_PID=""
+	[ "$rc" = "$1" ] || fail "xdp-fwd exited with $rc, expected $1"
+}
+# refused_run MESSAGE ARGS...: xdp-fwd refuses to start and says MESSAGE ($WORK/err).
+refused_run() {
+	local msg=$1 rc=0
+	shift
+	timeout 20 ip netns exec "$TOPO_MID" "$FWD" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+	[ $rc != 0 ] || fail "xdp-fwd $* was accepted"
+	grep -q -- "$msg" "$WORK/err" || fail "xdp-fwd $*: no '$msg' in: $(cat "$WORK/err")"
+	echo "   $* -> $(grep -- "$msg" "$WORK/err" | head -1)"
+}
+# refused MESSAGE ARGS...: the same, and nothing is left attached.
+refused() {
+	refused_run "$@"
+	no_xdp_left || fail "xdp-fwd $*: an XDP program was left attached"
+}
+# json_field LINE KEY: the first numeric KEY in LINE.
+json_field() { grep -o "\"$2\":[0-9]*" <<<"$1" | head -1 | cut -d: -f2; }
+
+case "$CASE" in
+sigpipe | sigpipe_quiet)
+	# The stats reader goes away: the next write must not kill the forwarder.
+	topo_up --hosts 2
+	mkfifo "$WORK/pipe"
+	quiet=()
+	if [ "$CASE" = sigpipe ]; then
+		netns_bg READER "$TOPO_MID" head -c 1 "$WORK/pipe" >/dev/null
+	else
+		quiet=(--quiet) # the reader is gone at once; the exit totals are the first write
+		netns_bg READER "$TOPO_MID" sh -c ': <"$0"' "$WORK/pipe"
+	fi
+	: >"$WORK/fwd.err"
+	netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --interval 0.1 "${quiet[@]}" \
+		>"$WORK/pipe" 2>"$WORK/fwd.err"
+	wait "$READER" 2>/dev/null
+	netns_stop "$READER"
+	[ "$CASE" = sigpipe ] && { wait_for 10 grep -q "stats output stops" "$WORK/fwd.err" || fail "no note about the closed output"; }
+	# --quiet prints no start-up lines: forwarding says it runs.
+	wait_for 10 pings "$TOPO_IP1" 1 || fail "did not start: $(cat "$WORK/fwd.err")"
+	pings "$TOPO_IP1" || fail "no forwarding after the stats reader left"
+	alive || fail "xdp-fwd died when its stats reader left"
+	kill -INT "$FWD_PID"
+	ends 0
+	grep -q "frames still out: 0" "$WORK/fwd.err" || fail "the exit totals did not go to stderr"
+	[ "$(grep -c "stats output stops" "$WORK/fwd.err")" -le 1 ] || fail "the closed output was reported more than once"
+	;;
+sighup)
+	# SIGHUP and SIGTERM end like SIGINT: a stopping line, the totals, frames still out 0.
+	topo_up --hosts 2
+	for sig in HUP TERM; do
+		fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+		pings "$TOPO_IP1" || fail "no traffic"
+		fwd_stop "$sig"
+		grep -q "stopping" "$WORK/fwd.err" || fail "SIG$sig: no stopping line"
+		grep -q "^total" "$WORK/fwd.out" || fail "SIG$sig: no totals"
+		echo "   SIG$sig: $(grep stopping "$WORK/fwd.err")"
+	done
+	no_xdp_left || fail "XDP program left"
+	;;
+sigusr1)
+	# SIGUSR1 prints the stats now and changes nothing else.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 3600
+	pings "$TOPO_IP1" || fail "no traffic"
+	grep -q '"type":"interval"' "$WORK/fwd.out" && fail "an interval line before the signal"
+	kill -USR1 "$FWD_PID"
+	wait_for 5 grep -q '"type":"interval"' "$WORK/fwd.out" || fail "SIGUSR1 printed no stats"
+	line=$(grep '"type":"interval"' "$WORK/fwd.out" | head -1)
+	[ "$(json_field "$line" tx_packets)" -ge 3 ] || fail "the stats miss the pings: $line"
+	alive || fail "SIGUSR1 stopped xdp-fwd"
+	pings "$TOPO_IP1" || fail "no traffic after SIGUSR1"
+	fwd_stop INT
+	;;
+stdout_closed)
+	# Started with fds 0-2 closed, xdp-fwd must not take one for a socket.
+	topo_up --hosts 2
+	netns_bg FWD_PID "$TOPO_MID" bash -c 'exec "$@" <&- >&- 2>&-' fwd "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --interval 0.1
+	has_port_fd() { ls -l "/proc/$FWD_PID/fd" 2>/dev/null | grep -q "anon_inode:\|socket:"; }
+	wait_for 10 has_port_fd || fail "xdp-fwd did not start"
+	pings "$TOPO_IP1" || fail "no forwarding"
+	for fd in 0 1 2; do
+		t=$(readlink "/proc/$FWD_PID/fd/$fd")
+		[ "$t" = /dev/null ] || fail "fd $fd is '$t', not /dev/null"
+	done
+	alive || fail "xdp-fwd died"
+	kill -INT "$FWD_PID"
+	ends 0
+	;;
+mtu_raise)
+	# MTU raised under a running xdp-fwd beyond one chunk: the ports are reopened with
+	# multi-buffer and jumbo frames pass; never a silent drop.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+	pings "$TOPO_IP1" || fail "no traffic at MTU 1500"
+	for k in 0 1; do
+		in_host "$k" ip link set eth0 mtu 9000 || fail "host $k: MTU 9000 refused"
+		ip -n "$TOPO_MID" link set "m$k" mtu 9000 || fail "m$k: MTU 9000 refused"
+	done
+	wait_for 10 grep -q "reopened with multi-buffer" "$WORK/fwd.err" || fail "no reopen logged"
+	pings "$TOPO_IP1" 3 8000 || fail "8000-byte pings lost after the MTU change"
+	alive || fail "xdp-fwd died"
+	fwd_stop INT
+	no_xdp_left || fail "XDP program left"
+	;;
+mtu_noreattach)
+	# The same with --no-reattach (no capabilities to reopen): the ports of that interface stop,
+	# said loudly, instead of the kernel dropping every large frame unseen.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --no-reattach
+	pings "$TOPO_IP1" || fail "no traffic at MTU 1500"
+	ip -n "$TOPO_MID" link set "$TOPO_IF0" mtu 9000 || fail "m0: MTU 9000 refused"
+	wait_for 10 grep -q "$TOPO_IF0: MTU 9000 is more than one 4096-byte chunk holds.*--no-reattach.*stopped" "$WORK/fwd.err" ||
+		fail "no loud refusal: $(cat "$WORK/fwd.err")"
+	alive || fail "xdp-fwd died"
+	fwd_stop INT
+	;;
+ifdel_reattach)
+	# An interface deleted under traffic: said at once, nothing counted into it; the same name
+	# back: re-attached, forwarding again; clean exit with every frame home.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.2
+	pings "$TOPO_IP1" || fail "no traffic"
+	netns_bg PING_PID "$TOPO_H0" ping -f -W 1 "$TOPO_IP1"
+	ip -n "$TOPO_MID" link del "$TOPO_IF1" || fail "cannot delete $TOPO_IF1"
+	wait_for 5 grep -q "$TOPO_IF1: interface gone" "$WORK/fwd.err" || fail "no log line about the deleted interface"
+	# Two whole intervals after the event: nothing transmitted on the dead port.
+	n=$(grep -c '"type":"interval"' "$WORK/fwd.out")
+	more_lines() { [ "$(grep -c '"type":"interval"' "$WORK/fwd.out")" -ge "$1" ]; }
+	wait_for 5 more_lines $((n + 3)) || fail "no stats lines"
+	last=$(grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | grep -o "\"name\":\"$TOPO_IF1@0\",[^}]*")
+	[ "$(json_field "$last" tx_packets)" = 0 ] || fail "frames counted as sent into the deleted interface: $last"
+	grep -q '"down":[1-9]' <<<"$(grep '"type":"interval"' "$WORK/fwd.out" | tail -1)" ||
+		fail "frames for the deleted interface are not counted as drops"
+	netns_stop "$PING_PID"
+	# The same name back (as tools/topo.sh builds it).
+	ip -n "$TOPO_MID" link add "$TOPO_IF1" type veth peer name eth0 netns "$TOPO_H1" || fail "cannot recreate"
+	ip -n "$TOPO_MID" link set "$TOPO_IF1" up
+	in_host 1 ip link set eth0 address "$TOPO_MAC1" up
+	in_host 1 ip addr add "$TOPO_IP1/24" dev eth0
+	in_host 1 ethtool -K eth0 tx off gro on >/dev/null
+	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached: $(cat "$WORK/fwd.err")"
+	wait_for 10 pings "$TOPO_IP1" 1 || fail "no traffic after the re-attach"
+	pings "$TOPO_IP1" || fail "pings lost after the re-attach"
+	fwd_stop INT
+	no_xdp_left || fail "XDP program left"
+	;;
+rule_target)
+	# Targets the device does not have are refused at start.
+	topo_up --hosts 2
+	refused "no port serves socket 5" -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> sock 5"
+	refused "no port serves socket 1" -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> group 1-3"
+	refused "no port serves socket 1" -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> group 0-63"
+	refused "no port serves socket 99999" -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> sock 99999"
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> sock 0"
+	pings "$TOPO_IP1" || fail "a served target does not forward"
+	fwd_stop INT
+	;;
+rule_warn)
+	# A rule that can never match and a catch-all drop are named at start.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -r "icmp6 ipv4 -> drop" -r "udp dport 9 -> drop"
+	grep -q "rule 'icmp6 ipv4 -> drop'.*can never match" "$WORK/fwd.err" || fail "no never-match warning: $(cat "$WORK/fwd.err")"
+	grep -q "can never match" <<<"$(grep "udp dport 9" "$WORK/fwd.err")" && fail "a good rule was called never-matching"
+	fwd_stop INT
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -r "any -> drop"
+	grep -q "rule 'any -> drop'.*drops every frame" "$WORK/fwd.err" || fail "no catch-all warning: $(cat "$WORK/fwd.err")"
+	fwd_stop INT
+	;;
+rule_counters)
+	# Frames a rule drops appear in the stats: frames in = frames received + counted drops.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -r "icmp -> drop" --json --interval 0.2
+	sent0=$(in_host 0 cat /sys/class/net/eth0/statistics/tx_packets)
+	in_host 0 ping -c 3 -i 0.2 -W 1 "$TOPO_IP1" >/dev/null && fail "pings passed a drop rule"
+	sent=$(( $(in_host 0 cat /sys/class/net/eth0/statistics/tx_packets) - sent0 ))
+	wait_for 5 grep -q '"steer":\[{"ifname":"m0".*"drop":[1-9]' "$WORK/fwd.out" || fail "no rule drops in the interval lines"
+	fwd_stop INT
+	total=$(grep '"type":"total"' "$WORK/fwd.out")
+	steer=$(grep -o '"steer":\[{"ifname":"m0"[^]]*\][^}]*' <<<"$total")
+	hits=$(grep -o '"hits":[0-9]*' <<<"$steer" | head -1 | cut -d: -f2)
+	drop=$(grep -o '"drop":[0-9]*' <<<"$steer" | tail -1 | cut -d: -f2)
+	[ "${hits:-0}" -ge 3 ] && [ "${drop:-0}" -ge 3 ] || fail "rule hits/drops not in the totals: $steer"
+	rx=$(port_total "$TOPO_IF0@0" rx_packets)
+	# The totals started before the pings; frames in at m0 (ARP included) are all accounted.
+	[ $((rx + drop)) -ge "$sent" ] || fail "frames in $sent > received $rx + dropped $drop"
+	echo "   sent $sent, received $rx, dropped by rule $drop"
+	;;
+rule_live)
+	# A live edit (umem-steer) with a target the device does not have is refused.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -r "udp dport 9 -> drop"
+	STEER=$BUILD/tools/umem-steer/umem-steer
+	rc=0
+	ip netns exec "$TOPO_MID" "$STEER" add "$TOPO_IF0" "any -> sock 5" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	[ $rc != 0 ] || fail "umem-steer accepted a target the device lacks"
+	grep -q "has no queue 5\|socket 5" "$WORK/err" || fail "message: $(cat "$WORK/err")"
+	ip netns exec "$TOPO_MID" "$STEER" show "$TOPO_IF0" | grep -q "sock 5" && fail "the rule is in the table"
+	pings "$TOPO_IP1" || fail "traffic stopped"
+	fwd_stop INT
+	;;
+rule_live_unserved)
+	# A live edit to a socket the device has but no port of xdp-fwd serves: named at once.
+	topo_up --hosts 2 --queues 2
+	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0" -r "udp dport 9 -> drop"
+	ip netns exec "$TOPO_MID" "$BUILD/tools/umem-steer/umem-steer" add "$TOPO_IF0" "udp dport 7 -> sock 1" >/dev/null ||
+		fail "umem-steer refused a socket the device has"
+	wait_for 5 grep -q "$TOPO_IF0: rule .*'udp dport 7 -> sock 1' (edited live) sends frames to socket 1, which no port of xdp-fwd serves" \
+		"$WORK/fwd.err" || fail "no warning about the live edit: $(cat "$WORK/fwd.err")"
+	pings "$TOPO_IP1" || fail "traffic stopped"
+	fwd_stop INT
+	;;
+queues_unserved)
+	# A 2-queue device with only queue 0 served: warned, and told where queue 1's frames go.
+	topo_up --hosts 2 --queues 2
+	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0"
+	grep -q "$TOPO_IF0: RX queue 1 of 2 is served by no socket" "$WORK/fwd.err" || fail "no warning: $(cat "$WORK/fwd.err")"
+	fwd_stop INT
+	fwd_start -i "$TOPO_IF0@all" -i "$TOPO_IF1@all"
+	grep -q "served by no socket" "$WORK/fwd.err" && fail "warned with every queue served"
+	fwd_stop INT
+	;;
+frames_small)
+	topo_up --hosts 2
+	refused "the rings need" -i "$TOPO_IF0" -i "$TOPO_IF1" --frames 256
+	;;
+second_instance)
+	# A second xdp-fwd on another queue of the same device is told who holds it, and the
+	# first one's programs stay.
+	topo_up --hosts 2 --queues 2
+	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0"
+	progs=$(ip -n "$TOPO_MID" -d link show | grep -o "prog/xdp id [0-9]*")
+	for rules in "" "udp dport 9 -> drop"; do
+		refused_run "in use by another xdp-fwd (pid $FWD_PID)" -i "$TOPO_IF0@1" -i "$TOPO_IF1@1" ${rules:+-r "$rules"}
+		grep -q "not ours" "$WORK/err" && fail "libumem's program called not ours: $(cat "$WORK/err")"
+		[ "$(ip -n "$TOPO_MID" -d link show | grep -o "prog/xdp id [0-9]*")" = "$progs" ] ||
+			fail "the first instance's programs changed"
+	done
+	pings "$TOPO_IP1" || fail "the first instance stopped forwarding"
+	fwd_stop INT
+	;;
+foreign_generic)
+	# A program that is not libumem's, attached in generic mode: the hint that removes it is
+	# "xdpgeneric off" ("xdp off" leaves a generic program attached), and following it works.
+	topo_up --hosts 2
+	OBJ=$BUILD/tools/fwd-bench/xdp_redirect_devmap.bpf.o
+	[ -f "$OBJ" ] || { echo "skip: no foreign program object at $OBJ" >&2; exit 77; }
+	ip -n "$TOPO_MID" link set dev "$TOPO_IF0" xdpgeneric obj "$OBJ" sec xdp.frags || fail "cannot attach the foreign program"
+	for rules in "" "udp dport 9 -> drop"; do
+		refused_run "ip link set dev $TOPO_IF0 xdpgeneric off" -i "$TOPO_IF0" -i "$TOPO_IF1" ${rules:+-r "$rules"}
+	done
+	ip -n "$TOPO_MID" link set dev "$TOPO_IF0" xdpgeneric off || fail "the hint's command failed"
+	no_xdp_left || fail "the hint's command left the program attached"
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
+	pings "$TOPO_IP1" || fail "no traffic after the foreign program went"
+	fwd_stop INT
+	;;
+pool_log)
+	# A small area under a flood: the pool runs dry over and over; the log says so once per
+	# episode per few seconds, with counts, not once per turn.
+	topo_up --hosts 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --rx-ring 128 --tx-ring 128 --fill-ring 256 --comp-ring 256 --frames 480
+	netns_bg PING_PID "$TOPO_H0" ping -f -s 1400 "$TOPO_IP1" >/dev/null
+	netns_bg PING2_PID "$TOPO_H1" ping -f -s 1400 "$TOPO_IP0" >/dev/null
+	wait_for 10 grep -q "pool empty" "$WORK/fwd.err" || fail "the pool never ran dry: $(cat "$WORK/fwd.err")"
+	t0=$SECONDS
+	until [ $((SECONDS - t0)) -ge 4 ]; do sleep 0.5; done # a fixed observation window, not a sync
+	netns_stop "$PING_PID"
+	netns_stop "$PING2_PID"
+	lines=$(grep -c "pool empty\|topped up" "$WORK/fwd.err")
+	echo "   $lines pool lines in about 4 s: $(grep "pool empty" "$WORK/fwd.err" | tail -1)"
+	[ "$lines" -le 12 ] || fail "$lines pool-empty/topped-up lines in about 4 s"
+	fwd_stop INT
+	;;
+zerocopy_hint)
+	topo_up --hosts 2
+	refused "without -z" -i "$TOPO_IF0" -i "$TOPO_IF1" -z
+	grep -q "UMEM_PORT_ZC" "$WORK/err" && fail "the -z error names library constants: $(cat "$WORK/err")"
+	;;
+*)
+	fail "unknown case '$CASE'"
+	;;
+esac
+no_xdp_left || fail "XDP program left"
+log "ok"
