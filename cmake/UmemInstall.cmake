@@ -16,5 +16,10 @@ include(${CMAKE_CURRENT_LIST_DIR}/UmemMan.cmake)
 # The prose documentation, so the pages and help texts that point to it point somewhere an
 # installed system has: ${docdir} (e.g. share/doc/libumem).
 file(GLOB UMEM_DOCS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/*.png)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${UMEM_DOCS}
+# README.md links docs/X.md; installed, X.md is its sibling.
+file(READ ${PROJECT_SOURCE_DIR}/README.md UMEM_README)
+string(REPLACE "](docs/" "](" UMEM_README "${UMEM_README}")
+file(WRITE ${PROJECT_BINARY_DIR}/README.md "${UMEM_README}")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/README.md)
+install(FILES ${PROJECT_BINARY_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${UMEM_DOCS}
   DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -34,6 +34,8 @@
 
 #define PORT_REFILL_BATCH 64u      /* refill once this many fill slots are free: one bulk alloc */
 #define PORT_COPY_KICKS 8u         /* copy mode sends 32 frames per sendto(): retries per burst */
+#define PORT_XDP_MAX_TX_SKB_BUDGET 9 /* SOL_XDP option, Linux 6.17+: frames per copy-mode sendto() */
+#define PORT_TX_SKB_BUDGET 256u    /* what ports ask for (capped by the TX ring) */
 
 struct port_umem;
 struct port_prog;
@@ -108,6 +110,11 @@ struct umem_port {
 	char ifname[IF_NAMESIZE];
 	struct port_counters st;
 };
+
+/* Asks the kernel to send up to want frames per copy-mode sendto() on the XDP socket fd
+ * (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+; 32..TX ring size): want, or -errno when refused
+ * (ENOPROTOOPT before 6.17). */
+UMEM_PRIVATE int umem__port_tx_budget(int fd, uint32_t want);
 
 /* ---- port_data.c ---- */
 

@@ -153,11 +153,6 @@ err_free:
 
 /* ---- attach ---- */
 
-static const char *who(const struct umem_steer *s)
-{
-	return s->who;
-}
-
 /* Removes a program of ours whose owner is gone; refuses one whose owner lives. The owner is
  * in the old program's table. */
 static int clear_stale(struct umem_steer *s, const struct xdp_found *f)
@@ -173,7 +168,7 @@ static int clear_stale(struct umem_steer *s, const struct xdp_found *f)
 	umem_steer__detach(old);
 	if (err)
 		return err;
-	return umem__xdp_remove_stale(who(s), (int)s->ifindex, f, t.owner_pid, t.owner_start);
+	return umem__xdp_remove_stale(s->who, (int)s->ifindex, f, t.owner_pid, t.owner_start);
 }
 
 static int set_mode(struct umem_steer *s, uint32_t xdp_flags)
@@ -186,7 +181,7 @@ static int set_mode(struct umem_steer *s, uint32_t xdp_flags)
 static int attach_link(struct umem_steer *s, uint32_t mode)
 {
 	uint32_t xdp_flags;
-	int fd = umem__xdp_link(who(s), s->prog_fd, (int)s->ifindex, mode, &xdp_flags);
+	int fd = umem__xdp_link(s->who, s->prog_fd, (int)s->ifindex, mode, &xdp_flags);
 
 	if (fd < 0)
 		return fd;
@@ -215,10 +210,10 @@ static int attach_libxdp(struct umem_steer *s, uint32_t mode)
 	err = libxdp_get_error(s->xdp_prog);
 	if (err) {
 		s->xdp_prog = NULL;
-		pr_warn("%s: libxdp cannot take the program: %s\n", who(s), strerror(-err));
+		pr_warn("%s: libxdp cannot take the program: %s\n", s->who, strerror(-err));
 		return err;
 	}
-	err = umem__xdp_attach(who(s), mode, libxdp_once, s, &xdp_flags);
+	err = umem__xdp_attach(s->who, mode, libxdp_once, s, &xdp_flags);
 	if (err) {
 		xdp_program__close(s->xdp_prog);
 		s->xdp_prog = NULL;
@@ -295,7 +290,7 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 			goto err_free;
 		/* In libxdp's dispatcher, others' programs are neighbours, not obstacles. */
 		if (f.foreign_id && !(attach == UMEM_STEER_ATTACH_LIBXDP && f.foreign_in_dispatcher) &&
-		    (err = umem__xdp_remove_foreign(who(s), (int)s->ifindex, &f, flags & UMEM_STEER_F_REPLACE)))
+		    (err = umem__xdp_remove_foreign(s->who, (int)s->ifindex, &f, flags & UMEM_STEER_F_REPLACE)))
 			goto err_free;
 	}
 

@@ -75,6 +75,7 @@ struct fwd_config {
 	bool multi_buffer;    /* XDP_USE_SG: frames larger than a chunk */
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
 	uint32_t busy_poll_budget; /* 0: the batch size */
+	uint32_t idle_spin_usecs;  /* busy window after the last frame before sleeping in poll() */
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;
@@ -94,6 +95,8 @@ struct fwd_config {
 	 * capabilities in the permitted set). */
 	bool reattach;
 };
+
+#define FWD_IDLE_SPIN_DEFAULT 50u /* µs: idle CPU ~1.5 %, TCP at 1 Gbit/s ~25 % */
 
 /* options.c */
 void fwd_config_defaults(struct fwd_config *cfg);

@@ -16,9 +16,39 @@ static uint32_t mac_hash(uint64_t key)
 	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-static bool live(const struct l2_table *t, const struct l2_entry *e, uint64_t now_ns)
+/* Refreshing the time of a known MAC is skipped within this much: every frame would otherwise
+ * write the slot, and its cache line would bounce between the workers. */
+#define L2_REFRESH_NS 1000000ull
+
+#define KEY_MAC(k) ((k) >> 16)
+
+static uint64_t key_of(uint64_t mac, int32_t port)
 {
-	return e->mac && now_ns - e->seen_ns <= t->aging_ns;
+	return mac << 16 | (uint16_t)(port + 1);
+}
+
+static int32_t key_port(uint64_t k)
+{
+	return (int32_t)(k & 0xffff) - 1;
+}
+
+/* Signed: another worker's clock read may be a little ahead of ours. */
+static bool live_at(const struct l2_table *t, uint64_t key, uint64_t seen_ns, uint64_t now_ns)
+{
+	return key && (int64_t)(now_ns - seen_ns) <= (int64_t)t->aging_ns;
+}
+
+static bool live(const struct l2_table *t, struct l2_entry *e, uint64_t now_ns)
+{
+	/* Acquire: pairs with the learner's release, so the time read belongs to this key. */
+	uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
+
+	return live_at(t, key, atomic_load_explicit(&e->seen_ns, memory_order_relaxed), now_ns);
+}
+
+static void stat_add(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
 int l2_table_init(struct l2_table *t, uint32_t size, uint64_t aging_ns)
@@ -30,7 +60,9 @@ int l2_table_init(struct l2_table *t, uint32_t size, uint64_t aging_ns)
 		return -ENOMEM;
 	t->mask = size - 1;
 	t->aging_ns = aging_ns;
-	t->stats = (struct l2_stats){ 0 };
+	atomic_init(&t->stats.learned, 0);
+	atomic_init(&t->stats.moved, 0);
+	atomic_init(&t->stats.evicted, 0);
 	return 0;
 }
 
@@ -42,52 +74,75 @@ void l2_table_fini(struct l2_table *t)
 
 void l2_learn(struct l2_table *t, const uint8_t mac[6], int32_t port, uint64_t now_ns)
 {
-	uint64_t key = mac_key(mac);
-	uint32_t h = mac_hash(key);
+	uint64_t mac_k = mac_key(mac), want = key_of(mac_k, port), reuse_key = 0, oldest_seen = 0;
+	uint32_t h = mac_hash(mac_k);
 	struct l2_entry *reuse = NULL, *oldest = NULL;
+	bool evict = false;
 
-	if (l2_is_group(mac) || !key)
+	if (l2_is_group(mac) || !mac_k)
 		return;
 	for (uint32_t i = 0; i < L2_PROBE; i++) {
 		struct l2_entry *e = &t->slots[(h + i) & t->mask];
+		uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
+		uint64_t seen = atomic_load_explicit(&e->seen_ns, memory_order_relaxed);
+		bool alive = live_at(t, key, seen, now_ns);
 
-		if (e->mac == key) {
-			if (live(t, e, now_ns) && e->port != port)
-				t->stats.moved++;
-			else if (!live(t, e, now_ns))
-				t->stats.learned++;
-			e->port = port;
-			e->seen_ns = now_ns;
+		if (key && KEY_MAC(key) == mac_k) {
+			if (key == want && alive && (int64_t)(now_ns - seen) < (int64_t)L2_REFRESH_NS)
+				return;
+			atomic_store_explicit(&e->seen_ns, now_ns, memory_order_relaxed);
+			if (key != want &&
+			    !atomic_compare_exchange_strong_explicit(&e->key, &key, want, memory_order_release,
+								     memory_order_relaxed))
+				return; /* another learner changed it meanwhile */
+			if (alive && key != want)
+				stat_add(&t->stats.moved);
+			else if (!alive)
+				stat_add(&t->stats.learned);
 			return;
 		}
-		if (!reuse && !live(t, e, now_ns))
+		if (!reuse && !alive) {
 			reuse = e;
-		if (!e->mac)
+			reuse_key = key;
+		}
+		if (!key)
 			break; /* end of the chain: the key is not further on */
-		if (!oldest || e->seen_ns < oldest->seen_ns)
+		if (!oldest || seen < oldest_seen) {
 			oldest = e;
+			oldest_seen = seen;
+		}
 	}
 	if (!reuse) {
 		reuse = oldest;
-		t->stats.evicted++;
+		reuse_key = atomic_load_explicit(&oldest->key, memory_order_relaxed);
+		evict = true;
 	}
-	t->stats.learned++;
-	*reuse = (struct l2_entry){ .mac = key, .seen_ns = now_ns, .port = port };
+	/* The time first: a reader that sees the new key (acquire) sees this time too. */
+	atomic_store_explicit(&reuse->seen_ns, now_ns, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&reuse->key, &reuse_key, want, memory_order_release,
+						     memory_order_relaxed))
+		return;
+	if (evict)
+		stat_add(&t->stats.evicted);
+	stat_add(&t->stats.learned);
 }
 
 int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_ns)
 {
-	uint64_t key = mac_key(mac);
-	uint32_t h = mac_hash(key);
+	uint64_t mac_k = mac_key(mac);
+	uint32_t h = mac_hash(mac_k);
 
 	if (l2_is_group(mac))
 		return L2_NO_PORT;
 	for (uint32_t i = 0; i < L2_PROBE; i++) {
-		const struct l2_entry *e = &t->slots[(h + i) & t->mask];
+		struct l2_entry *e = &t->slots[(h + i) & t->mask];
+		uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
 
-		if (e->mac == key)
-			return live(t, e, now_ns) ? e->port : L2_NO_PORT;
-		if (!e->mac)
+		if (key && KEY_MAC(key) == mac_k)
+			return live_at(t, key, atomic_load_explicit(&e->seen_ns, memory_order_relaxed), now_ns)
+				       ? key_port(key)
+				       : L2_NO_PORT;
+		if (!key)
 			break;
 	}
 	return L2_NO_PORT;

@@ -7,11 +7,15 @@
  * stays in place so that probe chains behind it stay intact (no tombstones needed). When a
  * window is full of live entries the oldest one is evicted. Time is passed in by the caller
  * (nanoseconds, any monotonic origin), so the table is pure logic and tests drive the clock.
- * Not thread-safe: the caller serializes (xdp-fwd takes a lock once per burst).
+ * Safe for concurrent learners and readers without a lock: a slot is two atomic words, the MAC
+ * and port packed in one (changed by one compare-and-swap, so a reader never sees a MAC with
+ * another entry's port), the last-seen time in the other. Learning is best effort: a learner
+ * that loses a slot to another one skips this frame, the MAC's next frame learns it.
  */
 #ifndef XDP_FWD_L2_H
 #define XDP_FWD_L2_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,16 +23,15 @@
 #define L2_NO_PORT (-1)
 
 struct l2_entry {
-	uint64_t mac;     /* 48-bit MAC; 0 = never used (all-zero is not a unicast source) */
-	uint64_t seen_ns; /* last time the MAC was a source */
-	int32_t port;
-	uint32_t _pad;
+	/* 48-bit MAC << 16 | (port + 1); 0 = never used (all-zero is not a unicast source). */
+	_Atomic uint64_t key;
+	_Atomic uint64_t seen_ns; /* last time the MAC was a source */
 };
 
 struct l2_stats {
-	uint64_t learned;  /* new MACs */
-	uint64_t moved;    /* a known MAC seen on another port */
-	uint64_t evicted;  /* live entries pushed out by a full probe window */
+	_Atomic uint64_t learned;  /* new MACs */
+	_Atomic uint64_t moved;    /* a known MAC seen on another port */
+	_Atomic uint64_t evicted;  /* live entries pushed out by a full probe window */
 };
 
 struct l2_table {
@@ -43,7 +46,8 @@ struct l2_table {
 int l2_table_init(struct l2_table *t, uint32_t size, uint64_t aging_ns);
 void l2_table_fini(struct l2_table *t);
 
-/* A frame from mac arrived on port at now_ns. Multicast/broadcast sources are ignored. */
+/* A frame from mac arrived on port (0..65534) at now_ns. Multicast/broadcast sources are
+ * ignored. */
 void l2_learn(struct l2_table *t, const uint8_t mac[6], int32_t port, uint64_t now_ns);
 /* The port behind mac, or L2_NO_PORT (unknown, aged out, or a group address: flood). */
 int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_ns);

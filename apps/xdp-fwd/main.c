@@ -384,7 +384,6 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	ctx->cfg = cfg;
 	ctx->nr_ports = cfg->nr_ports;
 	ctx->nr_workers = cfg->workers;
-	pthread_mutex_init(&ctx->l2_lock, NULL);
 	if (cfg->mode == FWD_MODE_L2) {
 		err = l2_table_init(&ctx->l2, cfg->l2_size, cfg->l2_aging * 1000000000ull);
 		if (err)

@@ -284,7 +284,7 @@ static int set_profile(void *v, const char *a, char *e, size_t l)
 static const struct cli_opt options[] = {
 	{ "interface", 'i', "IFNAME[@Q]", "a port (queue 0 by default); IFNAME@A-B or IFNAME@all: one port per queue; repeat, in order", CLI_SET(set_interface) },
 	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", CLI_SET(set_mode) },
-	{ "workers", 'w', "N", "worker threads (default 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
+	{ "workers", 'w', "N", "worker threads (default: one per --cpus CPU, else 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", CLI_SET(set_cpus) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, 256) },
 	{ "rx-ring", 0, "N", "RX ring entries (power of two)", CLI_POW2_AT(CFG, rx_ring, 64, 65536) },
@@ -301,6 +301,7 @@ static const struct cli_opt options[] = {
 	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", CLI_FLAG_AT(CFG, need_wakeup, false) },
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", CLI_U32_AT(CFG, busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", CLI_U32_AT(CFG, busy_poll_budget, 1, 65535) },
+	{ "idle-spin", 0, "USECS", "spin this long after the last frame, then sleep in poll() (default 50; 0: sleep at once)", CLI_U32_AT(CFG, idle_spin_usecs, 0, 10000000) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },
@@ -339,6 +340,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->mode = FWD_MODE_WIRE;
 	cfg->bind = FWD_BIND_AUTO;
 	cfg->batch = 64;
+	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
 	cfg->need_wakeup = true;
 	cfg->reattach = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */

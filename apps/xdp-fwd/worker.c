@@ -11,10 +11,18 @@
 #include "worker.h"
 
 #define FWD_TX_TRIES 3               /* tx_burst attempts, draining completions between */
-#define FWD_IDLE_SPINS 256u          /* empty loop turns before sleeping in poll() */
 #define FWD_IDLE_POLL_MS 1
 #define FWD_KSTATS_NS 250000000ull   /* kernel XDP_STATISTICS refresh period */
 #define FWD_DRAIN_NS 1000000000ull   /* how long shutdown waits for TX completions */
+
+/* The idle policy's clock: precise (the window is microseconds), read through the vDSO. */
+static uint64_t precise_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 uint64_t fwd_now_ns(void)
 {
@@ -102,9 +110,10 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 	struct fwd_ctx *ctx = w->ctx;
 	uint32_t owner = ctx->ports[out].worker;
 
-	if (owner == w->idx)
+	if (owner == w->idx) {
 		stage(w, out, d, n);
-	else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
+		w->fed[in] |= 1ull << out;
+	} else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
@@ -171,11 +180,8 @@ static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32
 					 .iface = route_iface, .via = route_via };
 	struct fwd_ctx *ctx = w->ctx;
 
-	if (ctx->cfg->mode == FWD_MODE_L2)
-		pthread_mutex_lock(&ctx->l2_lock);
+	/* l2: the MAC table takes concurrent learners and readers (l2.h), no lock. */
 	fwd_route_burst(&io, ctx->cfg->mode, &ctx->l2, &ctx->ports[in].skip_contd, in, d, n, now);
-	if (ctx->cfg->mode == FWD_MODE_L2)
-		pthread_mutex_unlock(&ctx->l2_lock);
 }
 
 /* --- transmit ------------------------------------------------------------------------- */
@@ -215,6 +221,24 @@ static void flush_all(struct fwd_worker *w)
 {
 	for (uint32_t k = 0; k < w->nr_ports; k++)
 		flush_port(w, w->ports[k]);
+}
+
+/* Sends the outputs input port in has staged frames for: the full ones only (full: a burst's
+ * worth), or all of them once in's RX ring came back empty. Larger TX bursts cost fewer
+ * kicks, and they reach the next hop together (GRO merges them: fewer ACKs come back). */
+static void flush_fed(struct fwd_worker *w, uint32_t in, bool all)
+{
+	uint64_t fed = w->fed[in];
+
+	while (fed) {
+		uint32_t out = (uint32_t)__builtin_ctzll(fed);
+
+		fed &= fed - 1;
+		if (all || w->nstage[out] >= w->ctx->cfg->batch)
+			flush_port(w, out);
+	}
+	if (all)
+		w->fed[in] = 0;
 }
 
 static uint32_t drain_incoming(struct fwd_worker *w)
@@ -333,8 +357,10 @@ static void *worker_main(void *arg)
 	struct fwd_worker *w = arg;
 	struct fwd_ctx *ctx = w->ctx;
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
-	uint64_t kstats_at = 0;
-	uint32_t idle = 0;
+	uint64_t kstats_at = 0, busy_at = precise_ns();
+	/* Adaptive idling: spin while frames came within the window (the next burst is likely
+	 * close, and waking a sleeping thread costs ~20 µs of latency on a VM), then sleep. */
+	const uint64_t spin_ns = (uint64_t)ctx->cfg->idle_spin_usecs * 1000;
 
 	if (!rx) {
 		w->error = -ENOMEM;
@@ -351,16 +377,20 @@ static void *worker_main(void *arg)
 			int n = ctx->ports[in].port ? umem_port__rx_burst(ctx->ports[in].port, rx, ctx->cfg->batch) : 0;
 			uint64_t frames, bytes;
 
-			if (n <= 0)
+			if (n <= 0) {
+				flush_fed(w, in, true);
 				continue;
+			}
 			count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
 			route(w, in, rx, (uint32_t)n, now);
-			flush_all(w);
+			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
 		work += drain_incoming(w);
+		if (!work)
+			flush_all(w);
 		for (uint32_t k = 0; k < w->nr_ports; k++)
 			if (ctx->ports[w->ports[k]].port)
 				work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
@@ -369,8 +399,8 @@ static void *worker_main(void *arg)
 			kstats_at = now;
 		}
 		if (work)
-			idle = 0;
-		else if (++idle >= FWD_IDLE_SPINS)
+			busy_at = precise_ns();
+		else if (precise_ns() - busy_at >= spin_ns)
 			idle_wait(w);
 	}
 	drain(w);
@@ -399,7 +429,8 @@ int fwd_workers_init(struct fwd_ctx *ctx)
 		struct fwd_worker *w = &ctx->workers[k];
 
 		for (uint32_t i = 0; i < w->nr_ports; i++) {
-			w->stage[w->ports[i]] = calloc(batch, sizeof(struct umem_desc));
+			/* Up to a burst short of full, plus one burst (flush_fed). */
+			w->stage[w->ports[i]] = calloc(2 * (size_t)batch, sizeof(struct umem_desc));
 			if (!w->stage[w->ports[i]])
 				return -ENOMEM;
 		}

@@ -63,9 +63,11 @@ struct fwd_worker {
 	struct umem_pool *pool;
 	uint32_t ports[FWD_MAX_PORTS]; /* indexes of the ports this worker drives */
 	uint32_t nr_ports;
-	/* Frames staged per output port during one burst (only ports of this worker). */
+	/* Frames staged per output port (only ports of this worker), sent when a burst's worth
+	 * is there or when an input that fed them comes back empty. */
 	struct umem_desc *stage[FWD_MAX_PORTS];
 	uint32_t nstage[FWD_MAX_PORTS];
+	uint64_t fed[FWD_MAX_PORTS]; /* fed[in]: bit out set while in has frames staged on out */
 	int error; /* negative errno when the worker could not run its loop */
 };
 
@@ -82,8 +84,7 @@ struct fwd_ctx {
 	uint32_t nr_ifaces;
 	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
-	struct l2_table l2;
-	pthread_mutex_t l2_lock; /* one acquisition per burst; uncontended with one worker */
+	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libumem area: one mmap'd region (the future UMEM) cut into pages of a power-of-two size.
+ * libumem area: one mmap'd region (registered as the UMEM by its first port) cut into pages of
+ * a power-of-two size.
  *
  * Per-page metadata (refcount, owner pool) lives in a separate array indexed by
  * addr >> page_shift, never inside packet memory, which the kernel and peers write.

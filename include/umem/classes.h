@@ -43,11 +43,12 @@ UMEM_API int umem_classes__alloc(struct umem_classes *c, uint32_t size, uint64_t
 				 uint32_t *truesize);
 /* Drops a reference; pages of the set's pools go back to their cache. */
 UMEM_API void umem_classes__put(struct umem_classes *c, uint64_t addr);
-
+/* Number of classes, and the bound (largest size) of class idx (0 when idx >= count). */
 UMEM_API uint32_t umem_classes__count(const struct umem_classes *c);
 UMEM_API uint32_t umem_classes__bound(const struct umem_classes *c, uint32_t idx);
 /* Index of the class that serves size, or -EINVAL. */
 UMEM_API int umem_classes__index(const struct umem_classes *c, uint32_t size);
+/* The pool of class idx (NULL when idx >= count), e.g. for umem_pool__stats(). */
 UMEM_API struct umem_pool *umem_classes__pool(const struct umem_classes *c, uint32_t idx);
 
 #ifdef __cplusplus

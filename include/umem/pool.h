@@ -108,9 +108,10 @@ UMEM_API void umem_put(struct umem_area *area, uint64_t addr);
 UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n);
 
 /* Take n extra references on the page holding addr (a live allocation of the caller's).
- * -EINVAL: outside the area or n == 0; -ENOENT: the page was never allocated (in the area's
- * store); -EOVERFLOW: the page would exceed UMEM_REF_MAX references. Nothing changes on error.
- * A reference on a page that was allocated and freed (use after free) aborts. */
+ * -EINVAL: outside the area or n == 0; -ENOENT: the page is in the area's store (no pool took
+ * it); -EOVERFLOW: the page would exceed UMEM_REF_MAX references. Nothing changes on error.
+ * A reference on a page that a pool holds unallocated, in its cache or return ring (use after
+ * free, or an address never handed out: pools take pages from the area in bulk), aborts. */
 static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n);
 
 /* Pointer to the frame at addr. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libumem fast paths, inline.
+ * libumem pool fast paths (allocation, put, ref), inline.
  *
  * Threading: a pool's alloc cache, fragment state and owner-side counters are touched only by
  * the pool's owner thread, with plain loads and stores (no locks, no atomics), as page_pool's
@@ -8,13 +8,13 @@
  *
  * Memory ordering: a page's refcount is the only shared word on these paths.
  *  - The last-user check loads it with acquire: it pairs with the release half of the
- *    fetch_sub (umem__put_slow) by which every other holder dropped its reference, so their
+ *    fetch_sub by which every other holder dropped its reference, so their
  *    writes to the frame happen before the owner reuses it.
  *  - A page taken from the cache is exclusively the owner's: its refcount is set with a
  *    relaxed store; handing the address to another thread (a descriptor ring, a queue) is the
  *    publication point and must carry its own release/acquire.
- * The structs below are exposed only so these functions can be inlined; their fields are
- * private and may change between minor versions (the exported functions will not).
+ * The structs this header defines are exposed only so these functions can be inlined; their
+ * fields are private and may change between minor versions (the exported functions will not).
  */
 #ifndef UMEM_POOL_FAST_H
 #define UMEM_POOL_FAST_H

@@ -93,8 +93,10 @@ UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
 UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
 /* Copies up to max rules in evaluation order; returns how many there are (may exceed max). */
 UMEM_API int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max);
+/* The action a frame no rule matches gets: set it (-EINVAL as add_rule for a bad action), read it. */
 UMEM_API int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action);
 UMEM_API int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out);
+/* The table's enum umem_steer_table_flags (HOST_CONTROL, TRACE): replace them, read them. */
 UMEM_API int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_flags);
 UMEM_API int umem_steer__table_flags(struct umem_steer *s, uint32_t *out);
 

@@ -64,6 +64,9 @@ jq -e '(.targets | length) == 8 and all(.targets[]; .met != null)' "$tmp/all.jso
 	fail "--only pool_fast,frag_ref ran: $(jq -c '[.results[].name]' "$tmp/only.json")"
 "$bench" --rounds 1 --ops 1000 --only pool_fast >"$tmp/only.txt"
 grep -q "slow-path allocations after warm-up: 0" "$tmp/only.txt" || fail "text output lacks the steady-state line"
+# The kernel's reference figure names its public source, the benchmark module.
+grep -q "kernel page_pool fast path: .*bench_page_pool_simple" "$tmp/only.txt" ||
+	fail "the kernel's reference line does not name its source: $(grep 'kernel page_pool' "$tmp/only.txt")"
 "$bench" --memory --json | jq -e '(.results | length) == 0 and (.memory | length) == 4' >/dev/null ||
 	fail "--memory must print only the memory table"
 

@@ -45,6 +45,26 @@ for p in "${programs[@]}"; do
 		[ $rc = 0 ] || fail "$name $opt exited $rc"
 		[ "$out" = "$name (libumem) $version" ] || fail "$name $opt printed '$out', expected '$name (libumem) $version'"
 	done
+	# The help and the man page agree: every man page the help names exists, every option of
+	# the page's SYNOPSIS is one the help lists, and an example rule's "->" is quoted (unquoted,
+	# the shell takes "> sock 1" as a redirection).
+	"${emu[@]}" "$bin" --help >"$tmp/out" 2>/dev/null </dev/null
+	for ref in $(grep -oE '\b[a-z][a-z0-9_-]*\([1-8]\)' "$tmp/out" | sort -u); do
+		page=${ref%%(*} sec=${ref#*(}; sec=${sec%)}
+		compgen -G "$src/docs/man/$page.$sec" >/dev/null || compgen -G "$src/apps/*/$page.$sec" >/dev/null ||
+			fail "$name --help names $ref, which no man page is"
+	done
+	if grep -E "^ *$name [^'\"]* -> " "$tmp/out" >"$tmp/bad"; then
+		fail "$name --help has an example whose '->' the shell would redirect: $(cat "$tmp/bad")"
+	fi
+	manpage=$(ls "$src"/docs/man/"$name".[18] "$src"/apps/*/"$name".[18] 2>/dev/null | head -1)
+	if [ -n "$manpage" ]; then
+		for o in $(sed -n '/^\.SH SYNOPSIS/,/^\.SH /{s/\\//g;p}' "$manpage" |
+			grep -oE '(^|[ [])-(-[a-z][a-z-]*[a-z]|[a-zA-Z])\b' | tr -d ' [' | sort -u); do
+			grep -qE -- "^  (-[a-zA-Z], |    )?$o[ ,=]|^  -[a-zA-Z], $o[ ,=]|^  $o," "$tmp/out" ||
+				fail "$name: ${manpage##*/} SYNOPSIS has $o, which --help does not list"
+		done
+	fi
 	rc=0
 	"${emu[@]}" "$bin" --no-such-option >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
 	[ $rc = 2 ] || fail "$name --no-such-option exited $rc, expected 2"

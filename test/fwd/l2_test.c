@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd MAC table: learning, moves, aging, group addresses, full probe windows. */
+#include <pthread.h>
+
 #include "testutil.h"
 #include "l2.h"
 
@@ -131,8 +133,69 @@ static void test_chain_survives_aging(void)
 	l2_table_fini(&t);
 }
 
+/* Two workers learn and look up at once (xdp-fwd's l2 mode, no lock): each owns half of the
+ * MACs and moves them between two ports of its own; every lookup must give a port the MAC was
+ * learned on (never another worker's port, never a torn entry), and at the end every MAC sits
+ * on its worker's last port. */
+#define RACE_MACS 512u
+#define RACE_ROUNDS 2000u
+
+struct race {
+	struct l2_table *t;
+	uint32_t worker; /* ports 2w and 2w+1 */
+	uint32_t bad;
+};
+
+static void *race_worker(void *arg)
+{
+	struct race *r = arg;
+	uint8_t m[6];
+
+	for (uint32_t round = 0; round < RACE_ROUNDS; round++) {
+		int32_t port = (int32_t)(2 * r->worker + (round & 1));
+		uint64_t now = (uint64_t)round * 2000000ull; /* past the refresh granularity */
+
+		for (uint32_t i = r->worker; i < RACE_MACS; i += 2) {
+			int32_t got;
+
+			mac_of(m, i);
+			l2_learn(r->t, m, port, now);
+			mac_of(m, i ^ 1); /* the other worker's MAC */
+			got = l2_lookup(r->t, m, now);
+			if (got != L2_NO_PORT && (uint32_t)got / 2 != (r->worker ^ 1))
+				r->bad++;
+		}
+	}
+	return NULL;
+}
+
+static void test_concurrent_learners(void)
+{
+	struct l2_table t;
+	struct race r[2];
+	pthread_t th[2];
+	uint8_t m[6];
+
+	CHECK_EQ(l2_table_init(&t, 4096, 3600 * SEC), 0);
+	for (uint32_t k = 0; k < 2; k++) {
+		r[k] = (struct race){ .t = &t, .worker = k };
+		CHECK_EQ(pthread_create(&th[k], NULL, race_worker, &r[k]), 0);
+	}
+	for (uint32_t k = 0; k < 2; k++)
+		CHECK_EQ(pthread_join(th[k], NULL), 0);
+	CHECK_EQ(r[0].bad + r[1].bad, 0);
+	for (uint32_t i = 0; i < RACE_MACS; i++) {
+		mac_of(m, i);
+		CHECK_EQ(l2_lookup(&t, m, RACE_ROUNDS * 2000000ull), (int32_t)(2 * (i & 1) + 1));
+	}
+	CHECK_EQ(t.stats.learned, RACE_MACS);
+	CHECK_EQ(t.stats.evicted, 0);
+	l2_table_fini(&t);
+}
+
 int main(void)
 {
+	test_concurrent_learners();
 	test_learn_lookup_move();
 	test_aging();
 	test_group_addresses();

@@ -25,6 +25,9 @@ for workers in 1 2; do
 	done
 	fwd_stop INT
 	no_xdp_left || fail "an XDP program is still attached after exit"
+	# The pools take their pages up front: no slow-path allocation once traffic flows.
+	slow=$(grep '"type":"total"' "$WORK/fwd.out" | grep -o '"slow":[0-9]*' | cut -d: -f2 | sort -u | tr '\n' ' ')
+	[ "$slow" = "0 " ] || fail "slow-path allocations in the pools' totals: $slow"
 	# Every frame received on one port went out of the other or was dropped with a reason:
 	# tx_full is counted on the output port (TX ring) or on the input port (queue to the
 	# other worker full).

@@ -40,6 +40,16 @@ for b in "$UMEM_SOURCE_DIR"/bpf/*.bpf.c; do
 	[ -f "$o" ] || fail "BPF object ${o#"$PREFIX"/} not installed"
 	readelf -h "$o" | grep -q 'Machine:.*BPF' || fail "${o##*/} is not a BPF object"
 done
+# The installed prose docs sit side by side in ${docdir}: every relative link between them resolves
+# there (README.md's docs/X.md links are rewritten at install; nothing points into the source tree).
+docdir=$PREFIX/share/doc/libumem
+[ -f "$docdir/README.md" ] || fail "README.md not installed in share/doc/libumem"
+broken=$(cd "$docdir" && grep -oE '\]\([^)#[:space:]]+' ./*.md | grep -vE '\]\([a-z]+:' |
+	while IFS= read -r hit; do
+		f=${hit%%:*} l=${hit#*](}
+		[ -e "$l" ] || echo "${f#./} -> $l"
+	done)
+[ -z "$broken" ] || fail "installed docs link to files share/doc/libumem lacks:"$'\n'"$broken"
 # Every function has a man page that resolves to its header's page.
 page=$(MANPATH=$man MANWIDTH=80 man -P cat umem_pool__alloc_frag 2>/dev/null) || true
 grep -q '^UMEM_POOL(3)' <<<"$page" || fail "man umem_pool__alloc_frag does not open umem_pool(3)"

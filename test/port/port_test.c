@@ -313,7 +313,9 @@ static int test_tx(void)
 	CHECK_EQ(st.completions, st.tx_descs);
 	CHECK_EQ(st.tx_inflight, 0);
 	CHECK_EQ(st.tx_invalid_descs, 0);
-	CHECK(st.tx_kicks >= BURST / 32, "kicks %llu", (unsigned long long)st.tx_kicks);
+	/* Copy mode sends at most 32 frames per kick, or up to 256 where the kernel takes
+	 * XDP_MAX_TX_SKB_BUDGET (6.17+, capped by the TX ring). */
+	CHECK(st.tx_kicks >= BURST / 256, "kicks %llu", (unsigned long long)st.tx_kicks);
 	CHECK(st.tx_ring_full > 0, "a burst larger than the ring must have found it full");
 	printf("tx: %llu frames, %llu kicks (%llu deferred), %llu tx ring full\n",
 	       (unsigned long long)st.tx_packets, (unsigned long long)st.tx_kicks,

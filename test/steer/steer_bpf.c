@@ -7,6 +7,9 @@
  */
 
 #include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <arpa/inet.h>
@@ -620,6 +623,18 @@ static void test_bad_input(void)
 	CHECK_EQ(umem_steer__rules(S, NULL, 0), UMEM_STEER_MAX_RULES);
 }
 
+static char attach_msg[1024];
+
+__attribute__((format(printf, 2, 0)))
+static int record_msg(enum umem_print_level level, const char *fmt, va_list args)
+{
+	size_t used = strlen(attach_msg);
+
+	(void)level;
+	vsnprintf(attach_msg + used, sizeof(attach_msg) - used, fmt, args);
+	return 0;
+}
+
 /* A foreign program: refused, left in place; replaced when asked. A missing interface, and
  * native mode where there is none: an error and nothing attached. */
 static void test_attach(void)
@@ -665,7 +680,12 @@ static void test_attach(void)
 	foreign = bpf_prog_load(BPF_PROG_TYPE_XDP, "st_foreign", "GPL", ret_pass, 2, &po);
 	CHECK(foreign >= 0, "load foreign: %s", strerror(errno));
 	CHECK(bpf_xdp_attach(peer, foreign, XDP_FLAGS_DRV_MODE, NULL) == 0, "attach foreign");
+	umem_print_fn_t prev = umem_set_print(record_msg);
 	CHECK(!umem_steer__attach("stq1", &o) && errno == EBUSY, "foreign replaced: %d", errno);
+	umem_set_print(prev);
+	/* The refusal names the way to override it, and only one that exists (no CLI option). */
+	CHECK(strstr(attach_msg, "UMEM_STEER_F_REPLACE") && !strstr(attach_msg, "--replace"),
+	      "refusal message: %s", attach_msg);
 	CHECK(bpf_xdp_query(peer, 0, &q) == 0 && q.drv_prog_id != 0, "foreign removed");
 	CHECK(!umem_steer__open("stq1") && errno == ENOENT, "opened a foreign program");
 	o.flags = UMEM_STEER_F_REPLACE;

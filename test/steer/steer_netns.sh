@@ -82,6 +82,7 @@ wait_for 5 gone "$LAST" || fail "owner survived kill -9"
 xdp_on_a || fail "expected the libxdp attachment to outlive its owner"
 ip netns exec "$NA" "$CLI" show "$IA" >"$TMP/stale.out" 2>&1 || fail "show stale"
 grep -q "(gone)" "$TMP/stale.out" || fail "show does not report the dead owner"
+grep -q "via libxdp or netlink (outlives its owner)" "$TMP/stale.out" || fail "show names the attachment wrongly"
 start next --default drop "$IA" "${RULES[@]}"
 grep -q "replacing stale program" "$TMP/next.err" || fail "stale program not reported"
 send_udp 5002 4

@@ -9,9 +9,16 @@
 #   xdp_fwd       apps/xdp-fwd in wire mode
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
+#   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
+#                 `xsk_fwd -i m0 -i m1 -c 1` (skipped without --xsk-fwd, and above MTU 3500:
+#                 one 4 KiB buffer per frame, no multi-buffer)
 # Workloads:
 #   tcp1500 tcp9000 tcp64000   one iperf3 TCP stream at that MTU (Gbit/s at the receiver)
 #   udp64                      64-byte UDP frames from xsk-gen at full speed (Mpps at the sink)
+#   ping                       ICMP echo every 5 ms, MTU 1500 (median RTT in microseconds)
+#   tcp1g                      one TCP stream paced at 1 Gbit/s, MTU 1500 (the figure to read
+#                              is the forwarder's CPU at a fixed rate)
+#   idle                       no traffic (the forwarder's CPU when idle)
 #
 # Options:
 #   --duration S     seconds per sample (default 5)
@@ -20,9 +27,17 @@
 #   --workloads LIST comma-separated subset (default: all four)
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
+#   --xsk-fwd PATH   the xsk_fwd binary for the xsk_fwd system. Build it from the public sample
+#                    (bpf-examples, AF_XDP-forwarding/xsk_fwd.c) with four changes that make it a
+#                    wire on veth: a failing setrlimit(RLIMIT_MEMLOCK) is reported, not fatal; no
+#                    MAC address swap; when a port's RX poll returns nothing, its partial TX burst
+#                    is sent; and in that same branch sendto() kicks the TX ring while it still
+#                    holds descriptors the kernel has not consumed.
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
+# xdp_fwd samples also record its exit totals: slow-path allocations and frames still out
+# (both must be 0; a note says otherwise).
 # Output in the results folder: samples.json (every sample), summary.md (medians, min-max,
 # ratio to xdp_redirect, CPU), chart.png (gnuplot), logs/. CPU: "fwd" is the forwarder
 # process's utime+stime over the sample (user-space forwarders), "softirq" is the machine's
@@ -34,9 +49,10 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$SRC/build
 DURATION=5
 REPEATS=3
-SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp
-WORKLOADS=tcp1500,tcp9000,tcp64000,udp64
+SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd
+WORKLOADS=tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle
 OUT=""
+XSK_FWD=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "fwd-bench: $*" >&2; exit 2; }
@@ -49,6 +65,7 @@ while [ $# -gt 0 ]; do
 	--workloads) WORKLOADS=${2:?}; shift 2 ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
+	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -59,11 +76,15 @@ done
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|dpdk_af_xdp) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, dpdk_af_xdp)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, dpdk_af_xdp, xsk_fwd)" ;; esac
 done
 for w in "${WLS[@]}"; do
-	case "$w" in tcp1500|tcp9000|tcp64000|udp64) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64)" ;; esac
+	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
 done
+if [ -n "$XSK_FWD" ]; then
+	[ -x "$XSK_FWD" ] || die "--xsk-fwd '$XSK_FWD': not an executable file"
+	XSK_FWD=$(cd "$(dirname "$XSK_FWD")" && pwd)/$(basename "$XSK_FWD")
+fi
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP)"
 GEN=$BUILD/tools/xsk-gen/xsk-gen
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
@@ -135,6 +156,12 @@ start_xdp_fwd() {
 	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
+start_xsk_fwd() {
+	# One forwarding thread on CPU 1 (as xdp-fwd's --cpus 1): m0's RX to m1's TX and back.
+	netns_bg FWD_PID "$MID" "$XSK_FWD" -i m0 -i m1 -c 1 >"$LOG.fwd" 2>&1
+	wait_for 15 grep -q "All threads created" "$LOG.fwd"
+}
+
 start_dpdk_af_xdp() {
 	local mbuf=()
 	[ "$1" -le 1500 ] || mbuf=(--mbuf-size=3840)
@@ -154,6 +181,9 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
+	xsk_fwd)
+		[ -n "$XSK_FWD" ] || { note "xsk_fwd skipped: no --xsk-fwd binary (see --help)"; return 1; }
+		[ "$mtu" -le 3500 ] || { note "xsk_fwd skipped at MTU $mtu: one 4 KiB buffer per frame, no multi-buffer"; return 1; } ;;
 	esac
 	"start_$sys" "$mtu" || { echo "fwd-bench: $sys did not start; log:" >&2; cat "$LOG.fwd" >&2 2>/dev/null; exit 1; }
 }
@@ -188,12 +218,13 @@ cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks)" >>"
 
 # --- workloads: run_<kind> prints the figure (Gbit/s or Mpps) ---
 
-run_tcp() {
-	local srv
+run_tcp() { # [RATE]: iperf3's -b (default unlimited)
+	local srv rate=()
+	[ $# -eq 0 ] || rate=(-b "$1")
 	netns_bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
 	cpu_mark
-	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" -J >"$LOG.client" 2>&1 || true
+	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
 	cpu_mark
 	netns_stop "$srv" || true
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
@@ -214,21 +245,59 @@ run_udp64() {
 	grep -o '"pps":[0-9.]*' "$LOG.sink" | cut -d: -f2 | awk '{printf "%.4f\n", $1 / 1e6}'
 }
 
+run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per-echo lines
+	cpu_mark
+	ip netns exec "$H0" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
+	cpu_mark
+	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$LOG.ping" | sort -g |
+		awk '{a[NR] = $1} END { if (NR) printf "%.1f\n", 1000 * (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+
+run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
+	cpu_mark
+	sleep "$DURATION"
+	cpu_mark
+	read -r t0 p0 _ < <(head -1 "$LOG.cpu")
+	read -r t1 p1 _ < <(tail -1 "$LOG.cpu")
+	awk -v p="$((p1 - p0))" -v hz="$HZ" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f\n", 100 * p / hz / (t1 - t0) }'
+}
+
 # sample REP WORKLOAD SYSTEM
 sample() {
 	local rep=$1 wl=$2 sys=$3 mtu unit value t0 t1 p0 p1 s0 s1 extra=""
-	case "$wl" in tcp*) mtu=${wl#tcp}; unit=Gbit/s ;; udp64) mtu=1500; unit=Mpps ;; esac
+	case "$wl" in
+	tcp1g) mtu=1500; unit=Gbit/s ;;
+	tcp*) mtu=${wl#tcp}; unit=Gbit/s ;;
+	udp64) mtu=1500; unit=Mpps ;;
+	ping) mtu=1500; unit=us ;;
+	idle) mtu=1500; unit=cpu% ;;
+	esac
 	LOG=$OUT/logs/$wl-$sys-$rep
 	set_mtu "$mtu"
 	start_system "$sys" "$mtu" || return 0
 	rm -f "$LOG.cpu"
-	case "$wl" in tcp*) value=$(run_tcp) || value="" ;; udp64) value=$(run_udp64) || value="" ;; esac
+	case "$wl" in
+	tcp1g) value=$(run_tcp 1G) || value="" ;;
+	tcp*) value=$(run_tcp) || value="" ;;
+	udp64) value=$(run_udp64) || value="" ;;
+	ping) value=$(run_ping) || value="" ;;
+	idle) value=$(run_idle) || value="" ;;
+	esac
 	read -r t0 p0 s0 < <(head -1 "$LOG.cpu")
 	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
+	if [ "$sys" = xdp_fwd ]; then
+		# Its exit totals: slow-path allocations (summed over pools) and frames still out.
+		local slow out
+		slow=$(awk '/^total/ {t = 1} t && /slow allocs/ {for (i = 1; i < NF; i++) if ($i == "allocs") s += $(i + 1)} END {print s + 0}' "$LOG.fwd")
+		out=$(sed -n 's/^frames still out: \([0-9]*\)$/\1/p' "$LOG.fwd")
+		extra=$(printf ',"slow_allocs":%s,"frames_out":%s' "$slow" "${out:-null}")
+		[ "$slow" = 0 ] && [ "${out:-x}" = 0 ] ||
+			note "$wl/xdp_fwd repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
+	fi
 	if [ "$wl" = udp64 ]; then
-		extra=$(printf ',"sent_mpps":%s,"loss_pct":%s' \
+		extra=$extra$(printf ',"sent_mpps":%s,"loss_pct":%s' \
 			"$(grep -o '"pps":[0-9.]*' "$LOG.gen" | cut -d: -f2 | awk '{printf "%.4f", $1 / 1e6}')" \
 			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
 	fi
@@ -255,6 +324,6 @@ done
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
-cmdline="tools/fwd-bench/fwd-bench.sh --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
 cat "$OUT/summary.md"

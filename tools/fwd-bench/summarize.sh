@@ -9,8 +9,8 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge xdp_redirect xdp_fwd dpdk_af_xdp"
-WORKLOADS="tcp1500 tcp9000 tcp64000 udp64"
+SYSTEMS="bridge xdp_redirect xdp_fwd xsk_fwd dpdk_af_xdp"
+WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu
 # (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
@@ -48,13 +48,31 @@ ratio() { # WORKLOAD SYSTEM BASE: median(SYSTEM) / median(BASE), or "-"
 		END { if (x != "" && y > 0) printf "%.2f", x / y; else printf "-" }' "$dir/stats.txt"
 }
 
-target() { # LABEL WORKLOAD BASE LIMIT
+cpu_of() { # WORKLOAD SYSTEM: median forwarder CPU %, or "-"
+	awk -v w="$1" -v s="$2" '$1 == w && $2 == s {x = $8} END { printf "%s", (x == "") ? "-" : x }' "$dir/stats.txt"
+}
+
+verdict() { # VALUE OP LIMIT: "met" or "missed" (OP: ge or le)
+	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { print ((op == "ge") ? (v >= l) : (v <= l)) ? "met" : "missed" }'
+}
+
+target() { # LABEL WORKLOAD BASE OP LIMIT: xdp_fwd's median against BASE's (a ratio)
 	local r
 	r=$(ratio "$2" xdp_fwd "$3")
 	if [ "$r" = - ]; then
 		echo "| $1 | not measured |"
 	else
-		echo "| $1 | $r (target ≥ $4: $(awk -v r="$r" -v l="$4" 'BEGIN { print (r >= l) ? "met" : "missed" }')) |"
+		echo "| $1 | $r (target $([ "$4" = ge ] && echo ≥ || echo ≤) $5: $(verdict "$r" "$4" "$5")) |"
+	fi
+}
+
+cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
+	local c
+	c=$(cpu_of "$2" xdp_fwd)
+	if [ "$c" = - ]; then
+		echo "| $1 | not measured |"
+	else
+		echo "| $1 | $c % (target ≤ $3 %: $(verdict "$c" le "$3")) |"
 	fi
 }
 
@@ -69,12 +87,17 @@ target() { # LABEL WORKLOAD BASE LIMIT
 		echo "| $wl | $sys | $med $unit | $lo-$hi | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $n |"
 	done <"$dir/stats.txt"
 	echo
-	echo "| target | xdp_fwd ratio |"
+	echo "| target | xdp_fwd |"
 	echo "|---|---|"
-	target "TCP MTU 1500 vs xdp_redirect" tcp1500 xdp_redirect 0.6
-	target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect 0.5
-	target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect 0.5
-	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp 1.2
+	target "TCP MTU 1500 vs xdp_redirect" tcp1500 xdp_redirect ge 0.6
+	target "TCP MTU 1500 vs xsk_fwd" tcp1500 xsk_fwd ge 1.2
+	target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect ge 0.75
+	target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect ge 0.95
+	target "UDP 64 B pps vs xsk_fwd" udp64 xsk_fwd ge 1.0
+	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp ge 1.0
+	target "ping RTT vs xdp_redirect" ping xdp_redirect le 2.0
+	cpu_target "CPU idle" idle 3
+	cpu_target "CPU at TCP 1 Gbit/s" tcp1g 25
 	if [ $# -gt 0 ]; then
 		echo
 		printf -- '- %s\n' "$@" | sort -u
@@ -89,7 +112,7 @@ for panel in tcp udp; do
 	END {
 		ns = split(systems, S, " "); nw = split(workloads, W, " ")
 		for (i = 1; i <= nw; i++) {
-			if (substr(W[i], 1, 3) != panel) continue
+			if (substr(W[i], 1, 3) != panel || W[i] == "tcp1g") continue
 			any = 0
 			for (j = 1; j <= ns; j++) any += ((W[i], S[j]) in m)
 			if (!any) continue

@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 	printf("%-8s %12s %10s\n", "phase", "Mpps", "Gbit/s");
 	printf("%-8s %12.3f %10.2f   (gen -> port A, put back: baseline)\n", "rx", rx / 1e6,
 	       rx * optv[OPT_SIZE] * 8 / 1e9);
-	printf("%-8s %12.3f %10.2f   (gen -> A -> B -> sink, zero-copy hop; %.0f%% of rx)\n", "fwd",
+	printf("%-8s %12.3f %10.2f   (gen -> A -> B -> sink, no userspace copy; %.0f%% of rx)\n", "fwd",
 	       fwd / 1e6, fwd * optv[OPT_SIZE] * 8 / 1e9, 100.0 * fwd / rx);
 	printf("slow-path allocations of A's pool after warm-up: %llu\n",
 	       (unsigned long long)slow_after_warmup);

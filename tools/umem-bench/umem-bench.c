@@ -971,9 +971,9 @@ static void print_text(const struct report *rp)
 			       "(pages from the area: %llu)\n", (unsigned long long)fast->slow,
 			       (unsigned long long)fast->held);
 		if (fast)
-			printf("kernel page_pool fast path: %d cycles(tsc), %.1f ns (Xeon E5-1650 v4, seed "
-			       "004); pool_fast here: %.1f %s %s, %.2f ns\n", KERNEL_FAST_CYCLES,
-			       KERNEL_FAST_NS, fast->cycles, COUNTER_NAME, COUNTER_UNIT, fast->ns);
+			printf("kernel page_pool fast path: %d cycles(tsc), %.1f ns (Xeon E5-1650 v4, "
+			       "bench_page_pool_simple); pool_fast here: %.1f %s %s, %.2f ns\n",
+			       KERNEL_FAST_CYCLES, KERNEL_FAST_NS, fast->cycles, COUNTER_NAME, COUNTER_UNIT, fast->ns);
 	}
 	if (rp->have_mem) {
 		printf("\nUMEM bytes per live frame (fragments: mean truesize of %u live frames)\n",

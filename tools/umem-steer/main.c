@@ -55,8 +55,9 @@ static void more_help(FILE *out)
 		snprintf(left, sizeof(left), "%s %s", cmds[i].name, cmds[i].args);
 		cli_help_item(out, left, cmds[i].help);
 	}
-	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, e.g.\n"
-		     "  umem-steer add eth0 udp dport 5000 -> sock 1\n"
+	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, quoted (the shell reads > as a\n"
+		     "redirection), e.g.\n"
+		     "  umem-steer add eth0 'udp dport 5000 -> sock 1'\n"
 		     "See umem-steer(8) for the matches and actions.\n");
 }
 
@@ -92,7 +93,10 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 	if (n < 0)
 		return n;
 	printf("program %u, %s XDP via %s, owner pid %u%s\n", info.prog_id, mode_name(info.mode),
-	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp (outlives its owner)" : "bpf_link (dies with its owner)", info.owner_pid,
+	       /* Not a link: libxdp, or netlink as ip(8) and libxdp's single-program fallback attach */
+	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp or netlink (outlives its owner)" :
+							 "bpf_link (dies with its owner)",
+	       info.owner_pid,
 	       info.owner_alive ? "" : " (gone)");
 	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s\n", info.nr_sockets,
 	       info.nr_queues, (unsigned long long)info.generation,

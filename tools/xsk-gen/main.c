@@ -170,7 +170,7 @@ static const struct cli_prog cli = {
 	.name = "xsk-gen",
 	.synopsis = "gen -i IFNAME [OPTIONS]\nsink -i IFNAME [OPTIONS]",
 	.summary = "gen sends numbered UDP frames through an AF_XDP port; sink receives them, checks "
-		   "every byte and counts loss and reordering. Needs root (see xsk-gen(1)).",
+		   "every byte and counts loss and reordering. Needs root (see xsk-gen(8)).",
 	.opts = opts,
 	.nr_opts = sizeof(opts) / sizeof(opts[0]),
 };
