@@ -45,6 +45,10 @@ struct umem_area {
 	_Atomic uint32_t pools_alive;    /* created, not destroyed */
 	_Atomic uint32_t pools_draining; /* destroyed, pages still out */
 	struct umem_pool *pools;         /* every pool not yet freed, alive or draining */
+	/* Set by the first pool: gives back what idle pools strand when the store runs dry. The
+	 * area sits below the pools and calls them only through this, so pool.c -> area.c stays
+	 * one-way (as the kernel's shrinkers let the page allocator call up into caches). */
+	uint32_t (*reclaim)(struct umem_area *a);
 	_Atomic uint64_t *track;         /* debug: one entry per UMEM_FRAG_ALIGN granule */
 };
 

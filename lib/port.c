@@ -398,9 +398,17 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 
 	switch (err) {
 	case -EOPNOTSUPP:
-		why = c->zerocopy == UMEM_PORT_ZC_REQUIRE ? "zero-copy required but the driver does "
-			"not support it (copy mode works)"
-			: "the device does not support AF_XDP in the requested mode";
+		/* A driver may do zero-copy but not zero-copy chains (xdp_zc_max_segs 1, e.g.
+		 * virtio-net in 6.18): the kernel answers both with EOPNOTSUPP, and "no zero-copy"
+		 * alone would send the user the wrong way. */
+		if (c->zerocopy == UMEM_PORT_ZC_REQUIRE && (c->flags & UMEM_PORT_F_MULTI_BUFFER))
+			why = "zero-copy with multi-buffer required, but the driver has no zero-copy "
+			      "multi-buffer (chains) or no zero-copy at all (without "
+			      "UMEM_PORT_F_MULTI_BUFFER it may bind zero-copy; copy mode works)";
+		else if (c->zerocopy == UMEM_PORT_ZC_REQUIRE)
+			why = "zero-copy required but the driver does not support it (copy mode works)";
+		else
+			why = "the device does not support AF_XDP in the requested mode";
 		break;
 	case -EBUSY:
 		why = "the queue is already bound by an AF_XDP socket outside this UMEM";
@@ -506,8 +514,9 @@ static void query_mode(struct umem_port *p, const struct port_cfg *c)
 	p->mode = !getsockopt(p->fd, SOL_XDP, XDP_OPTIONS, &xo, &len) &&
 			  (xo.flags & XDP_OPTIONS_ZEROCOPY) ? UMEM_PORT_MODE_ZEROCOPY : UMEM_PORT_MODE_COPY;
 	if (p->mode == UMEM_PORT_MODE_COPY && c->zerocopy == UMEM_PORT_ZC_AUTO && p->u->owner == p)
-		pr_info("port %s:%u: copy mode (the driver has no AF_XDP zero-copy support)\n",
-			p->ifname, p->queue);
+		pr_info("port %s:%u: copy mode (the driver has no AF_XDP zero-copy%s)\n", p->ifname,
+			p->queue, (c->flags & UMEM_PORT_F_MULTI_BUFFER) ?
+			" multi-buffer, or no zero-copy at all" : " support");
 }
 
 /* Closes the port's socket; the UMEM owner's socket is the UMEM's fd and closes with it. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that the build, the tests and the benchmarks need.
 # Idempotent: installs only what is missing, and runs apt-get update only when it must.
-#   tools/setup.sh           native build, tests, benchmarks
+#   tools/setup.sh           native build, tests, benchmarks (qemu-system-x86, busybox-static,
+#                            cpio: the zc suite's guest, tools/zc-vm.sh)
 #   tools/setup.sh --arm64   also the arm64 cross toolchain, arm64 libraries (multiarch) and
 #                            qemu-user for the emulated unit suite
 set -euo pipefail
@@ -12,6 +13,7 @@ PKGS=(
 	iproute2 iputils-ping ethtool iperf3 procps
 	gnuplot-nox jq
 	python3 man-db groff-base
+	qemu-system-x86 busybox-static cpio xz-utils
 )
 ARM64_PKGS=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user

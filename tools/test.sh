@@ -2,7 +2,7 @@
 # The whole test suite: set-up, configure, build, ctest; then the sanitizer builds.
 #   tools/test.sh            everything (what CI runs)
 #   tools/test.sh --quick    the default build and its ctest only
-# Build folders: build/ (warnings as errors), build-asan/ (ASan+UBSan), build-tsan/ (TSan),
+# Build folders: build/ (warnings as errors; every label, the zc suite's QEMU guests included), build-asan/ (ASan+UBSan), build-tsan/ (TSan),
 # build-arm64/ (cross, unit suite under qemu-user), build-fuzz/ (clang libFuzzer;
 # UMEM_FUZZ_SECONDS per target, default 30).
 set -euo pipefail

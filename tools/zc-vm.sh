@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Runs a command inside a QEMU guest whose NICs do AF_XDP zero-copy (virtio-net), and turns the
+# guest's exit code into ours: the zc test suite's runner.
+#
+#   tools/zc-vm.sh fetch                      fetch and verify the pinned guest kernel, print its folder
+#   tools/zc-vm.sh run [OPTIONS] -- CMD ARGS  boot a guest, run CMD in it, exit with its code
+#     --file PATH[=NAME]  put PATH into the guest as /zc/NAME (default: its base name); a
+#                         dynamically linked program brings its shared libraries and loader
+#     --timeout SECS      wall-clock limit of the whole guest run (default 180)
+#     --mem MIB           guest memory (default 512)
+#
+# The guest: the pinned Debian kernel (below), an initramfs of busybox, the kernel's failover,
+# net_failover and virtio_net modules and the given files, no host networking. Four
+# virtio-net-pci NICs (disable-legacy=on,iommu_platform=on: without the platform IOMMU feature
+# virtio_net refuses the zero-copy bind with EINVAL) on two of QEMU's internal hubs:
+#   hub 0: eth0 (52:54:00:00:00:10) <-> eth1 (52:54:00:00:00:11)
+#   hub 1: eth2 (52:54:00:00:00:12) <-> eth3 (52:54:00:00:00:13)
+# A frame sent on eth0 arrives on eth1 and the other way round; the same for eth2 and eth3, so
+# a forwarder between eth1 and eth2 has a wire on each side. KVM is not required (TCG).
+#
+# Exit codes: CMD's (0 pass, 1 fail, 77 skip); 77 with a message naming what is missing when
+# QEMU, the mirror or the pinned kernel version cannot be had; 1 when the guest never reports
+# (timeout, panic). The guest is killed on every exit path.
+#
+# QEMU: $UMEM_ZC_QEMU, else qemu-system-x86_64 from PATH. Mirror: $UMEM_ZC_MIRROR, else Debian's.
+# Kernel cache: $UMEM_ZC_CACHE, else /var/cache/libumem-zc when it can be created, else
+# ~/.cache/libumem-zc. It keeps the .deb (checked against the pinned SHA-256) and the files
+# taken from it, so CI runs on one machine download it once.
+set -euo pipefail
+
+# The pinned guest kernel: 6.18 is the first Debian kernel whose virtio_net advertises AF_XDP
+# zero-copy (6.12's has the RX code but not NETDEV_XDP_ACT_XSK_ZEROCOPY).
+KPKG=linux-image-6.18.15+deb13-amd64
+KVER=6.18.15-1~bpo13+1
+KSHA256=d38a7af6260782a47cd615ad717347a528b45f076245b4deabb3f1ecf8459186
+KSUITE=trixie-backports
+KMIRROR=${UMEM_ZC_MIRROR:-http://deb.debian.org/debian}
+KMODULES=(kernel/net/core/failover kernel/drivers/net/net_failover kernel/drivers/net/virtio_net)
+
+me=zc-vm
+skip() { echo "$me: SKIP: $*" >&2; exit 77; }
+die() { echo "$me: $*" >&2; exit 1; }
+
+cache_dir() {
+	if [ -n "${UMEM_ZC_CACHE:-}" ]; then
+		echo "$UMEM_ZC_CACHE"
+	elif mkdir -p /var/cache/libumem-zc 2>/dev/null && [ -w /var/cache/libumem-zc ]; then
+		echo /var/cache/libumem-zc
+	else
+		echo "${XDG_CACHE_HOME:-$HOME/.cache}/libumem-zc"
+	fi
+}
+
+# fetch: leaves vmlinuz and the modules (uncompressed, busybox insmod takes no .xz) in
+# $KDIR; skips (77) when the mirror cannot be reached or no longer has the pinned version.
+fetch() {
+	local cache ver_dir apt deb opts have
+	cache=$(cache_dir)
+	mkdir -p "$cache" || skip "cannot create the kernel cache $cache"
+	KDIR=$cache/$KVER
+	[ -f "$KDIR/ok" ] && return 0
+	command -v apt-get >/dev/null || skip "apt-get not found: cannot fetch $KPKG"
+	command -v dpkg-deb >/dev/null || skip "dpkg-deb not found: cannot unpack $KPKG"
+	# Two test processes may fetch at once: one does, the other waits for it.
+	exec 9>"$cache/.lock"
+	flock -w 600 9 || skip "the kernel cache $cache stayed locked for 10 minutes"
+	[ -f "$KDIR/ok" ] && return 0
+	apt=$cache/apt
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $KMIRROR $KSUITE main" \
+		>"$apt/sources.list"
+	# A private package list: the system's apt state and sources are not touched, and the
+	# package is only downloaded and unpacked, never installed.
+	opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=-
+	      -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
+	      -o APT::Architectures=amd64 -o APT::Sandbox::User=root -o Debug::NoLocking=1 -q)
+	deb=$cache/$KPKG.deb
+	if [ ! -f "$deb" ] || ! echo "$KSHA256  $deb" | sha256sum -c --status; then
+		rm -f "$deb"
+		rm -f "$apt"/lists/*Packages*
+		# apt-get update exits 0 when a list fails to download: look for the list itself.
+		apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 || true
+		compgen -G "$apt/lists/*_dists_${KSUITE}_main_binary-amd64_Packages*" >/dev/null ||
+			skip "cannot read the package list of $KMIRROR $KSUITE:" \
+				"$(grep -A1 -E '^(E|Err):' "$apt/update.log" | head -n 2 | tr -s '\n ' ' ')"
+		if ! apt-cache "${opts[@]}" show "$KPKG=$KVER" >/dev/null 2>&1; then
+			have=$(apt-cache "${opts[@]}" madison "$KPKG" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | tr '\n' ' ')
+			skip "$KMIRROR $KSUITE no longer has $KPKG version $KVER (it has: ${have:-no version of it});" \
+				"pin a kernel it has in tools/zc-vm.sh (KPKG, KVER, KSHA256)"
+		fi
+		(cd "$cache" && apt-get "${opts[@]}" download "$KPKG=$KVER" >"$apt/download.log" 2>&1) ||
+			skip "download of $KPKG $KVER failed: $(tail -n 2 "$apt/download.log" | tr '\n' ' ')"
+		mv "$cache/${KPKG}_${KVER/:/%3a}_amd64.deb" "$deb"
+		echo "$KSHA256  $deb" | sha256sum -c --status ||
+			{ rm -f "$deb"; skip "$KPKG $KVER from $KMIRROR does not have the pinned SHA-256 $KSHA256"; }
+	fi
+	rm -rf "$KDIR.tmp"
+	mkdir -p "$KDIR.tmp/x"
+	local rel=${KPKG#linux-image-} m mods=()
+	for m in "${KMODULES[@]}"; do mods+=("./usr/lib/modules/$rel/$m.ko*"); done
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$KDIR.tmp/x" --wildcards "./boot/vmlinuz-$rel" \
+		"${mods[@]}" || die "unpacking $deb failed"
+	mv "$KDIR.tmp/x/boot/vmlinuz-$rel" "$KDIR.tmp/vmlinuz"
+	for m in "${KMODULES[@]}"; do
+		local f
+		f=$(find "$KDIR.tmp/x" -path "*/$m.ko*" | head -n 1)
+		[ -n "$f" ] || die "$deb has no $m module"
+		case $f in
+		*.xz) xz -dc "$f" >"$KDIR.tmp/$(basename "$m").ko" ;;
+		*.zst) zstd -qdc "$f" >"$KDIR.tmp/$(basename "$m").ko" ;;
+		*) cp "$f" "$KDIR.tmp/$(basename "$m").ko" ;;
+		esac
+	done
+	rm -rf "$KDIR.tmp/x" "$KDIR"
+	touch "$KDIR.tmp/ok"
+	mv "$KDIR.tmp" "$KDIR"
+}
+
+# add_file SRC DEST: copies SRC to $ROOT/DEST; a dynamic ELF brings its libraries (ldd) too.
+add_file() {
+	local src=$1 dest=$2 lib
+	[ -f "$src" ] || die "no file $src"
+	mkdir -p "$ROOT/$(dirname "$dest")"
+	cp -L "$src" "$ROOT/$dest"
+	if ldd "$src" >/dev/null 2>&1; then
+		for lib in $(ldd "$src" | grep -o '/[^ ]*'); do
+			[ -e "$ROOT$lib" ] && continue
+			mkdir -p "$ROOT$(dirname "$lib")"
+			cp -L "$lib" "$ROOT$lib"
+		done
+	fi
+}
+
+run() {
+	local timeout=180 mem=512 files=() f qemu busybox
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--file) files+=("$2"); shift 2 ;;
+		--timeout) timeout=$2; shift 2 ;;
+		--mem) mem=$2; shift 2 ;;
+		--) shift; break ;;
+		*) die "unknown option $1 (see the head of $0)" ;;
+		esac
+	done
+	[ $# -gt 0 ] || die "no guest command (run ... -- CMD ARGS)"
+	[ "$(uname -m)" = x86_64 ] || skip "the guest is x86_64 and this host is $(uname -m)"
+	qemu=$(command -v "${UMEM_ZC_QEMU:-qemu-system-x86_64}") ||
+		skip "${UMEM_ZC_QEMU:-qemu-system-x86_64} not found (Debian package qemu-system-x86; tools/setup.sh installs it)"
+	busybox=$(command -v busybox) || skip "busybox not found (Debian package busybox-static)"
+	ldd "$busybox" >/dev/null 2>&1 && skip "$busybox is linked dynamically: the guest needs busybox-static"
+	command -v cpio >/dev/null || skip "cpio not found (Debian package cpio)"
+	fetch
+
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/zc-vm.XXXXXX")
+	QPID=""
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+	ROOT=$WORK/root
+	mkdir -p "$ROOT"/{bin,dev,proc,sys,tmp,zc,lib/modules}
+	cp "$busybox" "$ROOT/bin/busybox"
+	for f in "${KMODULES[@]}"; do cp "$KDIR/$(basename "$f").ko" "$ROOT/lib/modules/"; done
+	for f in "${files[@]}"; do
+		case $f in
+		*=*) add_file "${f%%=*}" "zc/${f#*=}" ;;
+		*) add_file "$f" "zc/$(basename "$f")" ;;
+		esac
+	done
+	printf '%q ' "$@" >"$ROOT/zc/cmd"
+	cat >"$ROOT/init" <<-'EOF'
+	#!/bin/busybox sh
+	/bin/busybox --install -s /bin
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev
+	mount -t tmpfs tmp /tmp
+	mount -t bpf bpf /sys/fs/bpf
+	for m in failover net_failover virtio_net; do
+		insmod /lib/modules/$m.ko || echo "zc-guest: insmod $m failed"
+	done
+	n=0
+	while [ ! -e /sys/class/net/eth3 ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+	ip link set lo up
+	cd /zc
+	echo "zc-guest: kernel $(uname -r), running: $(cat /zc/cmd)"
+	sh -c "$(cat /zc/cmd)" </dev/null
+	echo "zc-guest: exit $?"
+	poweroff -f
+	EOF
+	chmod +x "$ROOT/init"
+	(cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) >"$WORK/initrd.gz"
+
+	local nics=() i
+	for i in 0 1 2 3; do
+		nics+=(-netdev "hubport,id=n$i,hubid=$((i / 2))"
+		       -device "virtio-net-pci,netdev=n$i,mac=52:54:00:00:00:1$i,disable-legacy=on,iommu_platform=on")
+	done
+	# panic=-1 + -no-reboot: a panicking guest ends QEMU at once instead of waiting for the timeout.
+	timeout -k 5 "$timeout" "$qemu" -accel tcg -cpu max -smp 1 -m "$mem" -nodefaults -no-reboot \
+		-display none -serial "file:$WORK/console" -monitor none \
+		-kernel "$KDIR/vmlinuz" -initrd "$WORK/initrd.gz" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 ipv6.disable=1 rdinit=/init" \
+		"${nics[@]}" </dev/null >"$WORK/qemu.log" 2>&1 &
+	QPID=$!
+	local rc=0
+	wait "$QPID" || rc=$?
+	QPID=""
+	tr -d '\r' <"$WORK/console" | grep -v '^zc-guest: exit ' || true
+	local guest
+	guest=$(tr -d '\r' <"$WORK/console" | sed -n 's/^zc-guest: exit \([0-9]*\)$/\1/p' | tail -n 1)
+	if [ -z "$guest" ]; then
+		[ $rc = 124 ] && echo "$me: the guest did not finish within ${timeout}s" >&2
+		cat "$WORK/qemu.log" >&2
+		die "the guest never reported an exit code (QEMU exit $rc)"
+	fi
+	echo "$me: guest exit $guest"
+	return "$guest"
+}
+
+cleanup() {
+	if [ -n "${QPID:-}" ]; then
+		kill "$QPID" 2>/dev/null || true
+		wait "$QPID" 2>/dev/null || true
+	fi
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+}
+
+case ${1:-} in
+fetch) fetch; echo "$KDIR" ;;
+run) shift; run "$@" ;;
+*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+esac
