@@ -56,7 +56,7 @@ jq -e '[.memory[] | .frame_bytes as $f | (.frag_4k, .frag_16k, .frag_32k, .frag_
 jq -e '.memory[3].frag_4k == null and .memory[3].frag_64k != null' "$tmp/all.json" >/dev/null ||
 	fail "9000-B frames: expected n/a on 4 KiB pages and a value on 64 KiB pages"
 # Every target is evaluated, except the DPDK one in a build without DPDK.
-jq -e '(.targets | length) == 11 and all(.targets[]; .met != null or (.name | test("dpdk")))' "$tmp/all.json" \
+jq -e '(.targets | length) == 11 and all(.targets[]; .met != null or (.target | test("dpdk")))' "$tmp/all.json" \
 	>/dev/null || fail "a target was not evaluated in a full run"
 
 # --only: exactly the paths named; text mode reports the steady state.
