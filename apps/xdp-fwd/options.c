@@ -354,6 +354,25 @@ void fwd_usage(FILE *out)
 	cli_usage(&cli, out);
 }
 
+bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
+}
+
+/* The default chunk: 2 KiB (fragments of 4 KiB pages, half the UMEM per in-flight frame, as
+ * fast as whole pages in docs/BENCHMARKS.md) when every port's MTU fits one, else 4 KiB. An
+ * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. */
+uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
+{
+	struct fwd_config small = *cfg;
+
+	small.chunk_size = FWD_CHUNK_SMALL;
+	return !cfg->unaligned && max_mtu && !fwd_mtu_needs_multi_buffer(&small, max_mtu) ?
+		FWD_CHUNK_SMALL : FWD_CHUNK_DEFAULT;
+}
+
 static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->nr_specs == 0)
