@@ -291,7 +291,7 @@ static const struct cli_opt options[] = {
 	{ "tx-ring", 0, "N", "TX ring entries (power of two)", CLI_POW2_AT(CFG, tx_ring, 64, 65536) },
 	{ "fill-ring", 0, "N", "fill ring entries (power of two)", CLI_POW2_AT(CFG, fill_ring, 64, 65536) },
 	{ "comp-ring", 0, "N", "completion ring entries (power of two)", CLI_POW2_AT(CFG, comp_ring, 64, 65536) },
-	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
+	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 2048 when every MTU is <= 1774, else 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
 	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", CLI_U32_AT(CFG, frames, 256, 1u << 22) },
 	{ "unaligned", 0, NULL, "unaligned chunk mode", CLI_FLAG_AT(CFG, unaligned, true) },
 	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", CLI_FLAG_AT(CFG, hugepages, true) },
