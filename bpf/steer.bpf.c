@@ -73,6 +73,46 @@ struct {
 	__type(value, struct umem_steer_trace);
 } steer_trace SEC(".maps");
 
+/* Flow table (see steer_abi.h). LRU: a table filled behind the control API's back (it counts
+ * and refuses beyond UMEM_STEER_MAX_FLOWS) loses its coldest flow, which returns to the default
+ * path, rather than refusing new ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UMEM_STEER_MAX_FLOWS);
+	__type(key, struct umem_steer_flow_key);
+	__type(value, struct umem_steer_flow);
+} steer_flows SEC(".maps");
+
+/* ORDERED flows: frames userspace has sent since the flow was added (written by userspace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UMEM_STEER_MAX_FLOWS);
+	__type(key, struct umem_steer_flow_key);
+	__type(value, __u64);
+} steer_fgate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UMEM_STEER_FS_NR);
+	__type(key, __u32);
+	__type(value, struct umem_steer_counter);
+} steer_fstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct umem_steer_flow_conf);
+} steer_fconf SEC(".maps");
+
+/* Redirect targets of flows, keyed by ifindex (filled by the control API). */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u32);
+} steer_devs SEC(".maps");
+
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
 	struct umem_steer_match f;
@@ -81,6 +121,10 @@ struct pkt {
 	__u8 malformed;
 	__u8 frag; /* an IP fragment: hashed on addresses only, so a datagram's fragments stay together */
 	__u8 smac[6];
+	/* The 5-tuple's address bytes (key layout), valid when kind is IPV4 or IPV6. */
+	__u8 kind;
+	__u8 saddr[16];
+	__u8 daddr[16];
 	/* Flow endpoints folded to 32 bits each, for the symmetric hash. */
 	__u32 src;
 	__u32 dst;
@@ -158,6 +202,9 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 	p->f.fields |= UMEM_STEER_M_L4PROTO;
 	p->src = mix32(ip->saddr);
 	p->dst = mix32(ip->daddr);
+	__builtin_memcpy(p->saddr, &ip->saddr, 4);
+	__builtin_memcpy(p->daddr, &ip->daddr, 4);
+	p->kind = UMEM_STEER_FLOW_IPV4;
 	if (ip->frag_off & bpf_htons(0x3fff)) { /* MF or an offset */
 		p->frag = 1;
 		if (ip->frag_off & bpf_htons(0x1fff))
@@ -183,6 +230,9 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 	}
 	p->src = fold_in6(&ip6->saddr);
 	p->dst = fold_in6(&ip6->daddr);
+	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
+	p->kind = UMEM_STEER_FLOW_IPV6;
 	nh = ip6->nexthdr;
 	off += sizeof(*ip6);
 #pragma unroll
@@ -339,6 +389,119 @@ static __always_inline int is_host_control(const struct pkt *p)
 	       p->icmp6_type <= 137;
 }
 
+/* The flow that decides this frame, or NULL: the 5-tuple first (more specific), then the
+ * destination MAC. Fragments, non-TCP/UDP, group addresses and ARP/ND never match. */
+static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, const struct pkt *p,
+							  struct umem_steer_flow_key *k)
+{
+	struct umem_steer_flow_conf *conf;
+	struct umem_steer_flow *fl;
+	__u32 zero = 0;
+
+	conf = bpf_map_lookup_elem(&steer_fconf, &zero);
+	if (!conf || !conf->kinds || p->malformed)
+		return NULL;
+	k->ifindex = ctx->ingress_ifindex;
+	if (p->kind && !p->frag && (conf->kinds & (1u << p->kind)) &&
+	    (p->f.fields & UMEM_STEER_M_DPORT) &&
+	    (p->f.l4proto == IPPROTO_TCP || p->f.l4proto == IPPROTO_UDP)) {
+		k->kind = p->kind;
+		k->l4proto = p->f.l4proto;
+		k->sport = p->f.sport;
+		k->dport = p->f.dport;
+		__builtin_memcpy(k->saddr, p->saddr, 16);
+		__builtin_memcpy(k->daddr, p->daddr, 16);
+		fl = bpf_map_lookup_elem(&steer_flows, k);
+		if (fl)
+			return fl;
+		__builtin_memset(k, 0, sizeof(*k));
+		k->ifindex = ctx->ingress_ifindex;
+	}
+	if ((conf->kinds & (1u << UMEM_STEER_FLOW_L2)) && (p->f.fields & UMEM_STEER_M_DMAC) &&
+	    !(p->f.dmac[0] & 1) && !is_host_control(p)) {
+		k->kind = UMEM_STEER_FLOW_L2;
+		k->vlan = (p->f.fields & UMEM_STEER_M_VLAN) ? p->f.vlan : 0;
+		__builtin_memcpy(k->dmac, p->f.dmac, 6);
+		return bpf_map_lookup_elem(&steer_flows, k);
+	}
+	return NULL;
+}
+
+/* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone). */
+static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct umem_steer_flow_key *k,
+				      __u64 bytes)
+{
+	__u64 now = bpf_ktime_get_coarse_ns();
+	__u32 stat;
+	int verdict;
+
+	fl->last_ns = now;
+	if ((fl->flags & UMEM_STEER_FLOW_F_ORDERED) && !fl->open) {
+		__u64 *sent = bpf_map_lookup_elem(&steer_fgate, k);
+
+		/* Open only once userspace has sent all it was given: nothing older is left. */
+		if (!sent || *sent < fl->gated) {
+			__sync_fetch_and_add(&fl->gated, 1);
+			count(&steer_fstats, UMEM_STEER_FS_GATED, bytes);
+			return -1;
+		}
+		fl->open = 1;
+	}
+	switch (fl->action) {
+	case UMEM_STEER_FLOW_A_REDIRECT:
+		verdict = bpf_redirect_map(&steer_devs, fl->index, 0);
+		if (verdict != XDP_REDIRECT) {
+			count(&steer_fstats, UMEM_STEER_FS_NO_DEV, bytes);
+			return -1;
+		}
+		stat = UMEM_STEER_FS_REDIRECT;
+		break;
+	case UMEM_STEER_FLOW_A_DROP:
+		verdict = XDP_DROP;
+		stat = UMEM_STEER_FS_DROP;
+		break;
+	case UMEM_STEER_FLOW_A_SOCK:
+		verdict = bpf_redirect_map(&steer_xsks, fl->index, XDP_PASS);
+		if (verdict != XDP_REDIRECT)
+			count(&steer_astats, UMEM_STEER_S_NO_SOCKET, bytes);
+		stat = UMEM_STEER_FS_SOCK;
+		break;
+	case UMEM_STEER_FLOW_A_PASS:
+		verdict = XDP_PASS;
+		stat = UMEM_STEER_FS_PASS;
+		break;
+	default:
+		return -1;
+	}
+	__sync_fetch_and_add(&fl->packets, 1);
+	__sync_fetch_and_add(&fl->bytes, bytes);
+	count(&steer_fstats, stat, bytes);
+	return verdict;
+}
+
+/* A global function: the verifier checks it once, on its own (inlined after the rule scan its
+ * branches multiply the states past the verifier's limit; a static subprogram is checked again
+ * for every state it is called in, which took seconds). Returns a verdict, or -1 when no flow
+ * decides. */
+__noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, __u32 *index, __u16 *action)
+{
+	struct umem_steer_flow_key k = {};
+	struct umem_steer_flow *fl;
+	int verdict;
+
+	if (!ctx || !p || !index || !action)
+		return -1;
+	fl = flow_find(ctx, p, &k);
+	if (!fl)
+		return -1;
+	verdict = flow_apply(fl, &k, bytes);
+	if (verdict >= 0) {
+		*action = fl->action;
+		*index = fl->index;
+	}
+	return verdict;
+}
+
 SEC("xdp.frags")
 int umem_steer(struct xdp_md *ctx)
 {
@@ -350,6 +513,7 @@ int umem_steer(struct xdp_md *ctx)
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u32 *bank;
+	__u16 flow = 0;
 	int verdict;
 
 	bank = bpf_map_lookup_elem(&steer_active, &zero);
@@ -373,6 +537,12 @@ int umem_steer(struct xdp_md *ctx)
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;
 	} else {
+		verdict = flow_decide(ctx, &p, bytes, &index, &flow);
+		if (verdict >= 0) {
+			act.type = UMEM_STEER_A_NONE;
+			rule = UMEM_STEER_RULE_FLOW;
+			goto traced;
+		}
 		act = t->default_action;
 	}
 	stat = act.type;
@@ -406,6 +576,7 @@ out:
 	if (rule <= UMEM_STEER_RULE_DEFAULT)
 		count(&steer_rstats, rule, bytes);
 	count(&steer_astats, stat, bytes);
+traced:
 	if (t->flags & UMEM_STEER_F_TRACE) {
 		tr = bpf_map_lookup_elem(&steer_trace, &zero);
 		if (tr) {
@@ -417,6 +588,7 @@ out:
 			tr->action = act.type;
 			tr->verdict = verdict;
 			tr->malformed = p.malformed;
+			tr->flow = flow;
 		}
 	}
 	return verdict;

@@ -108,13 +108,19 @@ fail:
 	return NULL;
 }
 
+/* Caller holds a->lock. */
+static uint32_t area_reclaim(struct umem_area *a)
+{
+	return a->reclaim ? a->reclaim(a) : 0;
+}
+
 int umem_area__destroy(struct umem_area *a)
 {
 	if (!a)
 		return 0;
 	/* Pages late producers left in destroyed pools' rings come home (and free those pools). */
 	pthread_mutex_lock(&a->lock);
-	umem__pools_reclaim(a);
+	area_reclaim(a);
 	pthread_mutex_unlock(&a->lock);
 	uint32_t alive = atomic_load(&a->pools_alive), draining = atomic_load(&a->pools_draining);
 	if (alive || draining) {
@@ -192,7 +198,7 @@ int umem_area__get_pages(struct umem_area *a, uint64_t *addrs, uint32_t n)
 	pthread_mutex_lock(&a->lock);
 	k = umem__store_get(a, addrs, n);
 	/* Dry: pages idle pools keep in their return rings are nobody's working set. */
-	if (!k && umem__pools_reclaim(a))
+	if (!k && area_reclaim(a))
 		k = umem__store_get(a, addrs, n);
 	pthread_mutex_unlock(&a->lock);
 	return (int)k;

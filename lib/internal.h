@@ -45,6 +45,10 @@ struct umem_area {
 	_Atomic uint32_t pools_alive;    /* created, not destroyed */
 	_Atomic uint32_t pools_draining; /* destroyed, pages still out */
 	struct umem_pool *pools;         /* every pool not yet freed, alive or draining */
+	/* Set by the first pool: gives back what idle pools strand when the store runs dry. The
+	 * area sits below the pools and calls them only through this, so pool.c -> area.c stays
+	 * one-way (as the kernel's shrinkers let the page allocator call up into caches). */
+	uint32_t (*reclaim)(struct umem_area *a);
 	_Atomic uint64_t *track;         /* debug: one entry per UMEM_FRAG_ALIGN granule */
 };
 
@@ -88,6 +92,11 @@ struct umem_pool {
 };
 
 /* ring.c */
+/* Opens the maps of BPF program prog_fd named names[0..n) into fds[] (left untouched, so -1,
+ * for a name the program lacks); max_entries[k] gets each one's size when not NULL. 0 or
+ * negative errno (the program could not be read). */
+UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n);
+
 UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
 UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);
 UMEM_PRIVATE int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos);

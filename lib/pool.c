@@ -112,6 +112,7 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 		p->next->pprev = &p->next;
 	p->pprev = &area->pools;
 	area->pools = p;
+	area->reclaim = umem__pools_reclaim;
 	pthread_mutex_unlock(&area->lock);
 	atomic_fetch_add(&area->pools_alive, 1);
 	return p;

@@ -24,48 +24,27 @@ _Static_assert((int)UMEM_STEER_MODE_AUTO == UMEM__ATTACH_AUTO &&
 /* Map fds of an attached program of ours, by name. */
 static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 {
-	struct bpf_prog_info pi = {};
-	uint32_t ids[16], len = sizeof(pi);
-	const struct { const char *name; int *fd; } maps[] = {
-		{ UMEM_STEER_MAP_TABLES, &s->tables_fd }, { UMEM_STEER_MAP_ACTIVE, &s->active_fd },
-		{ UMEM_STEER_MAP_XSKS, &s->xsks_fd }, { UMEM_STEER_MAP_RULE_STATS, &s->rstats_fd },
-		{ UMEM_STEER_MAP_ACTION_STATS, &s->astats_fd }, { UMEM_STEER_MAP_TRACE, &s->trace_fd },
+	static const char *const names[] = {
+		UMEM_STEER_MAP_TABLES, UMEM_STEER_MAP_ACTIVE, UMEM_STEER_MAP_XSKS,
+		UMEM_STEER_MAP_RULE_STATS, UMEM_STEER_MAP_ACTION_STATS, UMEM_STEER_MAP_TRACE,
 	};
+	int *fds[] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd, &s->trace_fd };
+	int got[6] = { -1, -1, -1, -1, -1, -1 }, err;
+	uint32_t max[6] = { 0 };
 
 	s->prog_fd = bpf_prog_get_fd_by_id(prog_id);
 	if (s->prog_fd < 0)
 		return -errno;
-	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
-	pi.map_ids = (uintptr_t)ids;
-	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &len))
-		return -errno;
-	for (uint32_t i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
-		struct bpf_map_info mi = {};
-		uint32_t mlen = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
-		size_t k;
-
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
-			close(fd);
-			continue;
-		}
-		for (k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
-			if (!strcmp(mi.name, maps[k].name) && *maps[k].fd < 0) {
-				*maps[k].fd = fd;
-				if (maps[k].fd == &s->xsks_fd)
-					s->nr_sockets = mi.max_entries;
-				break;
-			}
-		}
-		if (k == sizeof(maps) / sizeof(maps[0]))
-			close(fd);
-	}
-	for (size_t k = 0; k < sizeof(maps) / sizeof(maps[0]); k++) {
-		if (*maps[k].fd < 0) {
+	err = umem__prog_maps(s->prog_fd, names, got, max, 6);
+	for (size_t k = 0; k < 6; k++)
+		*fds[k] = got[k];
+	if (err)
+		return err;
+	s->nr_sockets = max[2];
+	for (size_t k = 0; k < 6; k++) {
+		if (got[k] < 0) {
 			pr_warn("steer %s: program %u lacks map %s: not a umem_steer of this version\n",
-				s->ifname, prog_id, maps[k].name);
+				s->ifname, prog_id, names[k]);
 			return -ENOENT;
 		}
 	}

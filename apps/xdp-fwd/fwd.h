@@ -93,6 +93,9 @@ struct fwd_config {
 	double interval;      /* seconds between stats lines */
 	uint32_t l2_aging;    /* seconds a learned MAC stays valid */
 	uint32_t l2_size;     /* MAC table slots (power of two) */
+	uint32_t offload_after; /* frames of a flow through userspace before it is offloaded; 0 off */
+	uint32_t offload_idle;  /* seconds without a frame before an offloaded flow is removed */
+	uint32_t offload_max;   /* flows per interface; 0: the table's size */
 	bool json;
 	bool quiet;
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up

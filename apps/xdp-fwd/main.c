@@ -22,6 +22,7 @@
 #include <umem/port.h>
 
 #include "fwd.h"
+#include "offload.h"
 #include "live.h"
 #include "lock.h"
 #include "privs.h"
@@ -156,7 +157,7 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 
 	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
-	if (cfg->nr_rules)
+	if (cfg->nr_rules || cfg->offload_after)
 		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
 	opts.xdp_attach = cfg->xdp_attach;
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
@@ -356,6 +357,7 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	int64_t out = 0;
 
 	fwd_workers_join(ctx);
+	fwd_offload_fini(ctx);
 	detach_steering(ctx);
 	for (uint32_t i = ctx->nr_ports; i-- > 0;)
 		fwd_close_port(ctx, i);
@@ -422,17 +424,28 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		if (err)
 			return err;
 	}
-	if (cfg->nr_rules) {
+	if (cfg->nr_rules || cfg->offload_after) {
 		err = attach_steering(ctx);
 		if (err)
 			return err;
 	}
+	err = fwd_offload_init(ctx);
+	if (err)
+		return err;
 	err = fwd_workers_init(ctx);
 	if (err) {
 		fprintf(stderr, "xdp-fwd: %s\n", strerror(-err));
 		return err;
 	}
 	return 0;
+}
+
+/* The stats sample, with the kernel's share of --offload-after beside each port's counters. */
+static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	fwd_sample(ctx, s);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_offload_sample(ctx, i, &s->port[i].offload);
 }
 
 static double seconds(uint64_t ns)
@@ -509,7 +522,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			break;
 		if (now < next && !now_asked)
 			continue;
-		fwd_sample(ctx, &cur);
+		sample(ctx, &cur);
 		if ((!cfg->quiet || now_asked) && fwd_out_ok(stdout)) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
@@ -593,7 +606,7 @@ int main(int argc, char **argv)
 	}
 	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
-	fwd_sample(&ctx, &start);
+	sample(&ctx, &start);
 	t0 = fwd_now_ns();
 	ret = fwd_workers_start(&ctx);
 	if (!ret)
@@ -603,7 +616,7 @@ int main(int argc, char **argv)
 	for (uint32_t k = 0; k < ctx.nr_workers; k++)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
-	fwd_sample(&ctx, &total);
+	sample(&ctx, &total);
 	/* A closed stdout (the reader went away) gets the totals on stderr instead. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		tot = fwd_totals_stream();

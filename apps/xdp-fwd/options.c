@@ -305,6 +305,9 @@ static const struct cli_opt options[] = {
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },
+	{ "offload-after", 0, "N", "after a flow's first N frames, install it in the XDP program, which forwards the rest (wire: TCP/UDP 5-tuples; l2: unicast destination MACs); default 0, off", CLI_U32_AT(CFG, offload_after, 0, 1000000000) },
+	{ "offload-idle", 0, "SECS", "remove an offloaded flow after SECS without a frame; it comes back to userspace (default 10)", CLI_U32_AT(CFG, offload_idle, 1, 86400) },
+	{ "offload-max", 0, "N", "at most N offloaded flows per interface (default: the table's 16384)", CLI_U32_AT(CFG, offload_max, 1, UMEM_STEER_MAX_FLOWS) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", CLI_SECONDS_AT(CFG, duration, 0, 1e9) },
 	{ "count", 'n', "N", "stop after N forwarded frames", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
@@ -346,6 +349,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;
 	cfg->l2_aging = 300;
+	cfg->offload_idle = 10;
 	cfg->l2_size = 4096;
 }
 
@@ -397,6 +401,8 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 				return cli_fail(err, errlen, "port %s@%u is given twice (-i number %u and %u)",
 					    cfg->ports[i].ifname, cfg->ports[i].queue, cfg->ports[j].spec + 1,
 					    cfg->ports[i].spec + 1);
+	if (cfg->offload_after && cfg->mode == FWD_MODE_REFLECT)
+		return cli_fail(err, errlen, "--offload-after: reflect mode has nothing to offload (it rewrites every frame)");
 	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)
 		return cli_fail(err, errlen, "--mode l2 needs at least 2 interfaces");
 	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))

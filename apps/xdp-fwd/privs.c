@@ -14,7 +14,7 @@
  *   CAP_NET_RAW   create AF_XDP sockets
  *   CAP_NET_ADMIN attach XDP programs (bpf_link on the interface)
  *   CAP_BPF       load the XDP program and create its maps
- *   CAP_PERFMON   --rule: the steering program's verifier checks need it
+ *   CAP_PERFMON   --rule, --offload-after: the steering program's verifier checks need it
  *   CAP_IPC_LOCK  register the UMEM: without it the area counts against RLIMIT_MEMLOCK (8 MiB by
  *                 default, less than the area), so it is needed unless that limit is unlimited
  * CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (kernels before 5.8 have only it).
@@ -54,7 +54,7 @@ int fwd_privs_check(const struct fwd_config *cfg)
 		{ CAP_NET_RAW, "cap_net_raw", "AF_XDP sockets" },
 		{ CAP_NET_ADMIN, "cap_net_admin", "attaching XDP programs" },
 		{ CAP_BPF, "cap_bpf", "loading BPF programs and maps" },
-		{ CAP_PERFMON, "cap_perfmon", "loading the steering program (--rule)" },
+		{ CAP_PERFMON, "cap_perfmon", "loading the steering program (--rule, --offload-after)" },
 		{ CAP_IPC_LOCK, "cap_ipc_lock", "registering the UMEM beyond RLIMIT_MEMLOCK" },
 	};
 	cap_t caps = cap_get_proc();
@@ -69,7 +69,7 @@ int fwd_privs_check(const struct fwd_config *cfg)
 		const struct need *n = &needs[i];
 		bool ok = has(caps, n->cap);
 
-		if (n->cap == CAP_PERFMON && !cfg->nr_rules)
+		if (n->cap == CAP_PERFMON && !cfg->nr_rules && !cfg->offload_after)
 			continue;
 		if ((n->cap == CAP_BPF || n->cap == CAP_PERFMON) && has(caps, CAP_SYS_ADMIN))
 			ok = true;

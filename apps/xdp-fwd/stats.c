@@ -35,6 +35,17 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->tx_bytes += s->tx_bytes;
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		sum->drop[i] += s->drop[i];
+	sum->offload.packets += s->offload.packets;
+	sum->offload.bytes += s->offload.bytes;
+	sum->offload.gated += s->offload.gated;
+	sum->offload.lost += s->offload.lost;
+	sum->offload.installed += s->offload.installed;
+	sum->offload.expired += s->offload.expired;
+	sum->offload.invalidated += s->offload.invalidated;
+	sum->offload.full += s->offload.full;
+	sum->offload.refused += s->offload.refused;
+	sum->offload.forced += s->offload.forced;
+	sum->offload.flows += s->offload.flows;
 }
 
 char *fwd_fmt_si(char *buf, size_t len, double v)
@@ -90,6 +101,16 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 		fprintf(out, "%s %s %llu", any ? "," : "  drops:", fwd_drop_names[i],
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 		any = true;
+	}
+	if (cur->offload.installed || cur->offload.full || cur->offload.refused) {
+		const struct fwd_offload_sample *a = &prev->offload, *b = &cur->offload;
+
+		fprintf(out, "  offload %spps %sbit/s flows %llu", fwd_fmt_si(rxp, sizeof(rxp), rate(a->packets, b->packets, dt)),
+			fwd_fmt_si(rxb, sizeof(rxb), 8 * rate(a->bytes, b->bytes, dt)), (unsigned long long)b->flows);
+		if (b->lost != a->lost)
+			fprintf(out, " lost %llu", (unsigned long long)(b->lost - a->lost));
+		if (b->full != a->full)
+			fprintf(out, " full %llu", (unsigned long long)(b->full - a->full));
 	}
 	fputc('\n', out);
 }
@@ -178,7 +199,22 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", fwd_drop_names[i],
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
-	fputs("}}", out);
+	fprintf(out,
+		"},\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
+		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
+		"\"refused\":%llu,\"forced\":%llu,\"flows\":%llu}}",
+		(unsigned long long)(cur->offload.packets - prev->offload.packets),
+		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
+		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
+		(unsigned long long)(cur->offload.gated - prev->offload.gated),
+		(unsigned long long)(cur->offload.lost - prev->offload.lost),
+		(unsigned long long)(cur->offload.installed - prev->offload.installed),
+		(unsigned long long)(cur->offload.expired - prev->offload.expired),
+		(unsigned long long)(cur->offload.invalidated - prev->offload.invalidated),
+		(unsigned long long)(cur->offload.full - prev->offload.full),
+		(unsigned long long)(cur->offload.refused - prev->offload.refused),
+		(unsigned long long)(cur->offload.forced - prev->offload.forced),
+		(unsigned long long)cur->offload.flows);
 }
 
 void fwd_json_pools(FILE *out)

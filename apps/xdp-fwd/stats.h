@@ -44,10 +44,21 @@ static inline void fwd_count(_Atomic uint64_t *c, uint64_t n)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
 }
 
+/* --offload-after, per interface (on the first port of each interface; zero elsewhere). */
+struct fwd_offload_sample {
+	uint64_t packets, bytes; /* frames the kernel forwarded (or dropped, passed) for flows arriving here */
+	uint64_t gated;          /* frames of arming flows sent to userspace (in rx_packets too) */
+	uint64_t lost;           /* redirected to this interface by the kernel and not sent (two interfaces) */
+	uint64_t installed, expired, invalidated, full, refused;
+	uint64_t forced;         /* gates opened after 1 s without the RX ring running empty */
+	uint64_t flows;          /* flows installed now (not a counter) */
+};
+
 /* A plain copy of the counters at one moment. */
 struct fwd_port_sample {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t drop[FWD_DROP_MAX];
+	struct fwd_offload_sample offload;
 };
 
 struct fwd_pool_sample {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "offload.h"
 #include "route.h"
 #include "worker.h"
 
@@ -385,6 +386,7 @@ static void *worker_main(void *arg)
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
 			route(w, in, rx, (uint32_t)n, now);
+			fwd_offload_burst(w, in, rx, (uint32_t)n, now);
 			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
@@ -394,6 +396,7 @@ static void *worker_main(void *arg)
 		for (uint32_t k = 0; k < w->nr_ports; k++)
 			if (ctx->ports[w->ports[k]].port)
 				work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
+		fwd_offload_tick(w, now);
 		if (now - kstats_at >= FWD_KSTATS_NS) {
 			refresh_kernel_stats(w);
 			kstats_at = now;

@@ -53,6 +53,7 @@ struct fwd_port {
 };
 
 struct fwd_ctx;
+struct fwd_offload;
 
 struct fwd_worker {
 	struct fwd_ctx *ctx;
@@ -85,6 +86,7 @@ struct fwd_ctx {
 	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
+	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

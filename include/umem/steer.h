@@ -145,6 +145,72 @@ UMEM_API int umem_steer_action__format(const struct umem_steer_action *action, c
 /* "sock", "group", ..., "no_socket", "host_control", "malformed"; NULL when out of range. */
 UMEM_API const char *umem_steer_stat__name(uint32_t stat);
 
+/*
+ * Flow table (offload): a controller in userspace decides a flow, then installs it so the
+ * program applies the decision itself (redirect out of an interface, drop, pass, a socket).
+ * Only frames no rule matches are looked up (rules keep priority); see docs/STEERING.md.
+ *
+ *   struct umem_steer_flows *f = umem_steer_flows__open(s);
+ *   umem_steer_flow_key__parse(frame, len, ifindex, UMEM_STEER_FLOW_IPV4, &key);
+ *   umem_steer_flows__add(f, &key, &(struct umem_steer_flow){
+ *           .action = UMEM_STEER_FLOW_A_REDIRECT, .index = out_ifindex });
+ *
+ * The handle holds the flow maps of the program behind s (attached or opened); it outlives s
+ * harmlessly (the maps stay until closed). Not thread-safe, like the steering handle.
+ */
+struct umem_steer_flows;
+
+UMEM_API struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s);
+UMEM_API void umem_steer_flows__close(struct umem_steer_flows *f);
+
+/* Adds a flow (counters start at zero). -EINVAL a malformed key (unknown kind, unused bytes not
+ * zero, group MAC, not TCP/UDP) or flow (unknown action or flags); -ENODEV redirect to an
+ * interface that does not exist; -EEXIST already there; -ENOSPC the table holds its limit (the
+ * caller keeps the flow on its own path). Nothing changes on error. */
+UMEM_API int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
+				   const struct umem_steer_flow *flow);
+/* -ENOENT when the flow is not there. */
+UMEM_API int umem_steer_flows__delete(struct umem_steer_flows *f, const struct umem_steer_flow_key *key);
+UMEM_API int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
+				      struct umem_steer_flow *out);
+/* UMEM_STEER_FLOW_F_ORDERED: the caller holds no frame of the flow any more and has sent sent
+ * frames of it since adding it. The gate stays shut until the first call, then opens at the
+ * next frame once sent covers every frame the program gave the caller (flow.gated). */
+UMEM_API int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
+				       uint64_t sent);
+
+/* Per flow; a non-zero return stops the walk. */
+typedef int (*umem_steer_flow_fn)(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
+				  void *arg);
+/* Calls fn (may be NULL) for every flow; returns how many it visited, or negative errno. */
+UMEM_API int umem_steer_flows__foreach(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg);
+/* Deletes flows without a frame for more than idle_ns (gated frames count), calling fn (may be
+ * NULL) with each one's last counters; returns how many. Also recounts the table. */
+UMEM_API int umem_steer_flows__expire(struct umem_steer_flows *f, uint64_t idle_ns, umem_steer_flow_fn fn,
+				      void *arg);
+UMEM_API int umem_steer_flows__clear(struct umem_steer_flows *f);
+/* At most limit flows (0: UMEM_STEER_MAX_FLOWS); -EINVAL beyond the table's size. */
+UMEM_API int umem_steer_flows__set_limit(struct umem_steer_flows *f, uint32_t limit);
+/* Flows added (through this API) and the limit; either pointer may be NULL. */
+UMEM_API int umem_steer_flows__count(struct umem_steer_flows *f, uint32_t *nr, uint32_t *limit);
+/* out[UMEM_STEER_FS_NR], summed over CPUs: frames flows decided, by outcome. They outlive the
+ * flows, so they add up across expiry. */
+UMEM_API int umem_steer_flows__counters(struct umem_steer_flows *f, struct umem_steer_counter *out);
+/* The clock of umem_steer_flow.last_ns (CLOCK_MONOTONIC_COARSE), in ns. */
+UMEM_API uint64_t umem_steer_flows__now_ns(void);
+
+/* The key the program builds for a frame: kind UMEM_STEER_FLOW_L2 (destination MAC, outer VLAN)
+ * or UMEM_STEER_FLOW_IPV4 for a 5-tuple (IPv4 or IPv6, which sets the kind it finds).
+ * -ENOENT when the frame has none the program would match: group destination, ARP/ND, a
+ * fragment, not TCP/UDP, IPv6 extension headers, cut short. */
+UMEM_API int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex, uint32_t kind,
+					struct umem_steer_flow_key *out);
+/* One line, "in IF ipv4 udp A:P > B:Q -> redirect IF packets N bytes N gated N idle S". */
+UMEM_API int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
+				     char *buf, size_t len);
+/* "redirect", "drop", "pass", "sock", "gated", "no_dev"; NULL when out of range. */
+UMEM_API const char *umem_steer_flow_stat__name(uint32_t stat);
+
 #ifdef __cplusplus
 }
 #endif

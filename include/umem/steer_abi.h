@@ -19,6 +19,8 @@
 #define UMEM_STEER_NR_RULE_STATS (UMEM_STEER_MAX_RULES + 1)
 /* Rule reported in a trace for ARP/ND sent to the kernel by UMEM_STEER_F_HOST_CONTROL. */
 #define UMEM_STEER_RULE_HOST_CONTROL (UMEM_STEER_MAX_RULES + 1)
+/* Rule reported in a trace for a frame an offloaded flow decided (trace.flow says how). */
+#define UMEM_STEER_RULE_FLOW (UMEM_STEER_MAX_RULES + 2)
 /* VLAN tags the parser walks through (802.1ad outer + 802.1Q inner). */
 #define UMEM_STEER_MAX_VLAN 2
 /* IPv6 extension headers the parser walks through before it gives up on the L4 protocol. */
@@ -121,7 +123,95 @@ struct umem_steer_trace {
 	__u32 present;   /* enum umem_steer_field bits the frame carried */
 	__u16 action;    /* enum umem_steer_action_type; PASS for host control */
 	__u16 verdict;   /* XDP_* returned */
-	__u32 malformed; /* 1 if a header was cut short or invalid */
+	__u16 malformed; /* 1 if a header was cut short or invalid */
+	__u16 flow;      /* enum umem_steer_flow_action of the flow that decided, 0 if none */
+};
+
+/*
+ * Flow table (offload): beside the rules, an LRU hash of decided flows. A frame that no rule
+ * matches (the default action would decide it) is looked up by its 5-tuple (IPv4/IPv6 TCP/UDP,
+ * not a fragment) and then by its destination MAC (unicast, not ARP/ND); a hit applies the
+ * flow's action instead of the default. A rule that matches always wins, so a "-> sock" or
+ * "-> pass" rule keeps its frames where it sends them.
+ */
+#define UMEM_STEER_MAX_FLOWS 16384
+
+enum umem_steer_flow_kind {
+	UMEM_STEER_FLOW_NONE = 0,
+	UMEM_STEER_FLOW_IPV4, /* 5-tuple; addresses in the first 4 bytes of saddr/daddr */
+	UMEM_STEER_FLOW_IPV6, /* 5-tuple */
+	UMEM_STEER_FLOW_L2,   /* destination MAC (and outer VLAN id) */
+	UMEM_STEER_FLOW_KIND_NR,
+};
+
+enum umem_steer_flow_action {
+	UMEM_STEER_FLOW_A_NONE = 0,
+	UMEM_STEER_FLOW_A_REDIRECT, /* out of interface index (devmap) */
+	UMEM_STEER_FLOW_A_DROP,
+	UMEM_STEER_FLOW_A_PASS,     /* the kernel stack */
+	UMEM_STEER_FLOW_A_SOCK,     /* the socket registered at index */
+	UMEM_STEER_FLOW_A_NR,
+};
+
+enum umem_steer_flow_flags {
+	/*
+	 * Ordered switch: the flow's frames keep taking the default path (to userspace) until
+	 * userspace reports, through the gate map, that it has sent every frame the program gave
+	 * it since the flow was added; only then does the action apply. So a flow that moves to
+	 * the fast path is never overtaken by its own older frames still queued in userspace.
+	 */
+	UMEM_STEER_FLOW_F_ORDERED = 1u << 0,
+};
+
+/* All multi-byte fields in host byte order, like the rules; unused bytes zero. */
+struct umem_steer_flow_key {
+	__u32 ifindex; /* ingress interface */
+	__u8 kind;     /* enum umem_steer_flow_kind */
+	__u8 l4proto;  /* IPPROTO_TCP or IPPROTO_UDP (5-tuple kinds) */
+	__u16 vlan;    /* outer VLAN id, 0 untagged (L2 kind) */
+	__u16 sport;
+	__u16 dport;
+	__u8 dmac[6];  /* L2 kind */
+	__u16 :16;
+	__u8 saddr[16]; /* network byte order, as on the wire */
+	__u8 daddr[16];
+};
+
+struct umem_steer_flow {
+	/* Set by userspace. */
+	__u16 action;  /* enum umem_steer_flow_action */
+	__u16 flags;   /* enum umem_steer_flow_flags */
+	__u32 index;   /* REDIRECT: egress ifindex; SOCK: socket index */
+	/* Updated by the program. */
+	__u32 open;    /* ORDERED: 1 once the gate opened (the action applies) */
+	__u32 :32;
+	__u64 gated;   /* ORDERED: frames sent down the default path while the gate was shut */
+	__u64 packets; /* frames the action took */
+	__u64 bytes;
+	__u64 last_ns; /* CLOCK_MONOTONIC_COARSE time of the last frame (gated ones included) */
+};
+
+/* Per-program flow counters (steer_fstats, per CPU): they outlive the flows (expired or
+ * evicted), so totals add up. */
+enum umem_steer_flow_stat {
+	UMEM_STEER_FS_REDIRECT = 0, /* frames the program redirected to an interface */
+	UMEM_STEER_FS_DROP,
+	UMEM_STEER_FS_PASS,
+	UMEM_STEER_FS_SOCK,
+	UMEM_STEER_FS_GATED,        /* ORDERED flows: frames sent the default way, gate shut */
+	UMEM_STEER_FS_NO_DEV,       /* redirect target not in the devmap: default way */
+	UMEM_STEER_FS_NR,
+};
+
+/* steer_fconf[0], written by the control API only. kinds: the kinds added (1 << kind), so a
+ * program with no flow of a kind skips its lookup. nr/limit: flows added through the API and
+ * the most it accepts (0: UMEM_STEER_MAX_FLOWS), so a full table refuses new flows rather than
+ * letting the LRU evict live ones. */
+struct umem_steer_flow_conf {
+	__u32 kinds;
+	__u32 nr;
+	__u32 limit;
+	__u32 :32;
 };
 
 /* Map and program names the control API looks up in an attached program (15 chars max). */
@@ -132,5 +222,10 @@ struct umem_steer_trace {
 #define UMEM_STEER_MAP_RULE_STATS "steer_rstats"
 #define UMEM_STEER_MAP_ACTION_STATS "steer_astats"
 #define UMEM_STEER_MAP_TRACE "steer_trace"
+#define UMEM_STEER_MAP_FLOWS "steer_flows"
+#define UMEM_STEER_MAP_FLOW_GATE "steer_fgate"
+#define UMEM_STEER_MAP_FLOW_STATS "steer_fstats"
+#define UMEM_STEER_MAP_FLOW_CONF "steer_fconf"
+#define UMEM_STEER_MAP_DEVS "steer_devs"
 
 #endif

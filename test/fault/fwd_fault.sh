@@ -234,12 +234,13 @@ rule_live_unserved)
 queues_unserved)
 	# A 2-queue device with only queue 0 served: warned, and told where queue 1's frames go.
 	topo_up --hosts 2 --queues 2
+	# The warning follows the "Ctrl-C stops" line fwd_start waits for: read it after the exit.
 	fwd_start -i "$TOPO_IF0@0" -i "$TOPO_IF1@0"
+	fwd_stop INT
 	grep -q "$TOPO_IF0: RX queue 1 of 2 is served by no socket" "$WORK/fwd.err" || fail "no warning: $(cat "$WORK/fwd.err")"
-	fwd_stop INT
 	fwd_start -i "$TOPO_IF0@all" -i "$TOPO_IF1@all"
-	grep -q "served by no socket" "$WORK/fwd.err" && fail "warned with every queue served"
 	fwd_stop INT
+	grep -q "served by no socket" "$WORK/fwd.err" && fail "warned with every queue served"
 	;;
 frames_small)
 	topo_up --hosts 2

@@ -215,6 +215,13 @@ static void test_queue_ranges(void)
 	BAD("given twice", "-i", "a@0-3", "-i", "a@3", "-m", "reflect");
 	BAD("more than 64 ports", "-i", "a@0-40", "-i", "b@0-40");
 	BAD("at least 2 interfaces", "-i", "q4@all", "-m", "l2");
+	BAD("reflect mode has nothing to offload", "-i", "a", "-m", "reflect", "--offload-after", "8");
+	BAD("--offload-max", "-i", "a", "-i", "b", "--offload-after", "8", "--offload-max", "20000");
+	BAD("--offload-idle", "-i", "a", "-i", "b", "--offload-idle", "0");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--offload-after", "64", "--offload-idle", "3", "--offload-max", "9"), 0);
+	CHECK(cfg.offload_after == 64 && cfg.offload_idle == 3 && cfg.offload_max == 9, "offload options");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
+	CHECK(cfg.offload_after == 0 && cfg.offload_idle == 10, "offload off by default, idle 10 s");
 	fwd_queue_count = umem_port__queue_count;
 }
 

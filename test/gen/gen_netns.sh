@@ -21,32 +21,9 @@ fail() { echo "FAIL: $*" >&2; for f in "$WORK"/*.out "$WORK"/*.err; do [ -s "$f"
 log() { echo "== $*"; }
 [ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 
-# json FILE KEY: a numeric field of xsk-gen's JSON report.
-json() { grep -o "\"$2\":[0-9.]*" "$1" | head -1 | cut -d: -f2; }
+# shellcheck source=../common/xsk_gen.sh
+. "$SRC/test/common/xsk_gen.sh"
 
-# sink_start NS ARGS...: the sink in NS in the background ($SINK_PID), returns once it is bound.
-sink_start() {
-	local ns=$1
-	shift
-	: >"$WORK/sink.err"
-	netns_bg SINK_PID "$ns" "$GEN" sink -i eth0 --json --duration 60 "$@" >"$WORK/sink.out" 2>"$WORK/sink.err"
-	wait_for 10 grep -q "sink ready" "$WORK/sink.err" || fail "sink did not start"
-}
-
-# sink_wait: the sink ends by itself (--idle or --count); reaped with its exit code checked.
-sink_wait() {
-	local rc=0
-	wait "$SINK_PID" || rc=$?
-	netns_stop "$SINK_PID"
-	[ $rc = 0 ] || fail "sink exited with $rc"
-}
-
-# expect FILE KEY VALUE
-expect() {
-	local v
-	v=$(json "$1" "$2")
-	[ "$v" = "$3" ] || fail "$(basename "$1"): $2 = '$v', expected $3"
-}
 
 log "veth pair: 20000 frames at 20 kpps arrive, in order, intact"
 netns_add A

@@ -696,6 +696,183 @@ static void test_attach(void)
 	close(foreign);
 }
 
+/* ---- flow table ---- */
+
+static struct umem_steer_flow_key fkey(struct frame *f, uint32_t kind)
+{
+	struct umem_steer_flow_key k;
+
+	CHECK(umem_steer_flow_key__parse(f->b, (uint32_t)f->len, (uint32_t)ifindex_q, kind, &k) == 0, "key");
+	return k;
+}
+
+/* The frame was decided by a flow with that action and verdict. */
+static void expect_flow(struct frame *f, uint16_t action, int verdict, int line)
+{
+	run(f);
+	if (T.rule != UMEM_STEER_RULE_FLOW || T.flow != action || (int)T.verdict != verdict) {
+		fprintf(stderr, "line %d: rule %u flow %u verdict %u, expected a flow (%u, verdict %d)\n", line,
+			T.rule, T.flow, T.verdict, action, verdict);
+		exit(1);
+	}
+}
+
+static void test_flows(void)
+{
+	struct umem_steer_flows *F = umem_steer_flows__open(S);
+	struct umem_steer_counter fs[UMEM_STEER_FS_NR];
+	struct umem_steer_flow_key k, k6, kl2, bad;
+	struct umem_steer_flow fl, redirect = { .action = UMEM_STEER_FLOW_A_REDIRECT };
+	struct frame f, f6, fo, fl2, farp, fbig;
+	uint32_t nr, limit, id;
+	int n;
+
+	CHECK(F, "flows open: %s", strerror(errno));
+	reset();
+	redirect.index = if_nametoindex("stq1");
+	udp4(&f, 10, 20, 1000, 2000, 64);
+	udp4(&fo, 10, 20, 1000, 2001, 64);
+	udp6(&f6, 10, 20, 3000, 4000);
+	k = fkey(&f, UMEM_STEER_FLOW_IPV4);
+	CHECK_EQ(k.kind, UMEM_STEER_FLOW_IPV4);
+	k6 = fkey(&f6, UMEM_STEER_FLOW_IPV4);
+	CHECK_EQ(k6.kind, UMEM_STEER_FLOW_IPV6);
+
+	/* Nothing installed: the default decides. */
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add");
+	CHECK(umem_steer_flows__add(F, &k, &redirect) == -EEXIST, "added twice");
+	CHECK(umem_steer_flows__add(F, &k6, &redirect) == 0, "add v6");
+	expect_flow(&f, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	CHECK_EQ(T.index, redirect.index);
+	expect_flow(&f6, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	EXPECT(&fo, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS); /* another port: not the flow */
+	CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+	CHECK_EQ(fl.packets, 1);
+	CHECK_EQ(fl.bytes, f.len);
+	CHECK(fl.last_ns > 0 && fl.last_ns <= umem_steer_flows__now_ns(), "last seen");
+
+	/* Rules keep priority: a matching -> sock or -> pass rule wins over the flow. */
+	id = add("udp dport 2000 -> sock 1");
+	EXPECT(&f, id, UMEM_STEER_A_SOCK);
+	reset();
+	id = add("ipv4 udp -> pass");
+	EXPECT(&f, id, UMEM_STEER_A_PASS);
+	expect_flow(&f6, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	reset();
+	CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0 && fl.packets == 1, "a rule-decided frame counted on the flow");
+
+	/* Jumbo frames (multi-buffer) take the flow like any other. */
+	udp4(&fbig, 10, 20, 1000, 2000, 8000);
+	expect_flow(&fbig, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0 && fl.bytes == f.len + fbig.len, "jumbo bytes");
+
+	/* L2: by destination MAC, unicast, never ARP. */
+	f_eth(&fl2, MAC_B, 0x88b5), f_pad(&fl2, 46);
+	kl2 = fkey(&fl2, UMEM_STEER_FLOW_L2);
+	CHECK(umem_steer_flows__add(F, &kl2, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_DROP }) == 0,
+	      "add l2");
+	expect_flow(&fl2, UMEM_STEER_FLOW_A_DROP, XDP_DROP, __LINE__);
+	f_eth(&farp, MAC_B, 0x0806), f_pad(&farp, 28);
+	EXPECT(&farp, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	CHECK(umem_steer_flow_key__parse(farp.b, (uint32_t)farp.len, (uint32_t)ifindex_q, UMEM_STEER_FLOW_L2, &bad) ==
+		      -ENOENT, "ARP keyed");
+	/* The 5-tuple is more specific than the MAC: f goes to MAC_A, fo's MAC made an L2 flow. */
+	{
+		struct frame fb;
+
+		f_eth(&fb, MAC_B, 0x0800), f_ipv4(&fb, 17, 10, 20, 0, 8 + 64), f_ports(&fb, 1000, 2000, 8), f_pad(&fb, 64);
+		expect_flow(&fb, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	}
+
+	/* Other actions. */
+	CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+	CHECK(umem_steer_flows__delete(F, &k) == -ENOENT, "deleted twice");
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	CHECK(umem_steer_flows__add(F, &k, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_SOCK, .index = 2 }) == 0,
+	      "add sock");
+	expect_flow(&f, UMEM_STEER_FLOW_A_SOCK, XDP_REDIRECT, __LINE__);
+	CHECK_EQ(T.index, 2);
+	CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+	CHECK(umem_steer_flows__add(F, &k, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_PASS }) == 0, "add pass");
+	expect_flow(&f, UMEM_STEER_FLOW_A_PASS, XDP_PASS, __LINE__);
+	CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+
+	/* Ordered switch: the default path until userspace has sent all it was given. */
+	redirect.flags = UMEM_STEER_FLOW_F_ORDERED;
+	CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add ordered");
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	CHECK(umem_steer_flows__release(F, &k, 1) == 0, "release");
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS); /* 1 of 2 sent: still shut */
+	CHECK(umem_steer_flows__release(F, &k, 3) == 0, "release");
+	expect_flow(&f, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+	CHECK(fl.open == 1 && fl.gated == 3 && fl.packets == 1, "gate: open %u gated %llu packets %llu", fl.open,
+	      (unsigned long long)fl.gated, (unsigned long long)fl.packets);
+	redirect.flags = 0;
+
+	/* Program counters add up across deletes. */
+	CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
+	CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets, 6);
+	CHECK_EQ(fs[UMEM_STEER_FS_DROP].packets, 1);
+	CHECK_EQ(fs[UMEM_STEER_FS_SOCK].packets, 1);
+	CHECK_EQ(fs[UMEM_STEER_FS_PASS].packets, 1);
+	CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 3);
+	CHECK(!strcmp(umem_steer_flow_stat__name(UMEM_STEER_FS_GATED), "gated") && !umem_steer_flow_stat__name(99), "names");
+
+	/* Iterate; expire (idle 1 h keeps all, idle 0 removes each once the coarse clock ticks). */
+	n = umem_steer_flows__foreach(F, NULL, NULL);
+	CHECK_EQ(n, 3);
+	CHECK(umem_steer_flows__count(F, &nr, &limit) == 0 && nr == 3 && limit == UMEM_STEER_MAX_FLOWS, "count %u", nr);
+	{
+		char line[256];
+
+		CHECK(umem_steer_flow__format(&k, &fl, line, sizeof(line)) > 0, "format");
+		CHECK(strstr(line, "udp 0.0.0.10:1000 > 0.0.0.20:2000 -> redirect stq1"), "format: %s", line);
+	}
+	CHECK_EQ(umem_steer_flows__expire(F, 3600ull * 1000000000ull, NULL, NULL), 0);
+	for (n = 0; n < 3;) {
+		int r = umem_steer_flows__expire(F, 0, NULL, NULL);
+
+		CHECK(r >= 0, "expire");
+		n += r;
+	}
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	CHECK(umem_steer_flows__count(F, &nr, NULL) == 0 && nr == 0, "count after expiry %u", nr);
+
+	/* Bad input: a clear error, nothing added. */
+	bad = k, bad.kind = 9;
+	CHECK(umem_steer_flows__add(F, &bad, &redirect) == -EINVAL, "kind 9");
+	bad = k, bad.l4proto = 1;
+	CHECK(umem_steer_flows__add(F, &bad, &redirect) == -EINVAL, "icmp 5-tuple");
+	bad = k, bad.saddr[7] = 1;
+	CHECK(umem_steer_flows__add(F, &bad, &redirect) == -EINVAL, "stray bytes");
+	bad = k, bad.ifindex = 0;
+	CHECK(umem_steer_flows__add(F, &bad, &redirect) == -EINVAL, "no ifindex");
+	bad = kl2, bad.dmac[0] = 1;
+	CHECK(umem_steer_flows__add(F, &bad, &redirect) == -EINVAL, "group l2");
+	CHECK(umem_steer_flows__add(F, &k, &(struct umem_steer_flow){ .action = 9 }) == -EINVAL, "action 9");
+	CHECK(umem_steer_flows__add(F, &k, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_DROP, .flags = 8 }) ==
+		      -EINVAL, "flags 8");
+	CHECK(umem_steer_flows__add(F, &k, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT, .index = 99999 }) ==
+		      -ENODEV, "redirect nowhere");
+	CHECK(umem_steer_flows__set_limit(F, UMEM_STEER_MAX_FLOWS + 1) == -EINVAL, "limit beyond the table");
+	CHECK_EQ(umem_steer_flows__foreach(F, NULL, NULL), 0);
+
+	/* Full: refused with -ENOSPC, the table as it was. */
+	CHECK(umem_steer_flows__set_limit(F, 2) == 0, "limit");
+	CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "1");
+	CHECK(umem_steer_flows__add(F, &k6, &redirect) == 0, "2");
+	CHECK(umem_steer_flows__add(F, &kl2, &redirect) == -ENOSPC, "3rd of 2");
+	CHECK_EQ(umem_steer_flows__foreach(F, NULL, NULL), 2);
+	CHECK(umem_steer_flows__clear(F) == 0, "clear");
+	CHECK(umem_steer_flows__set_limit(F, 0) == 0, "limit");
+	CHECK_EQ(umem_steer_flows__foreach(F, NULL, NULL), 0);
+	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	umem_steer_flows__close(F);
+}
+
 int main(void)
 {
 	UMEM_OPTS(umem_steer_opts, o, .flags = UMEM_STEER_F_LOAD_ONLY, .table_flags = UMEM_STEER_F_TRACE,
@@ -735,6 +912,7 @@ int main(void)
 	test_hash();
 	test_counters();
 	test_jumbo();
+	test_flows();
 	test_bad_input();
 	test_attach();
 	umem_steer__detach(S);

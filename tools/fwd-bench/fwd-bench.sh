@@ -7,6 +7,8 @@
 #   bridge        a Linux bridge holding m0 and m1
 #   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (xdp_redirect_devmap.bpf.c here, xdp.frags)
 #   xdp_fwd       apps/xdp-fwd in wire mode
+#   xdp_fwd_offload  the same with --offload-after 64: a flow's first 64 frames in userspace, the
+#                 rest redirected by the steering program (not in the default list: --systems)
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
@@ -27,7 +29,7 @@
 #   --workloads LIST comma-separated subset (default: all four)
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
-#   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd system, split on spaces
+#   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
 #                    (e.g. "--chunk-size 4096" for an A/B of the chunk size)
 #   --xsk-fwd PATH   the xsk_fwd binary for the xsk_fwd system. Build it from the public sample
 #                    (bpf-examples, AF_XDP-forwarding/xsk_fwd.c) with four changes that make it a
@@ -80,7 +82,7 @@ done
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, dpdk_af_xdp, xsk_fwd)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
@@ -155,11 +157,15 @@ start_xdp_redirect() {
 	wait_for 10 grep -q ready "$LOG.fwd"
 }
 
-start_xdp_fwd() {
+start_xdp_fwd() { # MTU [xdp-fwd options...]; --fwd-args last
 	local extra=()
 	read -ra extra <<<"$FWD_ARGS"
-	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 "${extra[@]}" >"$LOG.fwd" 2>&1
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
 	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
+}
+
+start_xdp_fwd_offload() {
+	start_xdp_fwd "$1" --offload-after 64
 }
 
 start_xsk_fwd() {
@@ -183,7 +189,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	local sys=$1 mtu=$2
 	FWD_PID=""
 	case "$sys" in
-	xdp_fwd) [ -x "$FWD" ] || { note "xdp_fwd skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd|xdp_fwd_offload) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;

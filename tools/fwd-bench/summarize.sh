@@ -9,7 +9,7 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge xdp_redirect xdp_fwd xsk_fwd dpdk_af_xdp"
+SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload xsk_fwd dpdk_af_xdp"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu
@@ -56,9 +56,9 @@ verdict() { # VALUE OP LIMIT: "met" or "missed" (OP: ge or le)
 	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN { print ((op == "ge") ? (v >= l) : (v <= l)) ? "met" : "missed" }'
 }
 
-target() { # LABEL WORKLOAD BASE OP LIMIT: xdp_fwd's median against BASE's (a ratio)
+target() { # LABEL WORKLOAD BASE OP LIMIT [SYSTEM]: SYSTEM's (default xdp_fwd) median against BASE's (a ratio)
 	local r
-	r=$(ratio "$2" xdp_fwd "$3")
+	r=$(ratio "$2" "${6:-xdp_fwd}" "$3")
 	if [ "$r" = - ]; then
 		echo "| $1 | not measured |"
 	else
@@ -98,6 +98,14 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	target "ping RTT vs xdp_redirect" ping xdp_redirect le 2.0
 	cpu_target "CPU idle" idle 3
 	cpu_target "CPU at TCP 1 Gbit/s" tcp1g 25
+	if grep -q '"system":"xdp_fwd_offload"' "$dir/samples.json"; then
+		echo
+		echo "| target | xdp_fwd_offload ratio |"
+		echo "|---|---|"
+		target "TCP MTU 1500 vs xdp_redirect" tcp1500 xdp_redirect ge 0.9 xdp_fwd_offload
+		target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect ge 0.9 xdp_fwd_offload
+		target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect ge 0.9 xdp_fwd_offload
+	fi
 	if [ $# -gt 0 ]; then
 		echo
 		printf -- '- %s\n' "$@" | sort -u

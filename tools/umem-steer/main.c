@@ -6,13 +6,15 @@
 #include <string.h>
 #include <umem/steer.h>
 
+#include "flows.h"
+
 #include "cli.h"
 
 struct cmd {
 	const char *name;
 	const char *args;
 	const char *help;
-	int nargs; /* words after IFACE; -1 = one or more */
+	int nargs; /* words after IFACE; -1 = one or more, -2 = any */
 	int (*run)(struct umem_steer *s, char **argv, int argc);
 };
 
@@ -30,6 +32,7 @@ static const struct cmd cmds[] = {
 	{ "clear", "IFACE", "remove every rule", 0, cmd_clear },
 	{ "default", "IFACE ACTION", "set the default action (sock N, group A-B, queue, pass, drop)", -1, cmd_default },
 	{ "reset", "IFACE", "zero the counters", 0, cmd_reset },
+	{ "flows", "IFACE [expire SECS | clear]", "offloaded flows and their counters; remove idle ones, or all", -2, steer_cmd_flows },
 };
 
 static bool quiet;
@@ -222,7 +225,7 @@ int main(int argc, char **argv)
 	nargs = argc - op - 2;
 	if (!cmd)
 		cli_die(&cli, "unknown command '%s'", argv[op]);
-	if ((cmd->nargs >= 0 && nargs != cmd->nargs) || (cmd->nargs < 0 && nargs < 1)) {
+	if ((cmd->nargs >= 0 && nargs != cmd->nargs) || (cmd->nargs == -1 && nargs < 1)) {
 		fprintf(stderr, "umem-steer: usage: %s %s\n", cmd->name, cmd->args);
 		return 2;
 	}

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload.h"
+#include "route.h"
+#include "worker.h"
+
+#define OFF_SLOTS 4096u             /* flows a worker tracks (power of two) */
+#define OFF_PROBE 8u
+#define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
+#define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
+
+enum off_state { OFF_FREE, OFF_COUNTING, OFF_ARMING, OFF_OFFLOADED, OFF_REFUSED };
+
+struct off_flow {
+	struct umem_steer_flow_key key;
+	uint64_t seen_ns;      /* last frame in userspace */
+	uint64_t since_ns;     /* when the state began */
+	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
+	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
+	bool have_pre;         /* gated_pre is valid */
+	uint32_t out_ifindex;
+	uint16_t in, out;      /* ports */
+	uint8_t state;
+	uint8_t l2;
+};
+
+struct off_iface_counters {
+	_Atomic uint64_t installed, expired, invalidated, full, refused, forced;
+	_Atomic int64_t flows;
+};
+
+struct off_worker {
+	struct off_flow *slots;
+	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
+	uint32_t nr_arming;
+	uint64_t turn; /* loop turns so far */
+	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
+	bool rx_full[FWD_MAX_PORTS];
+	uint64_t housekeep_at;
+};
+
+struct fwd_offload {
+	struct off_worker w[FWD_MAX_WORKERS];
+	struct umem_steer_flows *main_flows[FWD_MAX_PORTS]; /* by interface, for the stats */
+	uint32_t ifindex[FWD_MAX_PORTS];                    /* by interface */
+	uint32_t first_port[FWD_MAX_PORTS];                 /* by interface */
+	struct off_iface_counters ctr[FWD_MAX_PORTS];       /* by input interface */
+	/* Redirect targets that drop what they get (a veth whose peer has neither GRO nor XDP). */
+	_Atomic bool bad_target[FWD_MAX_PORTS];
+	pthread_mutex_t lock;      /* the target check, one worker at a time */
+	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS]; /* at start */
+	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
+	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
+};
+
+static void bump(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* ---- frames ---- */
+
+/* Whether a --rule matches the frame (the program decides it then, never a flow). The fields
+ * a rule names, read as the steering program reads them. */
+static bool rule_matches(const struct umem_steer_match *m, const uint8_t *p, uint32_t len, uint32_t queue)
+{
+	uint32_t off = 12, have = UMEM_STEER_M_QUEUE | UMEM_STEER_M_DMAC;
+	uint16_t proto, vlan = 0, sport = 0, dport = 0;
+	uint8_t l4 = 0;
+
+	proto = (uint16_t)(p[12] << 8 | p[13]);
+	for (int i = 0; i < UMEM_STEER_MAX_VLAN && (proto == 0x8100 || proto == 0x88a8); i++) {
+		if (len < off + 6)
+			return false;
+		if (!i) {
+			vlan = (uint16_t)((p[off + 2] << 8 | p[off + 3]) & 0xfff);
+			have |= UMEM_STEER_M_VLAN;
+		}
+		proto = (uint16_t)(p[off + 4] << 8 | p[off + 5]);
+		off += 4;
+	}
+	off += 2;
+	if (proto != 0x8100 && proto != 0x88a8)
+		have |= UMEM_STEER_M_ETHERTYPE;
+	if (proto == 0x0800 && len >= off + 20) {
+		l4 = p[off + 9];
+		have |= UMEM_STEER_M_L4PROTO;
+		if (!(p[off + 6] & 0x1f) && !p[off + 7]) /* no fragment offset */
+			off += (p[off] & 15) * 4u;
+		else
+			off = len;
+	} else if (proto == 0x86dd && len >= off + 40) {
+		l4 = p[off + 6];
+		have |= UMEM_STEER_M_L4PROTO;
+		off += 40;
+	} else {
+		off = len;
+	}
+	if ((l4 == IPPROTO_TCP || l4 == IPPROTO_UDP || l4 == IPPROTO_SCTP || l4 == IPPROTO_UDPLITE) && len >= off + 4) {
+		sport = (uint16_t)(p[off] << 8 | p[off + 1]);
+		dport = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+		have |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
+	}
+	if (m->fields & ~have)
+		return false;
+	return (!(m->fields & UMEM_STEER_M_QUEUE) || m->queue == queue) &&
+	       (!(m->fields & UMEM_STEER_M_ETHERTYPE) || m->ethertype == proto) &&
+	       (!(m->fields & UMEM_STEER_M_VLAN) || m->vlan == vlan) &&
+	       (!(m->fields & UMEM_STEER_M_L4PROTO) || m->l4proto == l4) &&
+	       (!(m->fields & UMEM_STEER_M_SPORT) || m->sport == sport) &&
+	       (!(m->fields & UMEM_STEER_M_DPORT) || m->dport == dport) &&
+	       (!(m->fields & UMEM_STEER_M_DMAC) || !memcmp(m->dmac, p, 6));
+}
+
+static bool any_rule_matches(const struct fwd_config *cfg, const uint8_t *p, uint32_t len, uint32_t queue)
+{
+	for (uint32_t r = 0; r < cfg->nr_rules; r++)
+		if (rule_matches(&cfg->rules[r].match, p, len, queue))
+			return true;
+	return false;
+}
+
+static uint32_t key_hash(const struct umem_steer_flow_key *k)
+{
+	const uint8_t *b = (const uint8_t *)k;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* The flow's slot, claimed when new (the oldest flow not in the kernel makes room); NULL when
+ * the window holds only installed flows. */
+static struct off_flow *slot_of(struct off_worker *ow, const struct umem_steer_flow_key *k)
+{
+	uint32_t h = key_hash(k);
+	struct off_flow *victim = NULL;
+
+	for (uint32_t i = 0; i < OFF_PROBE; i++) {
+		struct off_flow *e = &ow->slots[(h + i) & (OFF_SLOTS - 1)];
+
+		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
+			return e;
+		if (e->state == OFF_FREE) {
+			if (!victim || victim->state != OFF_FREE)
+				victim = e;
+		} else if ((e->state == OFF_COUNTING || e->state == OFF_REFUSED) &&
+			   (!victim || (victim->state != OFF_FREE && e->seen_ns < victim->seen_ns))) {
+			victim = e;
+		}
+	}
+	if (victim)
+		*victim = (struct off_flow){ .key = *k, .state = OFF_COUNTING };
+	return victim;
+}
+
+/* ---- state changes ---- */
+
+static struct off_iface_counters *ctr_of(struct fwd_ctx *ctx, const struct off_flow *e)
+{
+	return &ctx->off->ctr[ctx->ports[e->in].iface];
+}
+
+static void to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now, bool remove)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+
+	if (e->state == OFF_ARMING || e->state == OFF_OFFLOADED) {
+		if (remove)
+			umem_steer_flows__delete(ow->flows[ctx->ports[e->in].iface], &e->key);
+		atomic_fetch_sub_explicit(&ctr_of(ctx, e)->flows, 1, memory_order_relaxed);
+		if (e->state == OFF_ARMING)
+			ow->nr_arming--;
+	}
+	e->state = OFF_COUNTING;
+	e->frames = 0;
+	e->since_ns = now;
+}
+
+/* Where the flow goes, as an egress port and interface index; false to keep it in userspace. */
+static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uint64_t now, uint32_t *out,
+		      uint32_t *ifindex)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	uint32_t to;
+
+	if (ctx->cfg->mode == FWD_MODE_WIRE) {
+		*out = in ^ 1;
+	} else {
+		int32_t port;
+
+		port = l2_lookup(&ctx->l2, eth, now); /* the table is shared without a lock (l2.h) */
+		if (port == L2_NO_PORT)
+			return false; /* unknown, aged out or a group: flooded */
+		to = ctx->ports[port].iface;
+		if (to == ctx->ports[in].iface)
+			return false;
+		*out = ctx->via[in][to];
+	}
+	to = ctx->ports[*out].iface;
+	if (atomic_load_explicit(&ctx->off->bad_target[to], memory_order_relaxed))
+		return false;
+	*ifindex = ctx->off->ifindex[to];
+	return true;
+}
+
+static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+	struct off_iface_counters *c = ctr_of(ctx, e);
+	uint32_t out, ifindex;
+	char line[256];
+	int err;
+
+	if (!target_of(w, e->in, eth, now, &out, &ifindex))
+		return; /* still counting: the next frame tries again */
+	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
+				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
+							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex });
+	if (err == -ENOSPC) {
+		/* The table is full: the flow stays in userspace and counts again from zero. */
+		bump(&c->full);
+		e->frames = 0;
+		return;
+	}
+	if (err && err != -EEXIST) {
+		umem_steer_flow__format(&e->key, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
+									.index = ifindex }, line, sizeof(line));
+		if (!atomic_fetch_add(&c->refused, 1))
+			fprintf(stderr, "xdp-fwd: offload: cannot install %s: %s; the flow stays in userspace\n",
+				line, strerror(-err));
+		e->state = OFF_REFUSED;
+		return;
+	}
+	bump(&c->installed);
+	atomic_fetch_add_explicit(&c->flows, 1, memory_order_relaxed);
+	e->state = OFF_ARMING;
+	e->frames = 0;
+	e->since_ns = now;
+	e->out = (uint16_t)out;
+	e->out_ifindex = ifindex;
+	e->have_pre = false;
+	e->pre_hi = UINT32_MAX;
+	ow->nr_arming++;
+}
+
+void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	const struct fwd_config *cfg = ctx->cfg;
+	struct off_worker *ow;
+	uint32_t kind = cfg->mode == FWD_MODE_L2 ? UMEM_STEER_FLOW_L2 : UMEM_STEER_FLOW_IPV4;
+	uint32_t ifindex;
+	bool head = true;
+
+	if (!ctx->off)
+		return;
+	ow = &ctx->off->w[w->idx];
+	ow->rx_full[in] = n >= cfg->batch;
+	ifindex = ctx->off->ifindex[ctx->ports[in].iface];
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_steer_flow_key k;
+		struct off_flow *e;
+		const uint8_t *eth;
+		bool first = head;
+
+		head = fwd_desc_last(&d[i]);
+		if (!first || d[i].len < FWD_ETH_HLEN)
+			continue;
+		eth = umem_area__ptr(ctx->area, d[i].addr);
+		if (umem_steer_flow_key__parse(eth, d[i].len, ifindex, kind, &k))
+			continue; /* floods, ARP/ND, fragments, neither TCP nor UDP */
+		if (cfg->nr_rules && any_rule_matches(cfg, eth, d[i].len, cfg->ports[in].queue))
+			continue;
+		e = slot_of(ow, &k);
+		if (!e)
+			continue;
+		e->seen_ns = now;
+		e->in = (uint16_t)in;
+		e->l2 = kind == UMEM_STEER_FLOW_L2;
+		switch (e->state) {
+		case OFF_COUNTING:
+			if (++e->frames >= cfg->offload_after)
+				install(w, e, eth, now);
+			break;
+		case OFF_ARMING:
+			e->frames++; /* sent with this burst */
+			break;
+		case OFF_OFFLOADED:
+			/* The program no longer has it (evicted, or removed behind our back). */
+			to_counting(w, e, now, true);
+			e->frames = 1;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* ---- per loop turn ---- */
+
+static uint64_t tx_inflight(struct fwd_ctx *ctx, uint32_t port)
+{
+	struct umem_port_stats st = { .sz = sizeof(st) };
+
+	return umem_port__stats(ctx->ports[port].port, &st) ? 1 : st.tx_inflight;
+}
+
+/* Arming flows whose frames userspace no longer holds report so: the gate opens at the next
+ * frame, which then cannot overtake one of ours. */
+static void release_gates(struct fwd_worker *w, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+
+	for (uint32_t s = 0; s < OFF_SLOTS && ow->nr_arming; s++) {
+		struct off_flow *e = &ow->slots[s];
+		struct umem_steer_flows *f;
+		struct umem_steer_flow v;
+
+		if (e->state != OFF_ARMING)
+			continue;
+		f = ow->flows[ctx->ports[e->in].iface];
+		if (umem_steer_flows__lookup(f, &e->key, &v)) {
+			to_counting(w, e, now, false); /* gone (evicted) */
+			continue;
+		}
+		if (v.open) {
+			e->state = OFF_OFFLOADED;
+			e->since_ns = now;
+			ow->nr_arming--;
+			continue;
+		}
+		if (now - e->since_ns > OFF_ARM_MAX_NS) {
+			/* Userspace never caught up (its rings never ran empty): open anyway. */
+			bump(&ctr_of(ctx, e)->forced);
+			umem_steer_flows__release(f, &e->key, v.gated);
+			continue;
+		}
+		/* Frames queued before the add are seen here but not in gated. This turn's RX burst
+		 * came after the last lookup: when it did not fill the batch, every frame gated
+		 * before that lookup has been seen, so frames - gated_pre bounds from above those
+		 * that were not gated. Released as sent: frames minus that bound, never more than
+		 * the gated frames seen, so the gate opens only once all of them were sent. */
+		if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
+		    e->frames - e->gated_pre < e->pre_hi)
+			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
+		/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
+		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !tx_inflight(ctx, e->out))
+			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
+		e->gated_pre = v.gated;
+		e->have_pre = true;
+	}
+}
+
+/* Frames every interface sent (rtnetlink link stats, this namespace), by interface. A veth counts
+ * the frames redirected into it and delivered to its peer there, beside what sockets sent. */
+static void read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
+{
+	struct ifaddrs *ifa, *i;
+
+	if (getifaddrs(&ifa))
+		return;
+	for (i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || !i->ifa_data)
+			continue;
+		for (uint32_t f = 0; f < nr_ifaces; f++)
+			if (off->ifindex[f] == if_nametoindex(i->ifa_name))
+				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_packets;
+	}
+	freeifaddrs(ifa);
+}
+
+/* Frames the steering programs redirected towards interface f: with two interfaces, all that
+ * the other one redirected (every flow there targets f). */
+static uint64_t redirected_to(struct fwd_ctx *ctx, uint32_t f)
+{
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+	uint64_t n = 0;
+
+	for (uint32_t g = 0; g < ctx->nr_ifaces; g++)
+		if (g != f && ctx->off->main_flows[g] && !umem_steer_flows__counters(ctx->off->main_flows[g], c))
+			n += c[UMEM_STEER_FS_REDIRECT].packets;
+	return n;
+}
+
+/* The frames our sockets sent on interface f. */
+static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		if (ctx->ports[i].iface == f)
+			n += atomic_load_explicit(&ctx->ports[i].ctr.tx_packets, memory_order_relaxed);
+	return n;
+}
+
+/* Redirected frames an interface did not send are lost in the kernel: a veth whose peer has
+ * neither GRO nor an XDP program drops them all (and counts them nowhere). Count the loss, say
+ * so, and stop offloading to it. Only with two interfaces, where the redirects towards each are
+ * known. */
+static void check_targets(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS];
+
+	if (ctx->nr_ifaces != 2 || pthread_mutex_trylock(&off->lock))
+		return;
+	/* Redirects first, the interfaces' counts after: a frame redirected by then has had the
+	 * time to be sent (the count lags by what the target still queues). */
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		rs[f] = redirected_to(ctx, f);
+	memcpy(tx, off->tx0, sizeof(tx));
+	read_tx_packets(off, ctx->nr_ifaces, tx);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		uint64_t r = rs[f], sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
+		uint64_t delivered = sent > u ? sent - u : 0, lost = r > delivered ? r - delivered : 0;
+		uint64_t dr = r - off->redirected_seen[f], dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
+
+		atomic_store(&off->lost[f], lost);
+		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
+		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
+			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
+				"needs GRO or an XDP program on its peer to take them): no more offload to %s, "
+				"its flows go back to userspace\n",
+				ctx->cfg->ports[off->first_port[f]].ifname, (unsigned long long)(dr - dl),
+				(unsigned long long)dr, ctx->cfg->ports[off->first_port[f]].ifname);
+		off->redirected_seen[f] = r;
+		off->lost_seen[f] = lost;
+	}
+	pthread_mutex_unlock(&off->lock);
+}
+
+/* Idle flows out of the kernel, l2 flows whose MAC moved or aged out, flows to a bad target. */
+static void housekeep(struct fwd_worker *w, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	const struct fwd_config *cfg = ctx->cfg;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+	uint64_t idle_ns = cfg->offload_idle * 1000000000ull, know = umem_steer_flows__now_ns();
+
+	check_targets(ctx);
+	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+		struct off_flow *e = &ow->slots[s];
+		struct umem_steer_flow v;
+		uint32_t out, ifindex;
+
+		if (e->state == OFF_COUNTING || e->state == OFF_REFUSED) {
+			if (now - e->seen_ns > idle_ns)
+				e->state = OFF_FREE;
+			continue;
+		}
+		if (e->state != OFF_ARMING && e->state != OFF_OFFLOADED)
+			continue;
+		if (umem_steer_flows__lookup(ow->flows[ctx->ports[e->in].iface], &e->key, &v)) {
+			to_counting(w, e, now, false);
+			continue;
+		}
+		if (know > v.last_ns && know - v.last_ns > idle_ns) {
+			bump(&ctr_of(ctx, e)->expired);
+			to_counting(w, e, now, true);
+			continue;
+		}
+		if (e->l2 && (!target_of(w, e->in, e->key.dmac, now, &out, &ifindex) || ifindex != e->out_ifindex)) {
+			bump(&ctr_of(ctx, e)->invalidated);
+			to_counting(w, e, now, true);
+			continue;
+		}
+		if (atomic_load_explicit(&ctx->off->bad_target[ctx->ports[e->out].iface], memory_order_relaxed))
+			to_counting(w, e, now, true);
+	}
+}
+
+void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
+{
+	struct off_worker *ow;
+
+	if (!w->ctx->off)
+		return;
+	ow = &w->ctx->off->w[w->idx];
+	if (ow->nr_arming)
+		release_gates(w, now);
+	memset(ow->rx_full, 0, sizeof(ow->rx_full)); /* a turn without a burst drained the ring */
+	ow->turn++;
+	if (now - ow->housekeep_at >= OFF_HOUSEKEEP_NS) {
+		ow->housekeep_at = now;
+		housekeep(w, now);
+	}
+}
+
+/* ---- set-up and stats ---- */
+
+int fwd_offload_init(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	struct fwd_offload *off;
+
+	if (!cfg->offload_after)
+		return 0;
+	off = calloc(1, sizeof(*off));
+	if (!off)
+		return -ENOMEM;
+	ctx->off = off;
+	pthread_mutex_init(&off->lock, NULL);
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t f = ctx->ports[i].iface;
+
+		if (ctx->steer[i]) {
+			off->first_port[f] = i;
+			off->ifindex[f] = (uint32_t)umem_port__ifindex(ctx->ports[i].port);
+			off->main_flows[f] = umem_steer_flows__open(ctx->steer[i]);
+			if (!off->main_flows[f]) {
+				int err = -errno;
+
+				fprintf(stderr, "xdp-fwd: offload: %s: no flow table: %s\n", cfg->ports[i].ifname,
+					strerror(-err));
+				return err;
+			}
+			umem_steer_flows__clear(off->main_flows[f]);
+			if (cfg->offload_max) {
+				int err = umem_steer_flows__set_limit(off->main_flows[f], cfg->offload_max);
+
+				if (err) {
+					fprintf(stderr, "xdp-fwd: --offload-max %u: %s\n", cfg->offload_max, strerror(-err));
+					return err;
+				}
+			}
+		}
+	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct off_worker *ow = &off->w[k];
+
+		ow->slots = calloc(OFF_SLOTS, sizeof(*ow->slots));
+		if (!ow->slots)
+			return -ENOMEM;
+		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+			ow->flows[f] = umem_steer_flows__open(ctx->steer[off->first_port[f]]);
+			if (!ow->flows[f])
+				return -errno;
+		}
+	}
+	read_tx_packets(off, ctx->nr_ifaces, off->tx0);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		off->user_tx0[f] = user_tx(ctx, f);
+	return 0;
+}
+
+void fwd_offload_fini(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+
+	if (!off)
+		return;
+	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
+		free(off->w[k].slots);
+		for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
+			umem_steer_flows__close(off->w[k].flows[f]);
+	}
+	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
+		umem_steer_flows__close(off->main_flows[f]);
+	pthread_mutex_destroy(&off->lock);
+	free(off);
+	ctx->off = NULL;
+}
+
+void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out)
+{
+	struct fwd_offload *off = ctx->off;
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+	uint32_t f = ctx->ports[port].iface;
+	struct off_iface_counters *k;
+
+	*out = (struct fwd_offload_sample){ 0 };
+	if (!off || off->first_port[f] != port || !off->main_flows[f])
+		return;
+	if (!umem_steer_flows__counters(off->main_flows[f], c)) {
+		for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
+			if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
+				continue; /* those went to userspace: counted in rx */
+			out->packets += c[s].packets;
+			out->bytes += c[s].bytes;
+		}
+		out->gated = c[UMEM_STEER_FS_GATED].packets;
+	}
+	k = &off->ctr[f];
+	out->lost = atomic_load(&off->lost[f]);
+	out->installed = atomic_load(&k->installed);
+	out->expired = atomic_load(&k->expired);
+	out->invalidated = atomic_load(&k->invalidated);
+	out->full = atomic_load(&k->full);
+	out->refused = atomic_load(&k->refused);
+	out->forced = atomic_load(&k->forced);
+	out->flows = (uint64_t)atomic_load(&k->flows);
+}

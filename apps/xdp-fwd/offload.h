@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd --offload-after N: userspace forwards a flow's first N frames, then installs it in the
+ * steering program's flow table, which redirects the rest in the kernel (wire: the paired
+ * interface, 5-tuple flows; l2: the learned port's interface, by destination MAC, unicast only).
+ *
+ * Each worker keeps its own table of the flows it sees (a flow arrives on one port, so on one
+ * worker) and drives their state: counting -> arming (installed with the ordered gate: its frames
+ * still come to userspace until userspace holds none) -> offloaded, and back to counting when the
+ * flow idles out, its MAC moves or ages out, or it reappears in userspace (evicted). Floods,
+ * ARP/ND, frames a --rule matches and frames without a flow key stay in userspace.
+ */
+#ifndef XDP_FWD_OFFLOAD_H
+#define XDP_FWD_OFFLOAD_H
+
+#include <stdint.h>
+#include <umem/port.h>
+
+#include "stats.h"
+
+struct fwd_ctx;
+struct fwd_worker;
+
+/* After the ports and the steering programs exist; 0 or negative errno. No-op when off. */
+int fwd_offload_init(struct fwd_ctx *ctx);
+void fwd_offload_fini(struct fwd_ctx *ctx);
+/* Worker: a burst d[0..n) received on port in was routed (not yet transmitted). */
+void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
+/* Worker: once per loop turn, after the transmits. */
+void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
+/* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
+void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
+
+#endif

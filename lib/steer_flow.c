@@ -1,0 +1,573 @@
+/* SPDX-License-Identifier: MIT */
+/* Steering flow table (offload): add, delete, look up, iterate and expire flows; the ordered
+ * switch's gate; the per-program flow counters; frame parsing into flow keys. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <umem/steer.h>
+#include "internal.h"
+#include "steer_internal.h"
+#include "steer.skel.h"
+
+struct umem_steer_flows {
+	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd;
+	uint32_t max;  /* entries of the flow map */
+	int nr_cpus;
+};
+
+static void flows_close_fds(struct umem_steer_flows *f)
+{
+	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n)
+{
+	struct bpf_prog_info pi = {};
+	uint32_t ids[32], len = sizeof(pi);
+
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (uintptr_t)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &pi, &len))
+		return -errno;
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		size_t k;
+
+		if (fd < 0 && (errno == EPERM || errno == EACCES)) {
+			int err = -errno;
+
+			pr_warn("cannot open the maps of BPF program by id: %s (needs CAP_SYS_ADMIN)\n", strerror(errno));
+			for (k = 0; k < n; k++)
+				if (fds[k] >= 0) {
+					close(fds[k]);
+					fds[k] = -1;
+				}
+			return err;
+		}
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			continue;
+		}
+		for (k = 0; k < n; k++) {
+			if (!strcmp(mi.name, names[k]) && fds[k] < 0) {
+				fds[k] = fd;
+				if (max_entries)
+					max_entries[k] = mi.max_entries;
+				break;
+			}
+		}
+		if (k == n)
+			close(fd);
+	}
+	return 0;
+}
+
+/* Order of the fds in struct umem_steer_flows. */
+static const char *const flow_maps[] = {
+	UMEM_STEER_MAP_FLOWS, UMEM_STEER_MAP_FLOW_GATE, UMEM_STEER_MAP_FLOW_STATS, UMEM_STEER_MAP_FLOW_CONF,
+	UMEM_STEER_MAP_DEVS,
+};
+
+struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
+{
+	int prog_fd = umem_steer__prog_fd(s), fds[5] = { -1, -1, -1, -1, -1 }, err;
+	uint32_t max[5] = { 0 };
+	struct umem_steer_flows *f;
+
+	if (prog_fd < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->nr_cpus = libbpf_num_possible_cpus();
+	if (f->nr_cpus <= 0) {
+		err = -EIO;
+	} else if (s->skel) {
+		/* Our own object: its fds, duplicated (no lookup by id, which needs CAP_SYS_ADMIN;
+		 * xdp-fwd holds only the capabilities the program needs). */
+		err = 0;
+		for (size_t k = 0; k < 5; k++) {
+			struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, flow_maps[k]);
+
+			if (m && bpf_map__fd(m) >= 0) {
+				fds[k] = fcntl(bpf_map__fd(m), F_DUPFD_CLOEXEC, 0);
+				max[k] = bpf_map__max_entries(m);
+				if (fds[k] < 0)
+					err = -errno;
+			}
+		}
+	} else {
+		err = umem__prog_maps(prog_fd, flow_maps, fds, max, 5);
+	}
+	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
+	f->max = max[0];
+	for (size_t k = 0; k < 5 && !err; k++) {
+		if (fds[k] < 0) {
+			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
+				flow_maps[k]);
+			err = -ENOENT;
+		}
+	}
+	if (!err)
+		return f;
+	flows_close_fds(f);
+	free(f);
+	errno = -err;
+	return NULL;
+}
+
+void umem_steer_flows__close(struct umem_steer_flows *f)
+{
+	if (!f)
+		return;
+	flows_close_fds(f);
+	free(f);
+}
+
+static int conf_read(struct umem_steer_flows *f, struct umem_steer_flow_conf *c)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_lookup_elem(f->conf_fd, &zero, c) ? -errno : 0;
+}
+
+static int conf_write(struct umem_steer_flows *f, const struct umem_steer_flow_conf *c)
+{
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(f->conf_fd, &zero, c, BPF_ANY) ? -errno : 0;
+}
+
+static uint32_t conf_limit(const struct umem_steer_flows *f, const struct umem_steer_flow_conf *c)
+{
+	return c->limit && c->limit < f->max ? c->limit : f->max;
+}
+
+static int check_key(const struct umem_steer_flow_key *k)
+{
+	static const uint8_t zero[16];
+
+	if (!k->ifindex) {
+		pr_warn("steer flows: a flow key needs the ingress ifindex\n");
+		return -EINVAL;
+	}
+	switch (k->kind) {
+	case UMEM_STEER_FLOW_IPV4:
+		if (memcmp(k->saddr + 4, zero, 12) || memcmp(k->daddr + 4, zero, 12))
+			goto bad_bytes;
+		/* fall through */
+	case UMEM_STEER_FLOW_IPV6:
+		if (k->l4proto != IPPROTO_TCP && k->l4proto != IPPROTO_UDP) {
+			pr_warn("steer flows: 5-tuple flows are TCP or UDP (protocol %u)\n", k->l4proto);
+			return -EINVAL;
+		}
+		if (k->vlan || memcmp(k->dmac, zero, 6))
+			goto bad_bytes;
+		return 0;
+	case UMEM_STEER_FLOW_L2:
+		if (k->dmac[0] & 1) {
+			pr_warn("steer flows: an L2 flow's destination must be unicast\n");
+			return -EINVAL;
+		}
+		if (k->vlan > 4095) {
+			pr_warn("steer flows: VLAN id %u out of range (0..4095)\n", k->vlan);
+			return -EINVAL;
+		}
+		if (k->l4proto || k->sport || k->dport || memcmp(k->saddr, zero, 16) || memcmp(k->daddr, zero, 16))
+			goto bad_bytes;
+		return 0;
+	default:
+		pr_warn("steer flows: unknown flow kind %u\n", k->kind);
+		return -EINVAL;
+	}
+bad_bytes:
+	/* The program builds keys with every unused byte zero: such a key would never match. */
+	pr_warn("steer flows: key bytes unused by kind %u must be zero\n", k->kind);
+	return -EINVAL;
+}
+
+static int check_flow(const struct umem_steer_flow *fl)
+{
+	if (fl->flags & ~(uint32_t)UMEM_STEER_FLOW_F_ORDERED) {
+		pr_warn("steer flows: unknown flow flags 0x%x\n", fl->flags);
+		return -EINVAL;
+	}
+	switch (fl->action) {
+	case UMEM_STEER_FLOW_A_REDIRECT:
+		if (!fl->index) {
+			pr_warn("steer flows: redirect needs an egress ifindex\n");
+			return -EINVAL;
+		}
+		return 0;
+	case UMEM_STEER_FLOW_A_DROP:
+	case UMEM_STEER_FLOW_A_PASS:
+	case UMEM_STEER_FLOW_A_SOCK:
+		return 0;
+	default:
+		pr_warn("steer flows: unknown flow action %u\n", fl->action);
+		return -EINVAL;
+	}
+}
+
+int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
+			  const struct umem_steer_flow *flow)
+{
+	struct umem_steer_flow_conf c;
+	struct umem_steer_flow v;
+	char ifname[IF_NAMESIZE];
+	int err;
+
+	if (!f || !key || !flow)
+		return -EINVAL;
+	if ((err = check_key(key)) || (err = check_flow(flow)) || (err = conf_read(f, &c)))
+		return err;
+	if (!bpf_map_lookup_elem(f->flows_fd, key, &v))
+		return -EEXIST;
+	if (c.nr >= conf_limit(f, &c)) {
+		pr_debug("steer flows: table full (%u flows)\n", c.nr);
+		return -ENOSPC;
+	}
+	if (flow->action == UMEM_STEER_FLOW_A_REDIRECT) {
+		uint32_t ifindex = flow->index;
+
+		if (!if_indextoname(ifindex, ifname)) {
+			pr_warn("steer flows: no interface with index %u to redirect to\n", ifindex);
+			return -ENODEV;
+		}
+		if (bpf_map_update_elem(f->devs_fd, &ifindex, &ifindex, BPF_ANY)) {
+			err = -errno;
+			pr_warn("steer flows: %s cannot be a redirect target: %s\n", ifname, strerror(errno));
+			return err;
+		}
+	}
+	v = (struct umem_steer_flow){ .action = flow->action, .flags = flow->flags, .index = flow->index,
+				      .last_ns = umem_steer_flows__now_ns() };
+	/* No gate until the first release: frames queued before the add are not counted in
+	 * gated, so only the caller can say when it holds none of them. */
+	bpf_map_delete_elem(f->gate_fd, key);
+	if (bpf_map_update_elem(f->flows_fd, key, &v, BPF_NOEXIST))
+		return -errno;
+	c.nr++;
+	c.kinds |= 1u << key->kind;
+	return conf_write(f, &c);
+}
+
+int umem_steer_flows__delete(struct umem_steer_flows *f, const struct umem_steer_flow_key *key)
+{
+	struct umem_steer_flow_conf c;
+	int err;
+
+	if (!f || !key)
+		return -EINVAL;
+	if (bpf_map_delete_elem(f->flows_fd, key))
+		return -errno;
+	bpf_map_delete_elem(f->gate_fd, key);
+	if ((err = conf_read(f, &c)))
+		return err;
+	if (c.nr)
+		c.nr--;
+	return conf_write(f, &c);
+}
+
+int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
+			     struct umem_steer_flow *out)
+{
+	if (!f || !key || !out)
+		return -EINVAL;
+	return bpf_map_lookup_elem(f->flows_fd, key, out) ? -errno : 0;
+}
+
+int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key, uint64_t sent)
+{
+	struct umem_steer_flow v;
+
+	if (!f || !key)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(f->flows_fd, key, &v))
+		return -errno; /* a deleted flow gets no gate */
+	return bpf_map_update_elem(f->gate_fd, key, &sent, BPF_ANY) ? -errno : 0;
+}
+
+/* Calls fn for every flow; fn's non-zero return stops the walk. Removing the current key
+ * during the walk is safe: the next key is taken first. */
+static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, uint64_t idle_ns, bool expire)
+{
+	struct umem_steer_flow_key k, next;
+	struct umem_steer_flow v;
+	uint64_t now = umem_steer_flows__now_ns();
+	int n = 0, more, live = 0;
+
+	more = !bpf_map_get_next_key(f->flows_fd, NULL, &next);
+	while (more) {
+		k = next;
+		more = !bpf_map_get_next_key(f->flows_fd, &k, &next);
+		if (bpf_map_lookup_elem(f->flows_fd, &k, &v))
+			continue; /* gone meanwhile (deleted or evicted) */
+		if (expire) {
+			if (now > v.last_ns && now - v.last_ns > idle_ns && !bpf_map_delete_elem(f->flows_fd, &k)) {
+				bpf_map_delete_elem(f->gate_fd, &k);
+				n++;
+				if (fn)
+					fn(&k, &v, arg);
+			} else {
+				live++;
+			}
+			continue;
+		}
+		n++;
+		if (fn && fn(&k, &v, arg))
+			break;
+	}
+	if (expire) {
+		/* Recount: corrects what flows lost behind the API's back (LRU eviction). */
+		struct umem_steer_flow_conf c;
+		int err = conf_read(f, &c);
+
+		if (!err) {
+			c.nr = (uint32_t)live;
+			err = conf_write(f, &c);
+		}
+		if (err)
+			return err;
+	}
+	return n;
+}
+
+int umem_steer_flows__foreach(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg)
+{
+	return f ? walk(f, fn, arg, 0, false) : -EINVAL;
+}
+
+int umem_steer_flows__expire(struct umem_steer_flows *f, uint64_t idle_ns, umem_steer_flow_fn fn, void *arg)
+{
+	return f ? walk(f, fn, arg, idle_ns, true) : -EINVAL;
+}
+
+int umem_steer_flows__clear(struct umem_steer_flows *f)
+{
+	struct umem_steer_flow_conf c;
+	int err;
+
+	if (!f)
+		return -EINVAL;
+	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->flows_fd, NULL, &k);) {
+		bpf_map_delete_elem(f->flows_fd, &k);
+		bpf_map_delete_elem(f->gate_fd, &k);
+	}
+	if ((err = conf_read(f, &c)))
+		return err;
+	c.nr = 0;
+	c.kinds = 0;
+	return conf_write(f, &c);
+}
+
+int umem_steer_flows__set_limit(struct umem_steer_flows *f, uint32_t limit)
+{
+	struct umem_steer_flow_conf c;
+	int err;
+
+	if (!f)
+		return -EINVAL;
+	if (limit > f->max) {
+		pr_warn("steer flows: limit %u beyond the table's %u entries\n", limit, f->max);
+		return -EINVAL;
+	}
+	if ((err = conf_read(f, &c)))
+		return err;
+	c.limit = limit;
+	return conf_write(f, &c);
+}
+
+int umem_steer_flows__count(struct umem_steer_flows *f, uint32_t *nr, uint32_t *limit)
+{
+	struct umem_steer_flow_conf c;
+	int err;
+
+	if (!f)
+		return -EINVAL;
+	if ((err = conf_read(f, &c)))
+		return err;
+	if (nr)
+		*nr = c.nr;
+	if (limit)
+		*limit = conf_limit(f, &c);
+	return 0;
+}
+
+int umem_steer_flows__counters(struct umem_steer_flows *f, struct umem_steer_counter *out)
+{
+	struct umem_steer_counter *v;
+	int err = 0;
+
+	if (!f || !out)
+		return -EINVAL;
+	v = calloc(f->nr_cpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < UMEM_STEER_FS_NR && !err; i++) {
+		if (bpf_map_lookup_elem(f->stats_fd, &i, v)) {
+			err = -errno;
+			break;
+		}
+		out[i] = (struct umem_steer_counter){ 0 };
+		for (int c = 0; c < f->nr_cpus; c++) {
+			out[i].packets += v[c].packets;
+			out[i].bytes += v[c].bytes;
+		}
+	}
+	free(v);
+	return err;
+}
+
+uint64_t umem_steer_flows__now_ns(void)
+{
+	struct timespec ts;
+
+	/* The program stamps flows with bpf_ktime_get_coarse_ns(), this clock. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- keys from frames (the program's parse, for the kinds a controller installs) ---- */
+
+int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex, uint32_t kind,
+			       struct umem_steer_flow_key *out)
+{
+	const uint8_t *p = frame;
+	struct umem_steer_flow_key k = { .ifindex = ifindex };
+	uint32_t off = 12;
+	uint16_t proto, vlan = 0;
+	bool tagged = false;
+
+	if (!frame || !out || !ifindex || (kind != UMEM_STEER_FLOW_L2 && kind != UMEM_STEER_FLOW_IPV4))
+		return -EINVAL;
+	if (len < 14)
+		return -ENOENT;
+	proto = (uint16_t)(p[12] << 8 | p[13]);
+	for (int i = 0; i < UMEM_STEER_MAX_VLAN && (proto == 0x8100 || proto == 0x88a8); i++) {
+		if (len < off + 6)
+			return -ENOENT;
+		if (!tagged)
+			vlan = (uint16_t)((p[off + 2] << 8 | p[off + 3]) & 0x0fff);
+		tagged = true;
+		proto = (uint16_t)(p[off + 4] << 8 | p[off + 5]);
+		off += 4;
+	}
+	off += 2;
+	if (kind == UMEM_STEER_FLOW_L2) {
+		/* Group addresses flood; ARP (and ND, below) belong to the host's control. */
+		if ((p[0] & 1) || proto == 0x0806 || proto == 0x8100 || proto == 0x88a8)
+			return -ENOENT;
+		if (proto == 0x86dd && len >= off + 41 && p[off + 6] == 58 && p[off + 40] >= 133 && p[off + 40] <= 137)
+			return -ENOENT;
+		memcpy(k.dmac, p, 6);
+		k.kind = UMEM_STEER_FLOW_L2;
+		k.vlan = vlan;
+		*out = k;
+		return 0;
+	}
+	/* 5-tuple: IPv4 without fragmentation, IPv6 without extension headers. */
+	if (proto == 0x0800) {
+		uint32_t ihl;
+
+		if (len < off + 20 || (p[off] >> 4) != 4 || (ihl = (p[off] & 15) * 4u) < 20)
+			return -ENOENT;
+		if ((p[off + 6] & 0x3f) || p[off + 7])
+			return -ENOENT; /* MF or an offset */
+		k.kind = UMEM_STEER_FLOW_IPV4;
+		k.l4proto = p[off + 9];
+		memcpy(k.saddr, p + off + 12, 4);
+		memcpy(k.daddr, p + off + 16, 4);
+		off += ihl;
+	} else if (proto == 0x86dd) {
+		if (len < off + 40 || (p[off] >> 4) != 6)
+			return -ENOENT;
+		k.kind = UMEM_STEER_FLOW_IPV6;
+		k.l4proto = p[off + 6];
+		memcpy(k.saddr, p + off + 8, 16);
+		memcpy(k.daddr, p + off + 24, 16);
+		off += 40;
+	} else {
+		return -ENOENT;
+	}
+	if ((k.l4proto != IPPROTO_TCP && k.l4proto != IPPROTO_UDP) || len < off + 4)
+		return -ENOENT;
+	k.sport = (uint16_t)(p[off] << 8 | p[off + 1]);
+	k.dport = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+	*out = k;
+	return 0;
+}
+
+static const char *const flow_action_names[UMEM_STEER_FLOW_A_NR] = {
+	[UMEM_STEER_FLOW_A_REDIRECT] = "redirect", [UMEM_STEER_FLOW_A_DROP] = "drop",
+	[UMEM_STEER_FLOW_A_PASS] = "pass", [UMEM_STEER_FLOW_A_SOCK] = "sock",
+};
+
+static const char *const flow_stat_names[UMEM_STEER_FS_NR] = {
+	[UMEM_STEER_FS_REDIRECT] = "redirect", [UMEM_STEER_FS_DROP] = "drop",
+	[UMEM_STEER_FS_PASS] = "pass", [UMEM_STEER_FS_SOCK] = "sock",
+	[UMEM_STEER_FS_GATED] = "gated", [UMEM_STEER_FS_NO_DEV] = "no_dev",
+};
+
+const char *umem_steer_flow_stat__name(uint32_t stat)
+{
+	return stat < UMEM_STEER_FS_NR ? flow_stat_names[stat] : NULL;
+}
+
+static const char *ifname_of(uint32_t ifindex, char *buf)
+{
+	if (!if_indextoname(ifindex, buf))
+		snprintf(buf, IF_NAMESIZE, "if%u", ifindex);
+	return buf;
+}
+
+int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
+			    char *buf, size_t len)
+{
+	char in[IF_NAMESIZE], out[IF_NAMESIZE], sa[INET6_ADDRSTRLEN] = "", da[INET6_ADDRSTRLEN] = "";
+	char match[160], act[48];
+	int af = key->kind == UMEM_STEER_FLOW_IPV6 ? AF_INET6 : AF_INET;
+
+	if (key->kind == UMEM_STEER_FLOW_L2) {
+		snprintf(match, sizeof(match), "in %s dmac %02x:%02x:%02x:%02x:%02x:%02x vlan %u",
+			 ifname_of(key->ifindex, in), key->dmac[0], key->dmac[1], key->dmac[2], key->dmac[3],
+			 key->dmac[4], key->dmac[5], key->vlan);
+	} else {
+		inet_ntop(af, key->saddr, sa, sizeof(sa));
+		inet_ntop(af, key->daddr, da, sizeof(da));
+		snprintf(match, sizeof(match), "in %s %s %s %s:%u > %s:%u", ifname_of(key->ifindex, in),
+			 af == AF_INET6 ? "ipv6" : "ipv4", key->l4proto == IPPROTO_TCP ? "tcp" : "udp", sa,
+			 key->sport, da, key->dport);
+	}
+	if (flow->action == UMEM_STEER_FLOW_A_REDIRECT)
+		snprintf(act, sizeof(act), "redirect %s", ifname_of(flow->index, out));
+	else if (flow->action == UMEM_STEER_FLOW_A_SOCK)
+		snprintf(act, sizeof(act), "sock %u", flow->index);
+	else
+		snprintf(act, sizeof(act), "%s",
+			 flow->action < UMEM_STEER_FLOW_A_NR && flow_action_names[flow->action] ?
+				 flow_action_names[flow->action] : "?");
+	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu idle %.1fs", match, act,
+			(flow->flags & UMEM_STEER_FLOW_F_ORDERED) && !flow->open ? " (gate shut)" : "",
+			(unsigned long long)flow->packets, (unsigned long long)flow->bytes,
+			(unsigned long long)flow->gated,
+			(double)(umem_steer_flows__now_ns() - flow->last_ns) / 1e9);
+}

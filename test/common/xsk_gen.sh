@@ -1,0 +1,29 @@
+# xsk-gen in netns tests (sourced after netns.sh, with GEN, WORK and fail defined): the sink in
+# the background and its JSON report.
+
+# json FILE KEY: a numeric field of xsk-gen's JSON report.
+json() { grep -o "\"$2\":[0-9.]*" "$1" | head -1 | cut -d: -f2; }
+
+# sink_start NS ARGS...: the sink in NS in the background ($SINK_PID), returns once it is bound.
+sink_start() {
+	local ns=$1
+	shift
+	: >"$WORK/sink.err"
+	netns_bg SINK_PID "$ns" "$GEN" sink -i eth0 --json --duration 60 "$@" >"$WORK/sink.out" 2>"$WORK/sink.err"
+	wait_for 10 grep -q "sink ready" "$WORK/sink.err" || fail "sink did not start"
+}
+
+# sink_wait: the sink ends by itself (--idle or --count); reaped with its exit code checked.
+sink_wait() {
+	local rc=0
+	wait "$SINK_PID" || rc=$?
+	netns_stop "$SINK_PID"
+	[ $rc = 0 ] || fail "sink exited with $rc"
+}
+
+# expect FILE KEY VALUE
+expect() {
+	local v
+	v=$(json "$1" "$2")
+	[ "$v" = "$3" ] || fail "$(basename "$1"): $2 = '$v', expected $3"
+}
