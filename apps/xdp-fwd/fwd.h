@@ -13,7 +13,11 @@
 #define FWD_MAX_PORTS 64 /* e.g. 2 interfaces x 32 queues */
 #define FWD_MAX_WORKERS 16
 #define FWD_MAX_RULES 64
-#define FWD_CHUNK_DEFAULT 4096u
+#define FWD_CHUNK_DEFAULT 4096u /* above FWD_CHUNK_SMALL's MTU, and in unaligned mode */
+/* The default where every port's MTU fits: two fragments of a 4 KiB page, half the UMEM. */
+#define FWD_CHUNK_SMALL 2048u
+#define FWD_ETH_OVERHEAD 18u  /* Ethernet header + one VLAN tag beyond the MTU */
+#define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
 enum fwd_mode {
 	FWD_MODE_WIRE,    /* ports in pairs, 0<->1, 2<->3: a cable */
@@ -67,7 +71,7 @@ struct fwd_config {
 	enum fwd_profile profile;
 	uint32_t batch;       /* descriptors per burst */
 	uint32_t rx_ring, tx_ring, fill_ring, comp_ring; /* 0: the port library's default */
-	uint32_t chunk_size;  /* 0: FWD_CHUNK_DEFAULT */
+	uint32_t chunk_size;  /* 0: FWD_CHUNK_SMALL or FWD_CHUNK_DEFAULT, by MTU (check_system) */
 	uint32_t frames;      /* UMEM frames (chunks) in the shared area; 0: sized from the rings */
 	bool unaligned;
 	bool hugepages;
@@ -108,6 +112,10 @@ void fwd_config_defaults(struct fwd_config *cfg);
  * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 void fwd_usage(FILE *out);
+/* True when an interface with this MTU sends frames larger than one RX chunk holds. */
+bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
+/* The chunk size xdp-fwd takes without --chunk-size for ports of at most max_mtu (0: unknown). */
+uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu);
 /* How IFNAME@all learns the queue count (umem_port__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);

@@ -23,8 +23,6 @@ int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first);
 void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first);
 /* Registers (on) or removes the sockets of the interface's open ports in its steering map. */
 int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on);
-/* True when an interface with this MTU sends frames larger than one RX chunk holds. */
-bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
 
 /* Subscribes to link events (before capabilities are dropped; it needs none). 0 or -errno. */
 int fwd_live_open(struct fwd_ctx *ctx);

@@ -32,8 +32,6 @@
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
-#define FWD_ETH_OVERHEAD 18u      /* Ethernet header + one VLAN tag beyond the MTU */
-#define FWD_XDP_HEADROOM 256u     /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 #define FWD_MVPP2_XDP_MTU 1500u   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
 static uint32_t pow2_at_least(uint64_t v)
@@ -81,13 +79,6 @@ static uint64_t frame_pages(const struct fwd_config *cfg, uint64_t frames)
 	return cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
 }
 
-bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
-{
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-
-	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
-}
-
 /* Frames that every fill ring and every TX ring full at once take, plus the pools' caches and
  * the cross-worker queues: with that many the pools never run dry in steady state. */
 static uint64_t frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)
@@ -103,8 +94,18 @@ static uint64_t frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)
  * when an MTU needs it, every rule's target is served. */
 static int check_system(struct fwd_config *cfg)
 {
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+	uint32_t chunk, max_mtu = 0;
+	bool unknown = false;
 
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		uint32_t mtu = interface_mtu(cfg->ports[i].ifname);
+
+		unknown |= !mtu;
+		max_mtu = mtu > max_mtu ? mtu : max_mtu;
+	}
+	if (!cfg->chunk_size && !cfg->unaligned) /* an unknown MTU takes the 4 KiB chunk */
+		cfg->chunk_size = fwd_default_chunk(cfg, unknown ? 0 : max_mtu);
+	chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
 		const char *ifname = cfg->ports[i].ifname;
 		uint32_t mtu;
@@ -598,6 +599,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
+		/* What a frame in flight costs: the chunk each RX buffer takes out of the area. */
+		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
+			(unsigned long long)(umem_area__size(ctx.area) >> 10),
+			umem_port__chunk_size(ctx.ports[0].port));
 	}
 	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */

@@ -291,7 +291,7 @@ static const struct cli_opt options[] = {
 	{ "tx-ring", 0, "N", "TX ring entries (power of two)", CLI_POW2_AT(CFG, tx_ring, 64, 65536) },
 	{ "fill-ring", 0, "N", "fill ring entries (power of two)", CLI_POW2_AT(CFG, fill_ring, 64, 65536) },
 	{ "comp-ring", 0, "N", "completion ring entries (power of two)", CLI_POW2_AT(CFG, comp_ring, 64, 65536) },
-	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
+	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 2048 when every MTU is <= 1774, else 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
 	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", CLI_U32_AT(CFG, frames, 256, 1u << 22) },
 	{ "unaligned", 0, NULL, "unaligned chunk mode", CLI_FLAG_AT(CFG, unaligned, true) },
 	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", CLI_FLAG_AT(CFG, hugepages, true) },
@@ -356,6 +356,25 @@ void fwd_config_defaults(struct fwd_config *cfg)
 void fwd_usage(FILE *out)
 {
 	cli_usage(&cli, out);
+}
+
+bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+
+	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
+}
+
+/* The default chunk: 2 KiB (fragments of 4 KiB pages, half the UMEM per in-flight frame, as
+ * fast as whole pages in docs/BENCHMARKS.md) when every port's MTU fits one, else 4 KiB. An
+ * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. */
+uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
+{
+	struct fwd_config small = *cfg;
+
+	small.chunk_size = FWD_CHUNK_SMALL;
+	return !cfg->unaligned && max_mtu && !fwd_mtu_needs_multi_buffer(&small, max_mtu) ?
+		FWD_CHUNK_SMALL : FWD_CHUNK_DEFAULT;
 }
 
 static int check_config(struct fwd_config *cfg, char *err, size_t errlen)

@@ -131,7 +131,7 @@ mtu_noreattach)
 	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --no-reattach
 	pings "$TOPO_IP1" || fail "no traffic at MTU 1500"
 	ip -n "$TOPO_MID" link set "$TOPO_IF0" mtu 9000 || fail "m0: MTU 9000 refused"
-	wait_for 10 grep -q "$TOPO_IF0: MTU 9000 is more than one 4096-byte chunk holds.*--no-reattach.*stopped" "$WORK/fwd.err" ||
+	wait_for 10 grep -q "$TOPO_IF0: MTU 9000 is more than one 2048-byte chunk holds.*--no-reattach.*stopped" "$WORK/fwd.err" ||
 		fail "no loud refusal: $(cat "$WORK/fwd.err")"
 	alive || fail "xdp-fwd died"
 	fwd_stop INT

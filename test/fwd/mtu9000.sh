@@ -6,6 +6,9 @@
 topo_up --hosts 2 --mtu 9000
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.5
 grep -q "multi-buffer on" "$WORK/fwd.err" || fail "multi-buffer was not turned on for MTU 9000"
+# Above what a 2 KiB chunk holds the default is 4 KiB (fewer descriptors per jumbo frame).
+wait_for 5 grep -q "UMEM [0-9]* KiB, 4096-byte chunks" "$WORK/fwd.err" ||
+	fail "not 4 KiB chunks at MTU 9000: $(grep UMEM "$WORK/fwd.err")"
 # 8972 bytes of ICMP payload = a 9014-byte frame, unfragmented (-M do), payload checked by ping.
 in_host 0 ping -c 3 -i 0.2 -W 2 -M do -s 8972 -p a55a "$TOPO_IP1" >/dev/null || fail "ping 9000 client->server"
 in_host 1 ping -c 3 -i 0.2 -W 2 -M do -s 8972 -p 3cc3 "$TOPO_IP0" >/dev/null || fail "ping 9000 server->client"

@@ -267,6 +267,27 @@ static void test_rules_arp(void)
 	CHECK_EQ(fwd_warn_rules(&cfg, stderr), 0);
 }
 
+/* The default chunk: 2 KiB while every MTU fits one behind the XDP headroom (1500 + 18 <=
+ * 2048 - 256), 4 KiB above, for an unknown MTU and in unaligned mode; the boundary exactly. */
+static void test_default_chunk(void)
+{
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
+	CHECK_EQ(cfg.chunk_size, 0); /* chosen against the interfaces' MTUs at start */
+	CHECK_EQ(fwd_default_chunk(&cfg, 1500), 2048);
+	CHECK_EQ(fwd_default_chunk(&cfg, 2048 - 256 - 18), 2048);
+	CHECK_EQ(fwd_default_chunk(&cfg, 2048 - 256 - 18 + 1), 4096);
+	CHECK_EQ(fwd_default_chunk(&cfg, 9000), 4096);
+	CHECK_EQ(fwd_default_chunk(&cfg, 0), 4096);
+	cfg.chunk_size = 2048;
+	CHECK(!fwd_mtu_needs_multi_buffer(&cfg, 1774) && fwd_mtu_needs_multi_buffer(&cfg, 1775),
+	      "2 KiB chunk boundary");
+	cfg.chunk_size = 4096;
+	CHECK(!fwd_mtu_needs_multi_buffer(&cfg, 3822) && fwd_mtu_needs_multi_buffer(&cfg, 3823),
+	      "4 KiB chunk boundary");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--unaligned"), 0);
+	CHECK_EQ(fwd_default_chunk(&cfg, 1500), 4096);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -276,6 +297,7 @@ int main(void)
 	test_cpu_list();
 	test_help();
 	test_rules_arp();
+	test_default_chunk();
 	printf("fwd_options: ok\n");
 	return 0;
 }

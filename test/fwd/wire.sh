@@ -10,6 +10,10 @@ topo_up --hosts 3
 for workers in 1 2; do
 	log "wire mode, $workers worker(s)"
 	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire -w "$workers" --json --interval 0.5
+	# MTU 1500 fits a 2 KiB chunk: that is the default (two fragments per 4 KiB page, fed to
+	# the fill ring inline); the checks below then cover it (0 slow-path allocations, 0 out).
+	wait_for 5 grep -q "UMEM [0-9]* KiB, 2048-byte chunks" "$WORK/fwd.err" ||
+		fail "not the 2 KiB default chunk at MTU 1500: $(grep UMEM "$WORK/fwd.err")"
 	# ping checks the echoed payload byte by byte: a pattern and odd sizes.
 	in_host 0 ping -c 3 -i 0.2 -W 2 -p 5aa5c33c -s 1111 "$TOPO_IP1" >/dev/null || fail "ping client->server"
 	in_host 1 ping -c 3 -i 0.2 -W 2 -p 0f1e2d3c -s 1 "$TOPO_IP0" >/dev/null || fail "ping server->client"

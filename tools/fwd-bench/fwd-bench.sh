@@ -29,6 +29,8 @@
 #   --workloads LIST comma-separated subset (default: all four)
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
+#   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
+#                    (e.g. "--chunk-size 4096" for an A/B of the chunk size)
 #   --xsk-fwd PATH   the xsk_fwd binary for the xsk_fwd system. Build it from the public sample
 #                    (bpf-examples, AF_XDP-forwarding/xsk_fwd.c) with four changes that make it a
 #                    wire on veth: a failing setrlimit(RLIMIT_MEMLOCK) is reported, not fatal; no
@@ -55,6 +57,7 @@ SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd
 WORKLOADS=tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle
 OUT=""
 XSK_FWD=""
+FWD_ARGS=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "fwd-bench: $*" >&2; exit 2; }
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=${2:?}; shift 2 ;;
 	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
+	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -153,14 +157,15 @@ start_xdp_redirect() {
 	wait_for 10 grep -q ready "$LOG.fwd"
 }
 
-start_xdp_fwd() {
-	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 >"$LOG.fwd" 2>&1
+start_xdp_fwd() { # MTU [xdp-fwd options...]; --fwd-args last
+	local extra=()
+	read -ra extra <<<"$FWD_ARGS"
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
 	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
 start_xdp_fwd_offload() {
-	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 --offload-after 64 >"$LOG.fwd" 2>&1
-	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
+	start_xdp_fwd "$1" --offload-after 64
 }
 
 start_xsk_fwd() {
