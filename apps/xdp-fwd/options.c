@@ -332,8 +332,7 @@ static const struct cli_prog cli = {
 	.name = "xdp-fwd",
 	.synopsis = "-i IFNAME[@Q|@A-B|@all] -i ... [OPTIONS]",
 	.summary = "Forward frames between AF_XDP ports that share one UMEM (no copies).",
-	.opts = options,
-	.nr_opts = sizeof(options) / sizeof(options[0]),
+	CLI_OPTS(options),
 	.more_help = more_help,
 };
 

@@ -16,21 +16,23 @@
 #define FWD_KSTATS_NS 250000000ull   /* kernel XDP_STATISTICS refresh period */
 #define FWD_DRAIN_NS 1000000000ull   /* how long shutdown waits for TX completions */
 
-/* The idle policy's clock: precise (the window is microseconds), read through the vDSO. */
-static uint64_t precise_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The idle policy's clock: precise (the window is microseconds), read through the vDSO. */
+static uint64_t precise_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 uint64_t fwd_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
 /* Frames and bytes in n descriptors (a chain counts once). */

@@ -40,8 +40,7 @@ static const struct cli_prog prog = {
 	.name = "cli-test",
 	.synopsis = "[OPTIONS] CMD\nother",
 	.summary = "A summary.",
-	.opts = opts,
-	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	CLI_OPTS(opts),
 };
 
 static struct cfg cfg;

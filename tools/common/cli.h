@@ -47,6 +47,9 @@ struct cli_opt {
 #define CLI_SECONDS_AT(type, field, lo, hi) .kind = CLI_SECONDS, .off = offsetof(type, field), .fmin = (lo), .fmax = (hi)
 #define CLI_STRING_AT(type, field, maxlen) .kind = CLI_STRING, .off = offsetof(type, field), .max = (maxlen)
 
+/* A program's option table, for struct cli_prog: .opts and its length, taken from the array. */
+#define CLI_OPTS(table) .opts = (table), .nr_opts = sizeof(table) / sizeof((table)[0])
+
 struct cli_prog {
 	const char *name;     /* in Usage:, in messages and in --version (never argv[0]'s path) */
 	const char *synopsis; /* what follows "Usage: NAME "; '\n' separates alternative forms */

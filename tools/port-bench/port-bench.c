@@ -53,8 +53,7 @@ static const struct cli_prog cli = {
 	.synopsis = "[OPTIONS]",
 	.summary = "AF_XDP port throughput over veth pairs in private namespaces: receive (rx) and "
 		   "forward between two ports (fwd). Needs root: creates namespaces and veths.",
-	.opts = opts,
-	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	CLI_OPTS(opts),
 };
 
 static void parse(int argc, char **argv)

@@ -71,8 +71,7 @@ static const struct cli_prog cli = {
 	.synopsis = "[OPTIONS] [REPEAT]",
 	.summary = "Cost of the steering decision per frame (BPF_PROG_TEST_RUN), against a program "
 		   "that returns XDP_PASS, in the same run. Needs root. REPEAT is the same as --repeat.",
-	.opts = opts,
-	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	CLI_OPTS(opts),
 };
 
 int main(int argc, char **argv)

@@ -1080,8 +1080,7 @@ static const struct cli_prog cli = {
 	.summary = "Micro-benchmark of the libumem allocator, with baselines measured in the same run. "
 		   "Per path: median ns/op and " COUNTER_NAME " " COUNTER_UNIT "/op over the rounds, with "
 		   "min and max (JSON: cycles_per_op, whatever the counter).",
-	.opts = opts,
-	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	CLI_OPTS(opts),
 	.more_help = more_help,
 };
 

@@ -68,8 +68,7 @@ static const struct cli_prog cli = {
 	.name = "umem-steer",
 	.synopsis = "[OPTIONS] COMMAND IFACE [ARGS]",
 	.summary = "Show and edit the libumem steering program attached to an interface.",
-	.opts = options,
-	.nr_opts = ARRAY_SIZE(options),
+	CLI_OPTS(options),
 	.more_help = more_help,
 	.stop_at_operand = true, /* a rule's "->" or "-1" is no option */
 };

@@ -171,8 +171,7 @@ static const struct cli_prog cli = {
 	.synopsis = "gen -i IFNAME [OPTIONS]\nsink -i IFNAME [OPTIONS]",
 	.summary = "gen sends numbered UDP frames through an AF_XDP port; sink receives them, checks "
 		   "every byte and counts loss and reordering. Needs root (see xsk-gen(8)).",
-	.opts = opts,
-	.nr_opts = sizeof(opts) / sizeof(opts[0]),
+	CLI_OPTS(opts),
 };
 
 static void parse_args(struct config *cfg, int argc, char **argv)
