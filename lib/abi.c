@@ -25,13 +25,17 @@
 		F(umem_pool_fast, frag_offset)), F(umem_pool_fast, frag_users)),                       \
 		F(umem_pool_fast, frag_max)), F(umem_pool_fast, frag_page)), F(umem_pool_fast, st)),  \
 		F(umem_pool_fast, cache)), sizeof(struct umem_pool_owner_stats))
+#define L_POOL2                                                                                 \
+	MIX(MIX(MIX(MIX(MIX(MIX(L_POOL, F(umem_pool_fast, frag_claim)), F(umem_pool_fast, frag_fit_size)), \
+		    F(umem_pool_fast, frag_fit)), F(umem_pool_fast, frag_chunk)), F(umem_pool_fast, put_n)), \
+	    F(umem_pool_fast, put_page))
 #define L_CONST MIX(MIX(MIX(MIX(UMEM_POOL_CACHE_SIZE, UMEM_POOL_REFILL), UMEM_FRAG_ALIGN), \
 			UMEM_FRAG_BIAS), UMEM_REF_MAX)
-#define UMEM_LAYOUT (MIX(MIX(MIX(L_PAGE, L_AREA), L_POOL), L_CONST) & 0xffffffffull)
+#define UMEM_LAYOUT (MIX(MIX(MIX(L_PAGE, L_AREA), L_POOL2), L_CONST) & 0xffffffffull)
 
 /* The layout each SONAME shipped with (x86_64 and aarch64: LP64, same layout). */
 #if UMEM_SOVERSION == 0
-#define UMEM_LAYOUT_RECORDED 0x871686f1ull
+#define UMEM_LAYOUT_RECORDED 0x6d1e4045ull
 #else
 #error "no layout recorded for this UMEM_SOVERSION (see lib/abi.c)"
 #endif

@@ -226,10 +226,8 @@ int umem_area__put_pages(struct umem_area *a, const uint64_t *addrs, uint32_t n)
 	return 0;
 }
 
-struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what)
+void umem__area_outside(struct umem_area *a, uint64_t addr, const char *what)
 {
-	if (umem_unlikely(addr >= a->f.size))
-		umem__die("%s: address 0x%llx is outside the area (size 0x%llx)", what,
-			  (unsigned long long)addr, (unsigned long long)a->f.size);
-	return &a->f.pages[addr >> a->f.page_shift];
+	umem__die("%s: address 0x%llx is outside the area (size 0x%llx)", what,
+		  (unsigned long long)addr, (unsigned long long)a->f.size);
 }

@@ -109,7 +109,16 @@ UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
 
 /* area.c */
-UMEM_PRIVATE struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what);
+UMEM_PRIVATE void umem__area_outside(struct umem_area *a, uint64_t addr, const char *what)
+	__attribute__((noreturn, cold));
+/* The page of addr; aborts naming what for an address outside the area. Inline: put_bulk
+ * looks up every address. */
+static inline struct umem_page *umem__area_page(struct umem_area *a, uint64_t addr, const char *what)
+{
+	if (umem_unlikely(addr >= a->f.size))
+		umem__area_outside(a, addr, what);
+	return &a->f.pages[addr >> a->f.page_shift];
+}
 /* Store access with the area lock held. */
 UMEM_PRIVATE uint32_t umem__store_get(struct umem_area *a, uint64_t *addrs, uint32_t n);
 UMEM_PRIVATE void umem__store_put(struct umem_area *a, const uint64_t *addrs, uint32_t n);

@@ -5,10 +5,14 @@
  * out, and their pages recycle through the same paths).
  *
  * Fragments follow page_pool_alloc_frag(): the pool carves its current page at increasing
- * offsets. The page's refcount is set to UMEM_FRAG_BIAS when claimed and the fragments are
- * counted in frag_users, a plain owner-only counter; when the pool moves on it subtracts
- * BIAS - frag_users in one atomic, so each fragment costs no atomic on the alloc side and the
- * page's count ends equal to the fragments still alive.
+ * offsets. The page's refcount is set when claimed to the fragments of the requested size it
+ * will take (frag_claim), and the fragments are counted in frag_users, a plain owner-only
+ * counter. The fragment that fills the page makes the two equal: the count then equals the
+ * fragments still alive and nothing is subtracted. A page closed early (a size that does not
+ * fit) drops the claim's rest, frag_claim - frag_users, through the owner's put path; a page
+ * that would take more fragments than claimed gets UMEM_FRAG_BIAS more first (page_pool's
+ * BIAS scheme). So each fragment costs no atomic on the alloc side, and for fragments of one
+ * size neither does the page change.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +107,9 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 	/* Debug mode sends every inline put, ref and fragment to the checked paths. */
 	p->f.area_size = area->f.debug ? 0 : area->f.size;
 	p->f.frag_max = area->f.debug ? 0 : area->f.page_size / 2;
+	p->f.frag_chunk = area->f.chunk_size ?: area->f.page_size;
 	p->f.frag_page = UMEM_NO_PAGE;
+	p->f.put_page = UMEM_NO_PAGE;
 	atomic_init(&p->owner_thread, 0);
 	atomic_init(&p->life, 1);
 	pthread_mutex_lock(&area->lock);
@@ -196,6 +202,8 @@ uint32_t umem__pools_reclaim(struct umem_area *a)
 
 /* ---- the slow allocation paths ---------------------------------------------------------- */
 
+static void put_flush(struct umem_pool *p);
+
 /* Takes up to n pages from the area for p: owner set, held. Counted as one slow allocation when
  * alloc is set (the page the caller gets; the rest are counted fast when taken from the cache). */
 static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n, bool alloc)
@@ -238,6 +246,12 @@ static void pool_refill(struct umem_pool *p)
 	}
 	UMEM__STAT(f, alloc_empty, 1);
 	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL, true);
+	/* The area is dry: the put slot may hold a page whose other holders are gone. */
+	if (!f->count) {
+		put_flush(p);
+		if (f->count)
+			UMEM__STAT(f, alloc_fast, 1); /* from the cache it was recycled into */
+	}
 }
 
 /* Sends pages of one owner to its return ring; what does not fit, or a destroyed owner, goes
@@ -379,6 +393,7 @@ int umem_pool__flush(struct umem_pool *p)
 		return -EINVAL;
 	}
 	OWNER_ONLY(p, "flush");
+	put_flush(p);
 	if (p->f.count) {
 		total = p->f.count;
 		p->f.count = 0;
@@ -397,7 +412,7 @@ int umem_pool__flush(struct umem_pool *p)
 /* ---- puts ------------------------------------------------------------------------------- */
 
 /* Drops n references; true when they were the last ones (the page is now at rest). */
-static bool page_unref(struct umem_page *pg, uint64_t addr, int32_t n)
+static inline UMEM__HOT bool page_unref(struct umem_page *pg, uint64_t addr, int32_t n)
 {
 	/* Acquire: see the frame writes of the holders whose fetch_sub (release) preceded. */
 	int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
@@ -445,6 +460,68 @@ static void pool_recycle(struct umem_area *a, struct umem_pool *self, uint64_t b
 		pool_push(owner, &base, 1);
 }
 
+static void __attribute__((noreturn)) frag_underflow(struct umem_pool_fast *f, uint64_t addr)
+{
+	umem__die("put of address 0x%llx: refcount underflow on fragment page 0x%llx, which is "
+		  "still being carved (a fragment was put twice)", (unsigned long long)addr,
+		  (unsigned long long)f->frag_page);
+}
+
+/* Subtracts the put slot's references from its page (recycled when they were the last). */
+static void put_flush(struct umem_pool *p)
+{
+	struct umem_pool_fast *f = &p->f;
+	uint64_t base = f->put_page;
+	int32_t n = (int32_t)f->put_n;
+
+	if (!n)
+		return;
+	f->put_page = UMEM_NO_PAGE;
+	f->put_n = 0;
+	if (page_unref(&f->pages[base >> f->page_shift], base, n))
+		pool_recycle(p->area, p, base);
+}
+
+/* The owner drops n references on pg, a page it owns: from the current fragment page's
+ * frag_users, or into the put slot while others hold the page (the inline put's rules, for any
+ * n); true when the page is now at rest. Debug mode counts every reference on the page. */
+static inline UMEM__HOT bool owner_unref(struct umem_pool *p, struct umem_page *pg, uint64_t addr, int32_t n)
+{
+	struct umem_pool_fast *f = &p->f;
+	uint64_t base = page_base(p->area, addr);
+	int32_t held, r;
+
+	if (f->debug)
+		return page_unref(pg, addr, n);
+	if (base == f->frag_page) {
+		if (f->frag_users >= (uint32_t)n) {
+			f->frag_users -= (uint32_t)n;
+			return false;
+		}
+		/* The page keeps a reference of its own while it is carved: reaching 0 here
+		 * means more puts than references. */
+		if (page_unref(pg, addr, n))
+			frag_underflow(f, addr);
+		return false;
+	}
+	held = base == f->put_page ? (int32_t)f->put_n : 0;
+	r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
+	if (r > held + n && held + n <= UMEM_FRAG_BIAS) { /* others hold it: into the slot */
+		if (!held)
+			put_flush(p); /* the slot's page, if any, makes room */
+		f->put_page = base;
+		f->put_n = (uint32_t)(held + n);
+		return false;
+	}
+	if (held) {
+		f->put_page = UMEM_NO_PAGE;
+		f->put_n = 0;
+	}
+	/* At rest (the count reads exactly what we drop), a slot grown to its bound, or an
+	 * underflow, which page_unref reports. */
+	return page_unref(pg, addr, held + n);
+}
+
 static void put_one(struct umem_area *a, struct umem_pool *self, uint64_t addr)
 {
 	struct umem_page *pg = umem__area_page(a, addr, "put");
@@ -457,10 +534,18 @@ static void put_one(struct umem_area *a, struct umem_pool *self, uint64_t addr)
 
 void umem__pool_put_slow(struct umem_pool *p, uint64_t addr)
 {
+	struct umem_page *pg;
+
 	if (!p)
 		umem__die("put of address 0x%llx through a NULL pool", (unsigned long long)addr);
 	OWNER_ONLY(p, "put");
-	put_one(p->area, p, addr);
+	pg = umem__area_page(p->area, addr, "put");
+	if (p->f.debug || pg->owner != p) {
+		put_one(p->area, p, addr);
+		return;
+	}
+	if (owner_unref(p, pg, addr, 1))
+		pool_recycle(p->area, p, page_base(p->area, addr));
 }
 
 /* The inline put's atomic dropped the count from old: 1 means that was the last reference. */
@@ -472,6 +557,8 @@ void umem__pool_put_last(struct umem_pool *p, uint64_t addr, int32_t old)
 		umem__die("put of address 0x%llx: %s (page refcount %d, dropping 1)",
 			  (unsigned long long)addr, old == 0 ? "double put, or the address was never "
 			  "allocated" : "refcount underflow", old);
+	if (page_base(a, addr) == p->f.frag_page)
+		frag_underflow(&p->f, addr);
 	pool_recycle(a, p, page_base(a, addr));
 }
 
@@ -501,9 +588,10 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 		if (a->f.debug)
 			for (uint32_t j = 0; j < k; j++)
 				umem__track_put(a, addrs[i + j], 1);
-		if (!page_unref(pg, addr, (int32_t)k))
-			continue;
 		struct umem_pool *owner = pg->owner;
+		if (!(self && owner == self ? owner_unref(self, pg, addr, (int32_t)k)
+					    : page_unref(pg, addr, (int32_t)k)))
+			continue;
 		uint64_t base = page_base(a, addr);
 		if (cache_put(self, owner, base))
 			continue;
@@ -596,20 +684,18 @@ int umem__pool_ref_slow(struct umem_pool *p, uint64_t addr, uint32_t n)
 
 /* ---- fragments -------------------------------------------------------------------------- */
 
-/* Closes the current fragment page; true when every fragment was already freed (the page is
- * at rest and belongs to the caller to recycle or release). */
-static bool frag_drain(struct umem_pool *p)
+/* Closes the current fragment page: the rest of its claim goes through the owner's put path
+ * (into the put slot while fragments live, recycled when none does). */
+static void frag_close(struct umem_pool *p)
 {
 	struct umem_pool_fast *f = &p->f;
-	struct umem_page *pg = &f->pages[f->frag_page >> f->page_shift];
-	int32_t drop = UMEM_FRAG_BIAS - (int32_t)f->frag_users;
+	uint64_t base = f->frag_page;
+	int32_t rest = (int32_t)(f->frag_claim - f->frag_users);
 
+	f->frag_page = UMEM_NO_PAGE;
 	UMEM__STAT(f, frag_pages_drained, 1);
-	int32_t r = atomic_fetch_sub_explicit(&pg->refcnt, drop, memory_order_acq_rel) - drop;
-	if (r < 0)
-		umem__die("fragment page 0x%llx: refcount underflow (%d): a fragment was put twice",
-			  (unsigned long long)f->frag_page, r);
-	return r == 0;
+	if (rest && owner_unref(p, &f->pages[base >> f->page_shift], base, rest))
+		pool_recycle(p->area, p, base);
 }
 
 /* Where a fragment of sz bytes would start at or after off; chunk-aligned mode keeps a fragment
@@ -621,10 +707,23 @@ static inline uint32_t frag_place(uint32_t off, uint32_t sz, uint32_t chunk)
 	return off;
 }
 
+/* Fragments of sz one page takes in a row from offset 0 under frag_place() and the tail rule:
+ * the count a page claimed for this size starts at. A wrong count costs an atomic, never
+ * correctness (see frag_claim). */
+static uint32_t frag_fit(uint32_t sz, uint32_t page_size, uint32_t chunk)
+{
+	if (!chunk || chunk == page_size)
+		return page_size / sz;
+	if (sz <= chunk)
+		return page_size / chunk * (chunk / sz);
+	return page_size / chunk / ((sz + chunk - 1) / chunk); /* each starts on a chunk */
+}
+
 int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *addr, uint32_t *truesize)
 {
 	struct umem_pool_fast *f;
 	uint32_t page_size, chunk, sz, off = 0, start;
+	uint64_t base;
 
 	if (!p || !addr) {
 		pr_warn("pool alloc_frag: NULL %s\n", p ? "addr" : "pool");
@@ -649,14 +748,15 @@ int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *add
 	sz = align_up(size, UMEM_FRAG_ALIGN);
 	if (f->frag_page != UMEM_NO_PAGE) {
 		off = frag_place(f->frag_offset, sz, chunk);
-		if (off + sz > page_size) {
-			if (frag_drain(p))
-				pool_recycle(p->area, p, f->frag_page);
-			f->frag_page = UMEM_NO_PAGE;
-		}
+		if (off + sz > page_size)
+			frag_close(p);
+	}
+	if (sz != f->frag_fit_size) {
+		f->frag_fit = frag_fit(sz, page_size, chunk);
+		f->frag_fit_size = sz;
 	}
 	if (f->frag_page == UMEM_NO_PAGE) {
-		uint64_t a = pool_take_page(p, UMEM_FRAG_BIAS);
+		uint64_t a = pool_take_page(p, (int32_t)f->frag_fit);
 
 		if (a == UMEM_NO_PAGE) {
 			pr_debug("pool alloc_frag: area exhausted\n");
@@ -665,21 +765,33 @@ int umem__pool_alloc_frag_slow(struct umem_pool *p, uint32_t size, uint64_t *add
 		f->frag_page = a;
 		f->frag_offset = 0;
 		f->frag_users = 0;
+		f->frag_claim = f->frag_fit;
 		off = 0;
 	}
 	start = f->frag_offset; /* a gap skipped to respect a chunk is charged to this fragment */
-	f->frag_users++;
+	base = f->frag_page;
 	/* Tail absorption: if the next fragment of this size cannot fit, this one takes the rest
 	 * of the page, so truesize never under-reports; a chunk gap the next one would skip is
 	 * charged to this one too (the inline path's rule: the next call then fits exactly). */
 	uint32_t nstart = frag_place(off + sz, sz, chunk);
-	f->frag_offset = nstart + sz > page_size ? page_size : nstart;
+	uint32_t end = nstart + sz > page_size ? page_size : nstart;
+	/* The page must keep a reference of its own while it stays open: more fragments than it
+	 * was claimed for (smaller sizes than the first) add BIAS while it still has that one. */
+	if (end < page_size && f->frag_users + 1 >= f->frag_claim) {
+		atomic_fetch_add_explicit(&f->pages[base >> f->page_shift].refcnt, UMEM_FRAG_BIAS,
+					  memory_order_relaxed);
+		f->frag_claim += UMEM_FRAG_BIAS;
+	}
+	f->frag_users++;
+	f->frag_offset = end;
 	if (f->debug)
-		umem__track_alloc(p->area, f->frag_page + off, f->frag_offset - off);
+		umem__track_alloc(p->area, base + off, end - off);
 	UMEM__STAT(f, frag_allocs, 1);
-	*addr = f->frag_page + off;
+	if (end == page_size) /* full: never current, so the inline paths need no check for it */
+		frag_close(p);
+	*addr = base + off;
 	if (truesize)
-		*truesize = f->frag_offset - start;
+		*truesize = end - start;
 	return 0;
 }
 
@@ -707,10 +819,11 @@ int umem_pool__destroy(struct umem_pool *p)
 	if (!p)
 		return 0;
 	a = p->area;
-	/* The current fragment page stops taking fragments; if all were freed it is at rest. */
-	if (p->f.frag_page != UMEM_NO_PAGE && frag_drain(p))
-		pool_release(p, &p->f.frag_page, 1);
-	p->f.frag_page = UMEM_NO_PAGE;
+	/* The current fragment page stops taking fragments and the put slot is subtracted; pages
+	 * at rest go to the cache or ring, released below. */
+	if (p->f.frag_page != UMEM_NO_PAGE)
+		frag_close(p);
+	put_flush(p);
 
 	pthread_mutex_lock(&a->lock);
 	p->dead = true;

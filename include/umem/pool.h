@@ -64,7 +64,7 @@ struct umem_pool_stats {
 		uint64_t released_refcnt; /* always 0: a page never leaves with a reference held */
 	} recycle;
 	uint64_t frag_allocs;        /* fragments handed out (whole-page allocations excluded) */
-	uint64_t frag_pages_drained; /* fragment pages closed (BIAS - users subtracted) */
+	uint64_t frag_pages_drained; /* fragment pages closed (full, or left for another size) */
 	uint64_t refs_taken;         /* extra references taken through this pool */
 	uint64_t pages_held;         /* pages taken from the area (kernel: hold_cnt) */
 	uint64_t pages_released;     /* pages given back to the area (kernel: release_cnt) */

@@ -13,6 +13,14 @@
  *  - A page taken from the cache is exclusively the owner's: its refcount is set with a
  *    relaxed store; handing the address to another thread (a descriptor ring, a queue) is the
  *    publication point and must carry its own release/acquire.
+ *  - The owner's put on a page it owns that others still hold stores nothing shared: it is
+ *    counted in the pool's put slot (one page, put_n references), and the count keeps
+ *    including it. The owner alone ever decides from put_n: a count that reads put_n + 1
+ *    (acquire, as above) means every other holder is gone, and nobody can take a reference
+ *    on a page without holding one. The slot is subtracted (one fetch_sub, or a store of 0
+ *    when the count reads exactly put_n) when the owner puts on another such page, flushes,
+ *    runs dry or destroys the pool; until then a page whose last other holder put it waits
+ *    there.
  * The structs below are exposed only so these functions can be inlined. Their fields are
  * private, but their layout is ABI: a caller compiled against it reads them directly, so any
  * change to them (or to the constants below) bumps the SONAME (checked at build time, see
@@ -61,9 +69,22 @@ struct umem_pool_fast {
 	uint32_t debug;
 	uint32_t count; /* entries in cache[] */
 	uint32_t frag_offset;
-	uint32_t frag_users;
-	uint32_t frag_max;  /* largest inline fragment (half a page); 0 in debug mode */
-	uint64_t frag_page; /* base of the current fragment page; UINT64_MAX: none */
+	uint32_t frag_users; /* fragments of the current page handed out, less the owner's puts */
+	uint32_t frag_max;   /* largest inline fragment (half a page); 0 in debug mode */
+	uint64_t frag_page;  /* base of the current fragment page; UINT64_MAX: none */
+	/* References the current fragment page's count was given for its fragments. While the
+	 * page is open frag_claim > frag_users, so the pool keeps a reference of its own and no
+	 * put can bring the page to 0; the fragment that makes them equal closes the page with
+	 * nothing left to subtract. */
+	uint32_t frag_claim;
+	uint32_t frag_fit_size; /* aligned fragment size frag_fit was computed for; 0: none */
+	uint32_t frag_fit;      /* fragments of frag_fit_size one page takes in a row */
+	uint32_t frag_chunk;    /* no fragment of up to this size straddles a multiple of it:
+				 * the area's chunk size, or the page size */
+	/* The put slot: references the owner dropped on one page it owns that others still hold,
+	 * not yet subtracted from its count (put_n 0: empty, put_page UINT64_MAX). */
+	uint32_t put_n;
+	uint64_t put_page;
 	struct umem_pool_owner_stats st;
 	uint64_t cache[UMEM_POOL_CACHE_SIZE];
 };
@@ -76,6 +97,10 @@ struct umem_pool_fast {
 #else
 #define UMEM__STAT(p, field, n) ((void)sizeof(n)) /* n counts as used, is not evaluated */
 #endif
+
+/* The hot paths are inlined at every call site, whatever the compiler's size heuristics: a call
+ * (and its spills) would cost as much as the path itself. */
+#define UMEM__HOT __attribute__((always_inline))
 
 /* Out-of-line halves of the inline paths (exported, not for direct use). */
 UMEM_API int umem__pool_alloc_slow(struct umem_pool *pool, uint64_t *addr);
@@ -90,7 +115,7 @@ static inline void *umem_pool__ptr(struct umem_pool *pool, uint64_t addr)
 	return ((struct umem_pool_fast *)pool)->area->base + addr;
 }
 
-static inline int umem_pool__alloc(struct umem_pool *pool, uint64_t *addr)
+static inline UMEM__HOT int umem_pool__alloc(struct umem_pool *pool, uint64_t *addr)
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
@@ -105,32 +130,59 @@ static inline int umem_pool__alloc(struct umem_pool *pool, uint64_t *addr)
 	return umem__pool_alloc_slow(pool, addr);
 }
 
-static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
+static inline UMEM__HOT void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
 	if (umem_likely(addr < p->area_size)) {
 		struct umem_page *pg = &p->pages[addr >> p->page_shift];
-
+		uint64_t base = addr >> p->page_shift << p->page_shift;
 		int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
 
-		/* Last user reads 1: no read-modify-write needed (page_pool's unref shortcut). */
-		if (umem_likely(r == 1 && pg->owner == pool && p->count < UMEM_POOL_CACHE_SIZE)) {
-			atomic_store_explicit(&pg->refcnt, 0, memory_order_relaxed);
-			p->cache[p->count++] = addr >> p->page_shift << p->page_shift;
-			UMEM__STAT(p, recycle_cached, 1);
-			return;
+		if (umem_likely(pg->owner == pool)) {
+			/* Last user reads 1: no read-modify-write needed (page_pool's unref shortcut).
+			 * Never on the current fragment page, which keeps a reference of its own
+			 * (frag_claim): 1 there is an underflow, left to the checked path. */
+			if (umem_likely(r == 1 && p->count < UMEM_POOL_CACHE_SIZE &&
+					base != p->frag_page)) {
+				atomic_store_explicit(&pg->refcnt, 0, memory_order_relaxed);
+				p->cache[p->count++] = base;
+				UMEM__STAT(p, recycle_cached, 1);
+				return;
+			}
+			if (base == p->frag_page) {
+				/* A fragment of the current fragment page: undo its frag_users count,
+				 * so the page ends at the same count when it closes (owner-only state).
+				 * Only while frag_users > 0, so the count stays bounded. */
+				if (p->frag_users) {
+					p->frag_users--;
+					return;
+				}
+			} else if (base == p->put_page) {
+				/* Others hold the page too: the reference goes into the put slot
+				 * instead of a locked subtraction, and the count reads put_n + 1 when
+				 * this is the last one (the unref shortcut again). */
+				if (r == (int32_t)p->put_n + 1 && p->count < UMEM_POOL_CACHE_SIZE) {
+					atomic_store_explicit(&pg->refcnt, 0, memory_order_relaxed);
+					p->put_page = UINT64_MAX;
+					p->put_n = 0;
+					p->cache[p->count++] = base;
+					UMEM__STAT(p, recycle_cached, 1);
+					return;
+				}
+				if (r > (int32_t)p->put_n + 1 && p->put_n < UMEM_FRAG_BIAS) {
+					p->put_n++;
+					return;
+				}
+			} else if (!p->put_n && r > 1) {
+				p->put_page = base;
+				p->put_n = 1;
+				return;
+			} else {
+				goto slow; /* the slot holds another page: subtracted out of line */
+			}
 		}
-		/* A fragment of the owner's own current fragment page: undo its frag_users count
-		 * instead of touching the refcount; the drain subtracts BIAS - frag_users, so the
-		 * page ends at the same count, and no atomic is spent (owner-only state). Only
-		 * while frag_users > 0, so extra references still drop from the refcount and it
-		 * stays bounded. */
-		if ((addr ^ p->frag_page) >> p->page_shift == 0 && p->frag_users) {
-			p->frag_users--;
-			return;
-		}
-		/* Not the last reference (a fragment of a closed page, an extra reference): one
+		/* Not the last reference (another pool's page, or the rare cases above): one
 		 * atomic, and done unless it turned out to be the last after all. */
 		if (umem_likely(r > 1)) {
 			int32_t old = atomic_fetch_sub_explicit(&pg->refcnt, 1, memory_order_acq_rel);
@@ -141,52 +193,70 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr)
 			return;
 		}
 	}
+slow:
 	umem__pool_put_slow(pool, addr);
 }
 
 /* A fragment of the current fragment page when it fits there at its aligned offset: one add to
  * an owner-only counter, no atomic. That includes exact fits and the tail rule (the last
  * fragment of a page takes the rest of it when the next one of this size would not fit, and
- * in aligned-chunk mode a fragment takes the gap the next one would skip), so
- * 2048-byte fragments of 4 KiB pages, 2 KiB chunks, and the mvpp2 classes stay here. A size
- * above half a page is a whole page (page_pool_alloc()), taken inline from the cache. Page
- * changes, a chunk-alignment gap, fragments larger than a chunk and every error are out of
- * line. size is compared before any arithmetic on it, so no size can wrap. */
-static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
+ * in aligned-chunk mode a fragment takes the gap the next one would skip), so 2048-byte
+ * fragments of 4 KiB pages, 2 KiB chunks, and the mvpp2 classes stay here. With no current
+ * page, a size seen before claims the next page from the cache inline, its count set to the
+ * fragments of that size it takes (frag_fit), so the fragment that fills the page also closes
+ * it with nothing to subtract. A size above half a page is a whole page (page_pool_alloc()),
+ * taken inline from the cache. A new size, a chunk-alignment gap, fragments larger than a
+ * chunk, a page closed early and every error are out of line. size is compared before any
+ * arithmetic on it, so no size can wrap. */
+static inline UMEM__HOT int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, uint64_t *addr,
 					uint32_t *truesize)
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
 	if (umem_likely(p && addr && size - 1 < p->frag_max)) {
 		uint32_t sz = (size + UMEM_FRAG_ALIGN - 1) & ~(UMEM_FRAG_ALIGN - 1);
-		uint32_t off = p->frag_offset, next = off + sz, page = p->area->page_size;
-		uint32_t chunk = p->area->chunk_size, m = chunk - 1;
+		uint32_t page = p->area->page_size, chunk = p->frag_chunk, m = chunk - 1;
 
-		/* The common case first: this one and the next of its size fit without a gap. */
-		if (umem_likely(p->frag_page != UINT64_MAX && next + sz <= page &&
-				(!chunk || ((off & m) + sz <= chunk && (next & m) + sz <= chunk)))) {
-			p->frag_users++;
-			p->frag_offset = next;
-			UMEM__STAT(p, frag_allocs, 1);
-			*addr = p->frag_page + off;
-			if (truesize)
-				*truesize = sz;
-			return 0;
+		if (p->frag_page == UINT64_MAX) {
+			if (umem_unlikely(sz != p->frag_fit_size || !p->count))
+				goto slow;
+			uint64_t a = p->cache[--p->count];
+
+			atomic_store_explicit(&p->pages[a >> p->page_shift].refcnt, (int32_t)p->frag_fit,
+					      memory_order_relaxed);
+			UMEM__STAT(p, alloc_fast, 1);
+			p->frag_page = a;
+			p->frag_offset = 0;
+			p->frag_users = 0;
+			p->frag_claim = p->frag_fit;
 		}
-		/* This one fits, the next would need a chunk gap or not fit at all: this one
-		 * absorbs the gap, or the page's tail, so the next call is inline again. */
-		if (p->frag_page != UINT64_MAX && next <= page && (!chunk || (off & m) + sz <= chunk)) {
-			uint32_t nstart = (next + m) & ~m; /* chunk != 0 here unless next + sz > page */
-			uint32_t end = !chunk || nstart + sz > page ? page : nstart;
+		uint64_t base = p->frag_page;
+		uint32_t off = p->frag_offset, next = off + sz, users = p->frag_users + 1;
 
-			p->frag_users++;
+		/* This one must fit where it starts, within its chunk (and so within the page). */
+		if (umem_unlikely((off & m) + sz > chunk))
+			goto slow;
+		/* Where the next one of this size would start: right after this one, or past a
+		 * chunk gap; this one ends there, or takes the page's tail when that is past it. */
+		uint32_t nstart = (next & m) + sz <= chunk ? next : (next + m) & ~m;
+		uint32_t end = nstart + sz <= page ? nstart : page;
+
+		if (end < page) {
+			if (umem_unlikely(users >= p->frag_claim))
+				goto slow; /* the claim runs out before the page: top it up */
 			p->frag_offset = end;
-			UMEM__STAT(p, frag_allocs, 1);
-			*addr = p->frag_page + off;
-			if (truesize)
-				*truesize = end - off;
-			return 0;
+		} else {
+			if (umem_unlikely(users != p->frag_claim))
+				goto slow; /* closing early: the rest of the claim goes */
+			p->frag_page = UINT64_MAX;
+			UMEM__STAT(p, frag_pages_drained, 1);
 		}
+		p->frag_users = users;
+		UMEM__STAT(p, frag_allocs, 1);
+		*addr = base + off;
+		if (truesize)
+			*truesize = end - off;
+		return 0;
 	} else if (umem_likely(p && addr && p->frag_max && size > p->frag_max &&
 			       size <= p->area->page_size)) {
 		int err = umem_pool__alloc(pool, addr);
@@ -195,10 +265,11 @@ static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, u
 			*truesize = p->area->page_size;
 		return err;
 	}
+slow:
 	return umem__pool_alloc_frag_slow(pool, size, addr, truesize);
 }
 
-static inline int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n)
+static inline UMEM__HOT int umem_pool__ref(struct umem_pool *pool, uint64_t addr, uint32_t n)
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 

@@ -106,7 +106,7 @@ static void chunk_boundaries(void)
 /* The reference bound: refused with -EOVERFLOW, never wraps; the page still comes back. */
 static void ref_bound(void)
 {
-	struct umem_area *a = mk_area(16, 4096, 0);
+	struct umem_area *a = mk_area(128, 4096, 0); /* two pools refill 64 each */
 	struct umem_pool *p = umem_pool__create(a, NULL);
 	uint64_t x, f;
 
@@ -114,12 +114,25 @@ static void ref_bound(void)
 	CHECK_EQ(umem_pool__ref(p, x, UMEM_REF_MAX - 2), 0); /* count UMEM_REF_MAX - 1 */
 	CHECK_EQ(umem_pool__ref(p, x, 1), -EOVERFLOW);
 	CHECK_EQ(umem_pool__ref(p, x, UMEM_REF_MAX), -EOVERFLOW);
-	/* A fragment page sits near BIAS: the same bound holds. */
+	/* A fragment page's count includes what it was claimed for (64 fragments of 64 B): the
+	 * same bound holds. */
 	CHECK_EQ(umem_pool__alloc_frag(p, 64, &f, NULL), 0);
-	CHECK_EQ(umem_pool__ref(p, f, UMEM_REF_MAX - UMEM_FRAG_BIAS), -EOVERFLOW);
+	CHECK_EQ(umem_pool__ref(p, f, UMEM_REF_MAX - 64), -EOVERFLOW);
 	CHECK_EQ(umem_pool__ref(p, f, 1000), 0);
 	for (int i = 0; i < 1001; i++)
 		umem_pool__put(p, f);
+	/* A page claimed for two 2 KiB fragments, then carved smaller, sits near BIAS. */
+	struct umem_pool *q = umem_pool__create(a, NULL);
+	uint64_t g[2];
+	CHECK_EQ(umem_pool__alloc_frag(q, 2048, &g[0], NULL), 0);
+	CHECK_EQ(umem_pool__alloc_frag(q, 64, &g[1], NULL), 0);
+	CHECK_EQ(g[1] - g[0], 2048);
+	CHECK_EQ(umem_pool__ref(q, g[1], UMEM_REF_MAX - UMEM_FRAG_BIAS), -EOVERFLOW);
+	CHECK_EQ(umem_pool__ref(q, g[1], 3), 0);
+	for (int i = 0; i < 4; i++)
+		umem_pool__put(q, g[1]);
+	umem_pool__put(q, g[0]);
+	CHECK_EQ(umem_pool__destroy(q), 0);
 	for (uint32_t i = 0; i < UMEM_REF_MAX - 1; i++)
 		umem_pool__put(p, x);
 	done(a, p);
