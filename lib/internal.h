@@ -53,21 +53,20 @@ struct umem_area {
 };
 
 /* Multi-producer, single-consumer ring of addresses. Lock-free for producers: a slot is
- * reserved by CAS on prod_head, then published by storing its sequence number. A producer
- * preempted between the two only delays the consumer at that slot; it blocks no other producer.
+ * reserved by CAS on prod_head, then published by storing the address into it; the consumer
+ * takes it and stores UMEM_RING_EMPTY back (no address is ever UINT64_MAX), so a slot is one
+ * word and a cache line moves 8 pages between the threads. A producer preempted between the
+ * two only delays the consumer at that slot; it blocks no other producer.
  * The top bit of prod_head marks a ring closed by its pool's destruction. */
 #define UMEM_RING_DEAD (1ull << 63)
-struct umem_ring_slot {
-	_Atomic uint64_t seq; /* position + 1 once the slot holds the address of that position */
-	uint64_t addr;
-};
+#define UMEM_RING_EMPTY UINT64_MAX
 struct umem_ring {
 	_Atomic uint64_t prod_head __attribute__((aligned(UMEM_CACHELINE)));
 	_Atomic uint64_t cons_pub __attribute__((aligned(UMEM_CACHELINE))); /* consumer position, published */
 	uint64_t cons;  /* consumer position, consumer only */
 	uint32_t size;
 	uint32_t mask;
-	struct umem_ring_slot *slots;
+	_Atomic uint64_t *slots; /* an address, or UMEM_RING_EMPTY */
 	/* The consumer side: the owner's refill, destroy, or the area reclaiming a stranded ring.
 	 * Taken with a try-lock, so the owner never waits for a reclaimer. */
 	_Atomic uint32_t cons_lock;

@@ -10,7 +10,7 @@ int umem__ring_init(struct umem_ring *r, uint32_t size)
 	if (!r->slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < size; i++)
-		atomic_init(&r->slots[i].seq, 0); /* position i is ready at i + 1: never 0 */
+		atomic_init(&r->slots[i], UMEM_RING_EMPTY);
 	atomic_init(&r->prod_head, 0);
 	atomic_init(&r->cons_pub, 0);
 	atomic_init(&r->cons_lock, 0);
@@ -57,16 +57,13 @@ int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
  * touched after this returns. */
 void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs, uint32_t k)
 {
-	struct umem_ring_slot *slots = r->slots;
+	_Atomic uint64_t *slots = r->slots;
 	uint32_t mask = r->mask;
 
-	for (uint32_t i = 0; i < k; i++) {
-		struct umem_ring_slot *s = &slots[(pos + i) & mask];
-
-		s->addr = addrs[i];
-		/* Release pairs with the consumer's acquire load of seq: the address is visible. */
-		atomic_store_explicit(&s->seq, pos + i + 1, memory_order_release);
-	}
+	/* Release pairs with the consumer's acquire load of the slot: the page's last writes
+	 * (its refcount at rest) are visible with the address. */
+	for (uint32_t i = 0; i < k; i++)
+		atomic_store_explicit(&slots[(pos + i) & mask], addrs[i], memory_order_release);
 }
 
 static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
@@ -75,12 +72,18 @@ static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
 	uint32_t k = 0;
 
 	while (k < max) {
-		struct umem_ring_slot *s = &r->slots[c & r->mask];
+		_Atomic uint64_t *s = &r->slots[c & r->mask];
+		/* Acquire pairs with the producer's release store of the address. A slot not yet
+		 * published still holds EMPTY: every older address was taken before cons_pub let a
+		 * producer reserve it again. */
+		uint64_t a = atomic_load_explicit(s, memory_order_acquire);
 
-		/* Acquire pairs with the producer's release store of seq. */
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) != c + 1)
+		if (a == UMEM_RING_EMPTY)
 			break;
-		addrs[k++] = s->addr;
+		/* Ordered before the producers' next write of this slot by the release store of
+		 * cons_pub below, which they acquire before reserving it. */
+		atomic_store_explicit(s, UMEM_RING_EMPTY, memory_order_relaxed);
+		addrs[k++] = a;
 		c++;
 	}
 	if (k) {

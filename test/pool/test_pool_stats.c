@@ -77,6 +77,29 @@ static void cache_full_goes_to_ring(void)
 	CHECK_EQ(umem_area__destroy(a), 0);
 }
 
+/* The sizing rule: every page in a pool's ring is one it holds, so a ring at least as large as
+ * the most pages the pool holds at once never falls back to the area. */
+static void sized_ring_never_full(void)
+{
+	struct umem_area *a = umem_area__create(512, NULL);
+	UMEM_OPTS(umem_pool_opts, po, .ring_size = 128);
+	struct umem_pool *p = umem_pool__create(a, &po);
+	struct umem_pool *q = umem_pool__create(a, NULL);
+	uint64_t addrs[100];
+
+	for (int round = 0; round < 10; round++) {
+		CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 100), 100);
+		umem_pool__put_bulk(q, addrs, 100);
+		CHECK(stats(p).pages_held <= 128, "round %d: p holds %llu pages", round,
+		      (unsigned long long)stats(p).pages_held);
+	}
+	EXPECT(p, recycle.ring, 1000);
+	EXPECT(p, recycle.ring_full, 0);
+	CHECK_EQ(umem_pool__destroy(q), 0);
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 static void foreign_puts_and_ring_full(void)
 {
 	struct umem_area *a = umem_area__create(512, NULL);
@@ -176,6 +199,7 @@ int main(void)
 	first_alloc_is_slow();
 	cache_full_goes_to_ring();
 	foreign_puts_and_ring_full();
+	sized_ring_never_full();
 	fragments_and_refs();
 	high_order_pages();
 	prefill();
