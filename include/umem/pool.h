@@ -10,17 +10,23 @@
  * producers (page_pool's ptr_ring takes a spinlock there). Ring full: back to the area.
  *
  * Fragments follow page_pool_alloc(): a request larger than half a page gets a whole page with
- * no fragment accounting; a smaller one gets a fragment of the pool's current page, counted with
- * the BIAS scheme (no atomic per fragment). Extra references (one frame sent on several ports)
- * are atomic increments of the page's refcount; a page is recycled when its last one drops.
+ * no fragment accounting; a smaller one gets a fragment of the pool's current page, whose count
+ * was set, when the page was claimed, to the fragments of that size it takes (no atomic per
+ * fragment, none to close a page filled with one size). Extra references (one frame sent on
+ * several ports) are atomic increments of the page's refcount; a page is recycled when its last
+ * one drops. The owner's put on a page that others still hold waits in a one-page slot instead
+ * of an atomic subtraction; the page is recycled when the owner finds it has the last reference,
+ * or when the slot moves on.
  *
  * Memory-safety violations abort with the address named. Release builds check at page level:
  * a put on a page at rest (double put of a whole page, in one thread), an address outside the
  * area, refcount underflow, a page put twice into the area, a reference on a page at rest or
  * back in the area. They cannot catch misuse on a page that is live again: a put or reference
  * through a stale address after its page was reallocated (to any pool, or as another fragment
- * of the current fragment page), nor two threads putting one whole page at the same time (both
- * may succeed, and the page is then handed out twice; the kernel has the same window).
+ * of the current fragment page), nor on the page in the owner's put slot, nor another thread's
+ * extra put on the owner's current fragment page, nor two threads putting one whole page at the
+ * same time (both may succeed, and the page is then handed out twice; the kernel has the same
+ * window).
  * UMEM_AREA_F_DEBUG (or LIBUMEM_DEBUG=1) checks every fragment exactly (which also catches the
  * concurrent double put and the stale fragment) and the single-owner rule: no two threads are
  * inside owner-only calls (alloc*, prefill, flush, and put/put_bulk/ref through the pool) of one
@@ -41,7 +47,10 @@ struct umem_pool;
 
 struct umem_pool_opts {
 	size_t sz;          /* sizeof(struct umem_pool_opts) */
-	uint32_t ring_size; /* return ring entries: power of two, 64..65536; 0 = 1024 */
+	/* Return ring entries: power of two, 64..65536; 0 = 1024. Every page in the ring is one
+	 * the pool holds, so a ring of at least the most pages it holds at once never falls back
+	 * to the area (recycle.ring_full). */
+	uint32_t ring_size;
 	uint32_t :32;
 };
 
@@ -89,9 +98,9 @@ UMEM_API struct umem_area *umem_pool__area(const struct umem_pool *pool);
  * message; bytes beyond what this library knows are left untouched). */
 UMEM_API int umem_pool__stats(const struct umem_pool *pool, struct umem_pool_stats *stats);
 
-/* Gives the pages the pool holds at rest (its alloc cache and return ring) back to the area, so
- * an idle pool strands nothing; returns how many, or -EINVAL. Owner only. Pages out and the
- * current fragment page stay. The area also reclaims other pools' return rings by itself when
+/* Gives the pages the pool holds at rest (its alloc cache, return ring, and the put slot's page
+ * once its other holders are gone) back to the area, so an idle pool strands nothing; returns
+ * how many, or -EINVAL. Owner only. Pages out and the current fragment page stay. The area also reclaims other pools' return rings by itself when
  * it runs dry; only the owner can empty a cache, hence this call. */
 UMEM_API int umem_pool__flush(struct umem_pool *pool);
 

@@ -43,8 +43,9 @@ struct umem_pool;
 #define UMEM_POOL_CACHE_SIZE 128u /* page_pool's PP_ALLOC_CACHE_SIZE */
 #define UMEM_POOL_REFILL 64u      /* page_pool's PP_ALLOC_CACHE_REFILL */
 #define UMEM_FRAG_ALIGN 64u       /* fragments start on a cache line */
-/* A fragment page's refcount starts at BIAS; it must exceed the fragments one page can hold
- * (64 KiB / 64 B = 1024) and leave room below INT32_MAX for extra references. */
+/* Added to a fragment page carved into more fragments than its count was claimed for; it must
+ * exceed the fragments one page can hold (64 KiB / 64 B = 1024) and leave room below INT32_MAX
+ * for extra references. It also bounds the owner's put slot. */
 #define UMEM_FRAG_BIAS (1 << 22)
 /* A reference that would lift a page's count to this is refused (-EOVERFLOW), so neither a
  * fragment page (count near BIAS) nor a whole page can ever wrap. */
