@@ -126,7 +126,8 @@ static inline int umem_pool__alloc_frag(struct umem_pool *pool, uint32_t size, u
 UMEM_API void *umem_pool__alloc_va(struct umem_pool *pool, uint32_t size, uint32_t *truesize);
 
 /* Drop one reference to the page holding addr (any address inside a frame or fragment).
- * pool is the caller's own pool: pages it owns go back to its cache, others to their owner's
+ * pool is the caller's own pool: pages it owns go back to its cache (its puts on pages others
+ * still hold wait in its put slot, see the top of this header), others to their owner's
  * return ring. put_bulk does the same for an array, one ring operation per run of one owner
  * (the shape of an AF_XDP completion-ring drain); an address may appear several times. */
 static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr);
