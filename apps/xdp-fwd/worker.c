@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "offload.h"
@@ -308,6 +309,22 @@ static uint64_t tx_inflight(struct fwd_worker *w)
 	return n;
 }
 
+/* True when this thread was preempted since the last call: another task wanted its CPU. The
+ * spin window then ends, as the kernel's busy-poll loop ends on need_resched(). sched_yield()
+ * would not do: the fair scheduler still gives a yielding spinner half of a contended CPU, and
+ * on a machine whose endpoints share the forwarder's CPUs that half starves the very traffic
+ * the worker waits for. */
+static bool preempted(long *seen)
+{
+	struct rusage ru;
+	long before = *seen;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return false;
+	*seen = ru.ru_nivcsw;
+	return ru.ru_nivcsw != before;
+}
+
 static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS];
@@ -361,10 +378,14 @@ static void *worker_main(void *arg)
 	struct fwd_ctx *ctx = w->ctx;
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
 	uint64_t kstats_at = 0, busy_at = precise_ns();
+	long nivcsw = 0;
+	bool spinning = true;
 	/* Adaptive idling: spin while frames came within the window (the next burst is likely
-	 * close, and waking a sleeping thread costs ~20 µs of latency on a VM), then sleep. */
+	 * close, and waking a sleeping thread costs ~20 µs of latency on a VM), then sleep; a
+	 * preemption ends the window early (preempted()). */
 	const uint64_t spin_ns = (uint64_t)ctx->cfg->idle_spin_usecs * 1000;
 
+	preempted(&nivcsw); /* the count so far */
 	if (!rx) {
 		w->error = -ENOMEM;
 		atomic_store(&ctx->stop, 1);
@@ -403,10 +424,13 @@ static void *worker_main(void *arg)
 			refresh_kernel_stats(w);
 			kstats_at = now;
 		}
-		if (work)
+		if (work) {
 			busy_at = precise_ns();
-		else if (precise_ns() - busy_at >= spin_ns)
+			spinning = true;
+		} else if (!spinning || precise_ns() - busy_at >= spin_ns || preempted(&nivcsw)) {
+			spinning = false; /* until the next frame */
 			idle_wait(w);
+		}
 	}
 	drain(w);
 	free(rx);
@@ -475,6 +499,13 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 		}
 		err = pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_attr_destroy(&attr);
+		if (!err) {
+			char name[16];
+
+			/* top -H, perf and /proc/PID/task/TID/comm tell the workers apart. */
+			snprintf(name, sizeof(name), "xdp-fwd/w%u", k);
+			pthread_setname_np(w->thread, name);
+		}
 		if (err) {
 			/* The workers already running wait for this count when they drain. */
 			atomic_store(&ctx->nr_running, k);
