@@ -80,6 +80,7 @@ struct fwd_config {
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
 	uint32_t busy_poll_budget; /* 0: the batch size */
 	uint32_t idle_spin_usecs;  /* busy window after the last frame before sleeping in poll() */
+	bool idle_spin_auto;       /* the window also within a share of the working time (idle.h) */
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;
@@ -103,7 +104,7 @@ struct fwd_config {
 	bool reattach;
 };
 
-#define FWD_IDLE_SPIN_DEFAULT 50u /* µs: idle CPU ~1.5 %, TCP at 1 Gbit/s ~25 % */
+#define FWD_IDLE_SPIN_DEFAULT 50u /* µs: the window of --idle-spin auto (the default) */
 
 /* options.c */
 void fwd_config_defaults(struct fwd_config *cfg);

@@ -196,6 +196,19 @@ static int set_zerocopy(void *v, const char *a, char *e, size_t l)
 	c->bind = FWD_BIND_ZEROCOPY;
 	return 0;
 }
+static int set_idle_spin(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct fwd_config *cfg = v;
+
+	cfg->idle_spin_auto = !strcmp(arg, "auto");
+	if (cfg->idle_spin_auto) {
+		cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
+	cfg->idle_spin_auto = true;
+		return 0;
+	}
+	return cli_parse_u32("idle-spin", arg, 0, 10000000, &cfg->idle_spin_usecs, err, errlen);
+}
+
 static int set_copy(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -301,7 +314,7 @@ static const struct cli_opt options[] = {
 	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", CLI_FLAG_AT(CFG, need_wakeup, false) },
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", CLI_U32_AT(CFG, busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", CLI_U32_AT(CFG, busy_poll_budget, 1, 65535) },
-	{ "idle-spin", 0, "USECS", "spin this long after the last frame, then sleep in poll() (default 50; 0: sleep at once)", CLI_U32_AT(CFG, idle_spin_usecs, 0, 10000000) },
+	{ "idle-spin", 0, "USECS|auto", "spin this long after the last frame, then sleep in poll() (0: sleep at once); auto (default): 50 µs, and at most 1/16 of the time spent working", CLI_SET(set_idle_spin) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },
@@ -343,6 +356,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->bind = FWD_BIND_AUTO;
 	cfg->batch = 64;
 	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
+	cfg->idle_spin_auto = true;
 	cfg->need_wakeup = true;
 	cfg->reattach = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "idle.h"
 #include "offload.h"
 #include "route.h"
 #include "worker.h"
@@ -377,14 +378,13 @@ static void *worker_main(void *arg)
 	struct fwd_worker *w = arg;
 	struct fwd_ctx *ctx = w->ctx;
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
-	uint64_t kstats_at = 0, busy_at = precise_ns();
+	uint64_t kstats_at = 0;
 	long nivcsw = 0;
-	bool spinning = true;
-	/* Adaptive idling: spin while frames came within the window (the next burst is likely
-	 * close, and waking a sleeping thread costs ~20 µs of latency on a VM), then sleep; a
-	 * preemption ends the window early (preempted()). */
-	const uint64_t spin_ns = (uint64_t)ctx->cfg->idle_spin_usecs * 1000;
-
+	struct fwd_idle idle;
+	/* Adaptive idling (idle.h): spin for a window after the last frame (the next burst is
+	 * likely close, and waking a sleeping thread costs ~20 µs of latency on a VM), then
+	 * sleep; a preemption ends the window early (preempted()). */
+	fwd_idle_init(&idle, (uint64_t)ctx->cfg->idle_spin_usecs * 1000, ctx->cfg->idle_spin_auto, precise_ns());
 	preempted(&nivcsw); /* the count so far */
 	if (!rx) {
 		w->error = -ENOMEM;
@@ -424,12 +424,10 @@ static void *worker_main(void *arg)
 			refresh_kernel_stats(w);
 			kstats_at = now;
 		}
-		if (work) {
-			busy_at = precise_ns();
-			spinning = true;
-		} else if (!spinning || precise_ns() - busy_at >= spin_ns || preempted(&nivcsw)) {
-			spinning = false; /* until the next frame */
+		if (fwd_idle_turn(&idle, precise_ns(), work) || (!work && preempted(&nivcsw))) {
+			fwd_idle_stop(&idle);
 			idle_wait(w);
+			fwd_idle_woke(&idle, precise_ns());
 		}
 	}
 	drain(w);

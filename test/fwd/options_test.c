@@ -45,6 +45,7 @@ static void test_defaults(void)
 	CHECK(cfg.need_wakeup && !cfg.unaligned && !cfg.hugepages && !cfg.json, "flags");
 	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
 	CHECK_EQ(cfg.idle_spin_usecs, FWD_IDLE_SPIN_DEFAULT);
+	CHECK(cfg.idle_spin_auto, "--idle-spin auto by default");
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_AUTO);
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode", "skb"), 0);
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_GENERIC);
@@ -79,6 +80,7 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.busy_poll_usecs, 20);
 	CHECK_EQ(cfg.busy_poll_budget, 16);
 	CHECK_EQ(cfg.idle_spin_usecs, 0);
+	CHECK(!cfg.idle_spin_auto, "a number is a fixed window");
 	CHECK_EQ(cfg.nr_cpus, 2);
 	CHECK_EQ(cfg.workers, 2); /* one worker per listed CPU */
 	CHECK_EQ(cfg.nr_rules, 2);
@@ -117,6 +119,7 @@ static void test_bad_arguments(void)
 	BAD("not a number", "-i", "a", "-i", "b", "--batch", "12x");
 	BAD("out of range", "-i", "a", "-i", "b", "--idle-spin", "10000001");
 	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "-1");
+	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "automatic");
 	BAD("not a number", "-i", "a", "-i", "b", "--batch", "-3");
 	BAD("not a power of two", "-i", "a", "-i", "b", "--rx-ring", "1000");
 	BAD("power of two", "-i", "a", "-i", "b", "--chunk-size", "3000");
