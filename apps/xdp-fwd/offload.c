@@ -300,9 +300,10 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 			e->frames++; /* sent with this burst */
 			break;
 		case OFF_OFFLOADED:
-			/* The program no longer has it (evicted, or removed behind our back). */
-			to_counting(w, e, now, true);
-			e->frames = 1;
+			/* Frames queued before the gate opened still arrive here, a whole RX ring of
+			 * them after an overload: not a sign that the program lost the flow. The
+			 * housekeeping lookup finds a flow that is gone (evicted, removed behind our
+			 * back) and counts it again. */
 			break;
 		default:
 			break;
@@ -345,9 +346,13 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 			continue;
 		}
 		if (now - e->since_ns > OFF_ARM_MAX_NS) {
-			/* Userspace never caught up (its rings never ran empty): open anyway. */
+			/* Userspace never caught up (its rings never ran empty): open anyway. Not
+			 * with v.gated: under a sustained overload the program gates more frames
+			 * between that lookup and this release, so the gate stayed shut for good
+			 * (and the flow in userspace). UINT64_MAX covers every frame ever gated. */
 			bump(&ctr_of(ctx, e)->forced);
-			umem_steer_flows__release(f, &e->key, v.gated);
+			umem_steer_flows__release(f, &e->key, UINT64_MAX);
+			e->since_ns = now; /* counted once, not every turn until the next frame */
 			continue;
 		}
 		/* Frames queued before the add are seen here but not in gated. This turn's RX burst

@@ -175,7 +175,9 @@ UMEM_API int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct u
 				      struct umem_steer_flow *out);
 /* UMEM_STEER_FLOW_F_ORDERED: the caller holds no frame of the flow any more and has sent sent
  * frames of it since adding it. The gate stays shut until the first call, then opens at the
- * next frame once sent covers every frame the program gave the caller (flow.gated). */
+ * next frame once sent covers every frame the program gave the caller (flow.gated). UINT64_MAX
+ * opens it at the next frame whatever is still gated (the order across the switch is then the
+ * caller's risk). */
 UMEM_API int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
 				       uint64_t sent);
 

@@ -95,6 +95,22 @@ fwd_stop INT
 [ "$(off_total m0@0 installed)" = 1 ] || fail "installed $(off_total m0@0 installed) flows with room for 1"
 [ "$(off_total m0@0 full)" -ge 1 ] || fail "the full table was not counted"
 
+log "a flow userspace cannot keep up with: its gate is forced open, then the kernel forwards it"
+# One descriptor per burst keeps userspace well below the generator's full speed, and the flow
+# is installed only after 50 000 frames, once its RX ring overflows: the ring never runs empty,
+# gated frames are lost there, and the gate can only be forced (after 1 s). Forced with the
+# gated count read just before, it stayed shut: the program gates more frames in between.
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 50000 --batch 1 --json
+sink_start "$TOPO_H1" --idle 2
+gen 0 --dst-ip "$TOPO_IP1" --duration 4
+sink_wait
+fwd_stop INT
+sent=$(json "$WORK/gen.out" frames)
+log "overload: $sent frames sent, $(port_total m0@0 rx_packets) in userspace, $(off_total m0@0 packets) by the kernel, gate forced $(off_total m0@0 forced) times"
+[ "$(off_total m0@0 forced)" -ge 1 ] || fail "overload: the gate was never forced ($(off_total m0@0 forced))"
+[ $((4 * $(off_total m0@0 packets))) -gt "$sent" ] ||
+	fail "overload: the kernel forwarded $(off_total m0@0 packets) of $sent frames after the forced gate"
+
 log "kill -9 leaves no XDP program and no pinned map"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 8 --json
 sink_start "$TOPO_H1" --idle 3

@@ -435,10 +435,15 @@ static int test_teardown(void)
 	CHECK_EQ(umem_port__destroy(p1), 0);
 	world_fini(a, pool);
 
-	/* The driver gave its queue back to the kernel stack: frames reach a packet socket. */
-	int fd = packet_socket(1), tx = packet_socket(0);
-	packet_send(tx, 0, 1, 7);
-	int n = packet_recv(fd, b, sizeof(b), TIMEOUT_MS);
+	/* The driver gave its queue back to the kernel stack: frames reach a packet socket. The
+	 * queues come back asynchronously (the driver restarts them), so a frame sent at once can
+	 * be lost on a slow guest: resend until one arrives, within the timeout. */
+	int fd = packet_socket(1), tx = packet_socket(0), n = -1;
+
+	for (long long end = now_ms() + TIMEOUT_MS; n <= 0 && now_ms() < end;) {
+		packet_send(tx, 0, 1, 7);
+		n = packet_recv(fd, b, sizeof(b), 200);
+	}
 	CHECK(n > 0, "%s receives nothing after the zero-copy socket is gone", ifn[1]);
 	check_frame(b, (uint32_t)n, 0, 1, 7);
 	close(fd);
