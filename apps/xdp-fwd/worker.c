@@ -498,10 +498,12 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 		err = pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_attr_destroy(&attr);
 		if (!err) {
-			char name[16];
+			char name[24];
 
-			/* top -H, perf and /proc/PID/task/TID/comm tell the workers apart. */
+			/* top -H, perf and /proc/PID/task/TID/comm tell the workers apart; the kernel
+			 * keeps 15 characters (enough below worker 100000). */
 			snprintf(name, sizeof(name), "xdp-fwd/w%u", k);
+			name[15] = '\0';
 			pthread_setname_np(w->thread, name);
 		}
 		if (err) {
