@@ -196,6 +196,7 @@ static int set_zerocopy(void *v, const char *a, char *e, size_t l)
 	c->bind = FWD_BIND_ZEROCOPY;
 	return 0;
 }
+
 static int set_idle_spin(void *v, const char *arg, char *err, size_t errlen)
 {
 	struct fwd_config *cfg = v;
@@ -203,7 +204,6 @@ static int set_idle_spin(void *v, const char *arg, char *err, size_t errlen)
 	cfg->idle_spin_auto = !strcmp(arg, "auto");
 	if (cfg->idle_spin_auto) {
 		cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
-	cfg->idle_spin_auto = true;
 		return 0;
 	}
 	return cli_parse_u32("idle-spin", arg, 0, 10000000, &cfg->idle_spin_usecs, err, errlen);

@@ -424,8 +424,13 @@ static void *worker_main(void *arg)
 			refresh_kernel_stats(w);
 			kstats_at = now;
 		}
-		if (fwd_idle_turn(&idle, precise_ns(), work) || (!work && preempted(&nivcsw))) {
+		bool sleep = fwd_idle_turn(&idle, precise_ns(), work);
+
+		if (!sleep && !work && preempted(&nivcsw)) {
 			fwd_idle_stop(&idle);
+			sleep = true;
+		}
+		if (sleep) {
 			idle_wait(w);
 			fwd_idle_woke(&idle, precise_ns());
 		}
@@ -485,6 +490,7 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 		pthread_attr_t attr;
+		char name[24];
 		int err;
 
 		pthread_attr_init(&attr);
@@ -497,15 +503,6 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 		}
 		err = pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_attr_destroy(&attr);
-		if (!err) {
-			char name[24];
-
-			/* top -H, perf and /proc/PID/task/TID/comm tell the workers apart; the kernel
-			 * keeps 15 characters (enough below worker 100000). */
-			snprintf(name, sizeof(name), "xdp-fwd/w%u", k);
-			name[15] = '\0';
-			pthread_setname_np(w->thread, name);
-		}
 		if (err) {
 			/* The workers already running wait for this count when they drain. */
 			atomic_store(&ctx->nr_running, k);
@@ -514,6 +511,11 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 			return -err;
 		}
 		w->started = true;
+		/* top -H, perf and /proc/PID/task/TID/comm tell the workers apart; the kernel
+		 * keeps 15 characters (enough below worker 100000). */
+		snprintf(name, sizeof(name), "xdp-fwd/w%u", k);
+		name[15] = '\0';
+		pthread_setname_np(w->thread, name);
 	}
 	return 0;
 }

@@ -12,6 +12,8 @@
 #   wait_for TIMEOUT_S CMD...    runs CMD every 50 ms until it succeeds; 1 after TIMEOUT_S
 #   netns_topo TOPO PREFIX       tools/topo.sh's topology named PREFIX also goes at cleanup
 #   netns_workdir VAR            a scratch folder (removed at cleanup); its path in VAR
+#   cpu_ticks STATFILE           utime + stime (clock ticks) of /proc/PID[/task/TID]/stat; 0
+#                                when it cannot be read (no such process)
 #
 # Interface names are per namespace, so short fixed names inside generated namespaces are safe.
 
@@ -89,6 +91,11 @@ netns_bg() {
 	setsid ip netns exec "$ns" "$@" &
 	NETNS_JOBS+=("$!")
 	printf -v "$__var" '%s' "$!"
+}
+
+cpu_ticks() {
+	# Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+	sed 's/^.*) //' "$1" 2>/dev/null | awk '{print $12 + $13} END {if (!NR) print 0}'
 }
 
 netns_stop() {

@@ -19,20 +19,16 @@ worker_tid() {
 }
 WTID=$(worker_tid) || fail "no thread named xdp-fwd/w0 in xdp-fwd"
 
-# utime + stime in clock ticks of /proc/PID[/task/TID]/stat (fields 14 and 15; the command
-# name in parentheses may hold spaces).
-ticks() { sed 's/^.*) //' "$1" | awk '{print $12 + $13}'; }
-
 netns_bg HOG_PID "$TOPO_MID" taskset -c 0 sh -c 'while :; do :; done'
-wait_for 5 sh -c "[ \$(sed 's/^.*) //' /proc/$HOG_PID/stat | awk '{print \$12 + \$13}') -gt 0 ]" ||
-	fail "the CPU-bound task on CPU 0 never ran"
+hog_ran() { [ "$(cpu_ticks "/proc/$HOG_PID/stat")" -gt 0 ]; }
+wait_for 5 hog_ran || fail "the CPU-bound task on CPU 0 never ran"
 
-w0=$(ticks "/proc/$FWD_PID/task/$WTID/stat")
-h0=$(ticks "/proc/$HOG_PID/stat")
+w0=$(cpu_ticks "/proc/$FWD_PID/task/$WTID/stat")
+h0=$(cpu_ticks "/proc/$HOG_PID/stat")
 # The measurement window (not a synchronization): both tasks are runnable on CPU 0 all along.
 sleep 2
-w1=$(ticks "/proc/$FWD_PID/task/$WTID/stat")
-h1=$(ticks "/proc/$HOG_PID/stat")
+w1=$(cpu_ticks "/proc/$FWD_PID/task/$WTID/stat")
+h1=$(cpu_ticks "/proc/$HOG_PID/stat")
 netns_stop "$HOG_PID"
 worker=$((w1 - w0)) hog=$((h1 - h0))
 log "CPU 0 over 2 s: spinning worker $worker ticks, CPU-bound task $hog ticks"

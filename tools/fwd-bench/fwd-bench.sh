@@ -218,9 +218,7 @@ stop_system() {
 # --- CPU accounting ---
 
 proc_ticks() { # PID: utime + stime (clock ticks), 0 without a process
-	[ -n "$1" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
-	# Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
-	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+	if [ -n "$1" ]; then cpu_ticks "/proc/$1/stat"; else echo 0; fi
 }
 softirq_ticks() { awk '/^cpu / {print $8}' /proc/stat; }
 HZ=$(getconf CLK_TCK)
