@@ -487,8 +487,8 @@ static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct u
 }
 
 /* The source of a frame an L2 flow took: recorded for userspace's MAC learning, rewritten only
- * once the record is UMEM_STEER_L2_SOURCE_NS old or the queue changed (no store per frame on a
- * line other CPUs read). */
+ * once the record is UMEM_STEER_L2_SOURCE_NS old, whatever queue the frame came on (no store
+ * per frame on a line other CPUs read, even when one source's traffic spreads over queues). */
 static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt *p, __u16 vlan, __u64 now)
 {
 	struct umem_steer_l2_source_key sk = { .ifindex = ctx->ingress_ifindex, .vlan = vlan };
@@ -496,7 +496,8 @@ static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt 
 
 	__builtin_memcpy(sk.mac, p->smac, 6);
 	v = bpf_map_lookup_elem(&steer_l2src, &sk);
-	if (v && now - v->last_ns < UMEM_STEER_L2_SOURCE_NS && v->queue == nv.queue)
+	/* Signed: another CPU may have written a later time since now was read. */
+	if (v && (__s64)(now - v->last_ns) < (__s64)UMEM_STEER_L2_SOURCE_NS)
 		return;
 	if (v)
 		*v = nv;

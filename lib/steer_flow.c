@@ -78,7 +78,7 @@ int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *m
 	return 0;
 }
 
-/* Order of the fds in struct umem_steer_flows. */
+/* Order of the fds in struct umem_steer_flows; the optional sources map last. */
 static const char *const flow_maps[] = {
 	UMEM_STEER_MAP_FLOWS, UMEM_STEER_MAP_FLOW_GATE, UMEM_STEER_MAP_FLOW_STATS, UMEM_STEER_MAP_FLOW_CONF,
 	UMEM_STEER_MAP_DEVS, UMEM_STEER_MAP_L2_SOURCES,
@@ -87,7 +87,7 @@ static const char *const flow_maps[] = {
 
 struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 {
-	int prog_fd = umem_steer__prog_fd(s), fds[NR_FLOW_MAPS] = { -1, -1, -1, -1, -1, -1 }, err;
+	int prog_fd = umem_steer__prog_fd(s), fds[NR_FLOW_MAPS], err;
 	uint32_t max[NR_FLOW_MAPS] = { 0 };
 	struct umem_steer_flows *f;
 
@@ -95,6 +95,8 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 		errno = EINVAL;
 		return NULL;
 	}
+	for (size_t k = 0; k < NR_FLOW_MAPS; k++)
+		fds[k] = -1;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -121,7 +123,9 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
 	f->l2src_fd = fds[5];
 	f->max = max[0];
-	for (size_t k = 0; k < NR_FLOW_MAPS && !err; k++) {
+	/* The sources map is optional (-EOPNOTSUPP from umem_steer_flows__l2_sources): a program
+	 * from a build before it still has a flow table. */
+	for (size_t k = 0; k < NR_FLOW_MAPS - 1 && !err; k++) {
 		if (fds[k] < 0) {
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
 				flow_maps[k]);
@@ -371,12 +375,23 @@ int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_sourc
 
 	if (!f || !fn)
 		return -EINVAL;
-	for (void *prev = NULL; !bpf_map_get_next_key(f->l2src_fd, prev, &next); prev = &k) {
+	if (f->l2src_fd < 0)
+		return -EOPNOTSUPP; /* a program from before the map */
+	/* The next key is taken before the callback, and the walk is bounded: under LRU churn a
+	 * key evicted meanwhile restarts get_next_key from the first one. */
+	if (bpf_map_get_next_key(f->l2src_fd, NULL, &next))
+		return 0;
+	for (uint32_t i = 0; i < UMEM_STEER_MAX_L2_SOURCES; i++) {
+		bool last;
+
 		k = next;
-		if (bpf_map_lookup_elem(f->l2src_fd, &k, &v))
-			continue; /* evicted meanwhile */
-		n++;
-		if (fn(&k, &v, arg))
+		last = bpf_map_get_next_key(f->l2src_fd, &k, &next) != 0;
+		if (!bpf_map_lookup_elem(f->l2src_fd, &k, &v)) {
+			n++;
+			if (fn(&k, &v, arg))
+				break;
+		}
+		if (last)
 			break;
 	}
 	return n;
@@ -393,7 +408,7 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 		bpf_map_delete_elem(f->flows_fd, &k);
 		bpf_map_delete_elem(f->gate_fd, &k);
 	}
-	for (struct umem_steer_l2_source_key k; !bpf_map_get_next_key(f->l2src_fd, NULL, &k);)
+	for (struct umem_steer_l2_source_key k; f->l2src_fd >= 0 && !bpf_map_get_next_key(f->l2src_fd, NULL, &k);)
 		bpf_map_delete_elem(f->l2src_fd, &k);
 	if ((err = conf_read(f, &c)))
 		return err;

@@ -90,6 +90,10 @@ void l2_learn(struct l2_table *t, const uint8_t mac[6], int32_t port, uint64_t n
 		if (key && KEY_MAC(key) == mac_k) {
 			if (key == want && alive && (int64_t)(now_ns - seen) < (int64_t)L2_REFRESH_NS)
 				return;
+			/* A sighting older than the entry's (the program's records of offloaded
+			 * traffic are up to 100 ms old) never moves it back. */
+			if (key != want && alive && (int64_t)(now_ns - seen) < 0)
+				return;
 			atomic_store_explicit(&e->seen_ns, now_ns, memory_order_relaxed);
 			if (key != want &&
 			    !atomic_compare_exchange_strong_explicit(&e->key, &key, want, memory_order_release,

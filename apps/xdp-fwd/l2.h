@@ -47,7 +47,7 @@ int l2_table_init(struct l2_table *t, uint32_t size, uint64_t aging_ns);
 void l2_table_fini(struct l2_table *t);
 
 /* A frame from mac arrived on port (0..65534) at now_ns. Multicast/broadcast sources are
- * ignored. */
+ * ignored, and so is a sighting on another port older than the entry's last one. */
 void l2_learn(struct l2_table *t, const uint8_t mac[6], int32_t port, uint64_t now_ns);
 /* The port behind mac, or L2_NO_PORT (unknown, aged out, or a group address: flood). */
 int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_ns);

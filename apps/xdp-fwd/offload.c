@@ -17,6 +17,8 @@
 #define OFF_PROBE 8u
 #define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
 #define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
+/* l2 sources: a record at most this old is a MAC still sending (rewritten every 100 ms). */
+#define OFF_SOURCE_FRESH_NS (UMEM_STEER_L2_SOURCE_NS + OFF_HOUSEKEEP_NS)
 
 enum off_state { OFF_FREE, OFF_COUNTING, OFF_ARMING, OFF_OFFLOADED, OFF_REFUSED };
 
@@ -65,6 +67,7 @@ struct fwd_offload {
 	uint64_t lost_before[FWD_MAX_PORTS];
 	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
 	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
+	uint64_t sources_at; /* the last walk of the l2 sources (under lock) */
 	/* What the programs of interfaces that were replaced had counted. */
 	struct umem_steer_counter gone[FWD_MAX_PORTS][UMEM_STEER_FS_NR];
 };
@@ -379,20 +382,24 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 
 /* Frames every interface sent (rtnetlink link stats, this namespace), by interface. A veth counts
  * the frames redirected into it and delivered to its peer there, beside what sockets sent. */
-static void read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
+static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
 {
 	struct ifaddrs *ifa, *i;
+	uint64_t found = 0; /* bit f: interface f was there */
 
 	if (getifaddrs(&ifa))
-		return;
+		return 0;
 	for (i = ifa; i; i = i->ifa_next) {
 		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || !i->ifa_data)
 			continue;
 		for (uint32_t f = 0; f < nr_ifaces; f++)
-			if (off->ifindex[f] == if_nametoindex(i->ifa_name))
+			if (off->ifindex[f] && off->ifindex[f] == if_nametoindex(i->ifa_name)) {
 				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_packets;
+				found |= 1ull << f;
+			}
 	}
 	freeifaddrs(ifa);
+	return found;
 }
 
 /* Frames the steering programs redirected towards interface f: with two interfaces, all that
@@ -426,7 +433,7 @@ static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 static void check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
-	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS];
+	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found;
 
 	if (ctx->nr_ifaces != 2)
 		return;
@@ -435,13 +442,21 @@ static void check_targets(struct fwd_ctx *ctx)
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		rs[f] = redirected_to(ctx, f);
 	memcpy(tx, off->tx0, sizeof(tx));
-	read_tx_packets(off, ctx->nr_ifaces, tx);
+	found = read_tx_packets(off, ctx->nr_ifaces, tx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t r = rs[f] - off->redirected0[f], sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
-		uint64_t delivered = sent > u ? sent - u : 0, lost = r > delivered ? r - delivered : 0;
-		uint64_t dr = r - off->redirected_seen[f], dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
+		uint64_t r, sent, u, delivered, lost, dr, dl;
 
-		atomic_store(&off->lost[f], off->lost_before[f] + lost);
+		if (!(found & (1ull << f)))
+			continue; /* gone (maybe not yet seen gone by the main thread): no count */
+		r = rs[f] - off->redirected0[f];
+		sent = tx[f] - off->tx0[f];
+		u = user_tx(ctx, f) - off->user_tx0[f];
+		delivered = sent > u ? sent - u : 0;
+		lost = r > delivered ? r - delivered : 0;
+		dr = r - off->redirected_seen[f];
+		dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
+		if (off->lost_before[f] + lost > atomic_load(&off->lost[f]))
+			atomic_store(&off->lost[f], off->lost_before[f] + lost); /* a count never goes back */
 		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
 		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
 			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
@@ -471,7 +486,9 @@ static int source_seen(const struct umem_steer_l2_source_key *key, const struct 
 
 	for (f = 0; f < ctx->nr_ifaces && ctx->off->ifindex[f] != key->ifindex; f++)
 		;
-	if (f == ctx->nr_ifaces || age >= sw->now)
+	/* A source still sending was rewritten within the last 100 ms; an older record is a MAC
+	 * that stopped (or moved) and must age out, not be refreshed. */
+	if (f == ctx->nr_ifaces || age > OFF_SOURCE_FRESH_NS || age >= sw->now)
 		return 0;
 	known = l2_lookup(&ctx->l2, key->mac, sw->now);
 	if (known != L2_NO_PORT && ctx->ports[known].iface == f) {
@@ -493,6 +510,9 @@ static void refresh_sources(struct fwd_ctx *ctx, uint64_t now)
 {
 	struct source_walk sw = { .ctx = ctx, .now = now, .know = umem_steer_flows__now_ns() };
 
+	if (now - ctx->off->sources_at < OFF_HOUSEKEEP_NS)
+		return; /* once per period, whichever worker comes first */
+	ctx->off->sources_at = now;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (ctx->off->main_flows[f])
 			umem_steer_flows__l2_sources(ctx->off->main_flows[f], source_seen, &sw);
@@ -567,6 +587,8 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 static void loss_epoch(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
+
+	check_targets(ctx); /* the epoch ends on counts read now */
 
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		off->lost_before[f] = atomic_load(&off->lost[f]);

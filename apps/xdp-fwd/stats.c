@@ -102,7 +102,7 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 		any = true;
 	}
-	if (cur->offload.installed || cur->offload.full || cur->offload.refused) {
+	if (cur->offload.installed || cur->offload.full || cur->offload.refused || cur->offload.lost) {
 		const struct fwd_offload_sample *a = &prev->offload, *b = &cur->offload;
 
 		fprintf(out, "  offload %spps %sbit/s flows %llu", fwd_fmt_si(rxp, sizeof(rxp), rate(a->packets, b->packets, dt)),

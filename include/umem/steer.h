@@ -196,7 +196,8 @@ typedef int (*umem_steer_l2_source_fn)(const struct umem_steer_l2_source_key *ke
 /* Calls fn for every source MAC the program saw on frames it forwarded by an L2 flow, with the
  * time and RX queue of the latest (at most UMEM_STEER_L2_SOURCE_NS old while the source sends):
  * those frames never reach userspace, so a learning bridge refreshes its table from this.
- * Returns how many it visited, or negative errno. */
+ * Returns how many it visited, or negative errno (-EOPNOTSUPP: a program built before the
+ * sources were recorded). */
 UMEM_API int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_source_fn fn, void *arg);
 /* Deletes every flow (and every recorded L2 source). */
 UMEM_API int umem_steer_flows__clear(struct umem_steer_flows *f);

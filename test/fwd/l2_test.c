@@ -34,6 +34,10 @@ static void test_learn_lookup_move(void)
 	CHECK_EQ(t.stats.learned, 1);
 	CHECK_EQ(t.stats.moved, 1);
 	CHECK_EQ(l2_count(&t, 2), 1);
+	/* A sighting older than the entry's on another port (a stale report) does not move it. */
+	l2_learn(&t, a, 3, 1);
+	CHECK_EQ(l2_lookup(&t, a, 2), 5);
+	CHECK_EQ(t.stats.moved, 1);
 	l2_table_fini(&t);
 }
 

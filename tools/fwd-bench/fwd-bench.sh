@@ -273,13 +273,15 @@ run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
 	awk -v p="$((p1 - p0))" -v hz="$HZ" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f\n", 100 * p / hz / (t1 - t0) }'
 }
 
-# accounting WHAT: ',"unaccounted":N' for a udp64 sample through xdp-fwd, N = frames the
+# accounting WHAT: sets ACCOUNTING to ',"unaccounted":N' for a udp64 sample through xdp-fwd
+# (runs in this shell, so that its notes reach the summary), N = frames the
 # generator sent - frames the sink received - the drops that were counted: xdp-fwd's (every
 # drop counter of its exit totals and the offload's "lost"; not xsk_fill_empty, which in copy
 # mode counts frames xsk_rx_dropped already counts) and the sink socket's kernel counters. A
 # note when N is not 0.
 accounting() {
 	local sent recv sink_drops fwd_drops n
+	ACCOUNTING=""
 	sent=$(grep -o '"frames":[0-9]*' "$LOG.gen" | head -1 | cut -d: -f2)
 	recv=$(grep -o '"frames":[0-9]*' "$LOG.sink" | head -1 | cut -d: -f2)
 	sink_drops=$(grep -o '"rx_dropped":[0-9]*\|"rx_ring_full":[0-9]*' "$LOG.sink" | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
@@ -287,10 +289,11 @@ accounting() {
 		t { for (i = 1; i < NF; i++) { k = $i; sub(/:$/, "", k)
 			if (k ~ /^(tx_full|no_port|invalid|xsk_rx_dropped|xsk_rx_ring_full|xsk_rx_invalid|xsk_tx_invalid|down|lost)$/) { v = $(i + 1); sub(/,$/, "", v); s += v } } }
 		END {print s + 0}' "$LOG.fwd")
-	[ -n "$sent" ] && [ -n "$recv" ] || { note "$1: no generator or sink report"; return; }
+	# Without a report the sample counts as not exact (null) in the summary.
+	[ -n "$sent" ] && [ -n "$recv" ] || { ACCOUNTING=',"unaccounted":null'; note "$1: no generator or sink report"; return; }
 	n=$((sent - recv - sink_drops - fwd_drops))
 	[ "$n" = 0 ] || note "$1: $n frames unaccounted ($sent sent, $recv received, $sink_drops dropped at the sink, $fwd_drops counted by xdp-fwd)"
-	printf ',"unaccounted":%s' "$n"
+	ACCOUNTING=$(printf ',"unaccounted":%s' "$n")
 }
 
 # sample REP WORKLOAD SYSTEM
@@ -326,7 +329,10 @@ sample() {
 		extra=$(printf ',"slow_allocs":%s,"frames_out":%s' "$slow" "${out:-null}")
 		[ "$slow" = 0 ] && [ "${out:-x}" = 0 ] ||
 			note "$wl/$sys repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
-		[ "$wl" != udp64 ] || extra=$extra$(accounting "$wl/$sys repeat $rep")
+		if [ "$wl" = udp64 ]; then
+			accounting "$wl/$sys repeat $rep"
+			extra=$extra$ACCOUNTING
+		fi
 	fi
 	if [ "$wl" = udp64 ]; then
 		extra=$extra$(printf ',"sent_mpps":%s,"loss_pct":%s' \
