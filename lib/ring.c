@@ -10,8 +10,9 @@ int umem__ring_init(struct umem_ring *r, uint32_t size)
 	if (!r->slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < size; i++)
-		atomic_init(&r->slots[i], UMEM_RING_EMPTY);
+		atomic_init(&r->slots[i], 0); /* tag 0: no lap's */
 	atomic_init(&r->prod_head, 0);
+	atomic_init(&r->cons_seen, 0);
 	atomic_init(&r->cons_pub, 0);
 	atomic_init(&r->cons_lock, 0);
 	r->cons = 0;
@@ -30,23 +31,38 @@ void umem__ring_fini(struct umem_ring *r)
  * *pos, or -ESHUTDOWN once the ring is closed. The slots must then be published. */
 int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
 {
+	/* cons_seen before prod_head: every position the consumer passed was reserved, so the
+	 * head read next is at least cons and head - cons never wraps. Acquire pairs with the
+	 * release store below by the producer that read it from cons_pub, and through that with
+	 * the consumer's release store of cons_pub: the slots we are about to overwrite have been
+	 * read by the consumer. */
+	uint64_t cons = atomic_load_explicit(&r->cons_seen, memory_order_acquire);
 	uint64_t head = atomic_load_explicit(&r->prod_head, memory_order_relaxed);
+	bool fresh = false;
 	uint32_t k;
 
 	for (;;) {
 		if (head & UMEM_RING_DEAD)
 			return -ESHUTDOWN;
-		/* Acquire pairs with the consumer's release store of cons_pub: the slots we are about
-		 * to overwrite have been read by the consumer. */
-		uint64_t cons = atomic_load_explicit(&r->cons_pub, memory_order_acquire);
-		uint64_t room = r->size - (head - cons);
+		/* A cons_seen that another producer's older read overwrote can trail the head by
+		 * more than the ring: no room by it. */
+		uint64_t used = head - cons, room = used < r->size ? r->size - used : 0;
 
+		if (room < n && !fresh) {
+			/* Acquire pairs with the consumer's release store of cons_pub. */
+			cons = atomic_load_explicit(&r->cons_pub, memory_order_acquire);
+			atomic_store_explicit(&r->cons_seen, cons, memory_order_release);
+			head = atomic_load_explicit(&r->prod_head, memory_order_relaxed);
+			fresh = true;
+			continue;
+		}
 		k = n < room ? n : (uint32_t)room;
 		if (!k)
 			return 0;
 		if (atomic_compare_exchange_weak_explicit(&r->prod_head, &head, head + k,
 							  memory_order_relaxed, memory_order_relaxed))
 			break;
+		fresh = false; /* others reserved meanwhile: the consumer may have moved too */
 	}
 	*pos = head;
 	return (int)k;
@@ -55,6 +71,14 @@ int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
 /* Publishes k reserved slots from pos. Once the last one is stored the consumer may take the
  * pages, and a closed ring's pool may then be freed: nothing of the ring (or its pool) may be
  * touched after this returns. */
+/* The tag of the address published at pos: which lap of the ring it is on, by parity. The slot
+ * at pos holds the tag of pos - size until it is published, since producers reserve at most
+ * one lap ahead of the consumer. */
+static inline uint64_t ring_lap(const struct umem_ring *r, uint64_t pos)
+{
+	return pos & r->size ? 2 : 1;
+}
+
 void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs, uint32_t k)
 {
 	_Atomic uint64_t *slots = r->slots;
@@ -63,7 +87,8 @@ void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs
 	/* Release pairs with the consumer's acquire load of the slot: the page's last writes
 	 * (its refcount at rest) are visible with the address. */
 	for (uint32_t i = 0; i < k; i++)
-		atomic_store_explicit(&slots[(pos + i) & mask], addrs[i], memory_order_release);
+		atomic_store_explicit(&slots[(pos + i) & mask], addrs[i] | ring_lap(r, pos + i),
+				      memory_order_release);
 }
 
 static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
@@ -72,18 +97,14 @@ static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
 	uint32_t k = 0;
 
 	while (k < max) {
-		_Atomic uint64_t *s = &r->slots[c & r->mask];
 		/* Acquire pairs with the producer's release store of the address. A slot not yet
-		 * published still holds EMPTY: every older address was taken before cons_pub let a
-		 * producer reserve it again. */
-		uint64_t a = atomic_load_explicit(s, memory_order_acquire);
+		 * published still holds the previous lap's tag (or 0): every older address was
+		 * taken before cons_pub let a producer reserve it again. */
+		uint64_t a = atomic_load_explicit(&r->slots[c & r->mask], memory_order_acquire);
 
-		if (a == UMEM_RING_EMPTY)
+		if ((a & UMEM_RING_LAP) != ring_lap(r, c))
 			break;
-		/* Ordered before the producers' next write of this slot by the release store of
-		 * cons_pub below, which they acquire before reserving it. */
-		atomic_store_explicit(s, UMEM_RING_EMPTY, memory_order_relaxed);
-		addrs[k++] = a;
+		addrs[k++] = a & ~UMEM_RING_LAP;
 		c++;
 	}
 	if (k) {
