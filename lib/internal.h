@@ -52,27 +52,28 @@ struct umem_area {
 	_Atomic uint64_t *track;         /* debug: one entry per UMEM_FRAG_ALIGN granule */
 };
 
-/* Multi-producer, single-consumer ring of page addresses. Lock-free for producers: a slot is
- * reserved by CAS on prod_head, then published by storing the address into it, tagged in its
- * low bits (free: every address in the ring is a page base) with the lap of its position. The
- * consumer takes a slot whose tag is its position's lap and writes nothing back, so a slot is
- * one word, a cache line moves 8 pages between the threads and only the producer writes it.
- * A producer preempted between reserving and publishing only delays the consumer at that
- * slot; it blocks no other producer.
- * The top bit of prod_head marks a ring closed by its pool's destruction. */
+/* Multi-producer, single-consumer ring of addresses. Lock-free for producers: a slot is
+ * reserved by CAS on prod_head, then published by storing the address into it; the consumer
+ * takes it and stores UMEM_RING_EMPTY back (no address is ever UINT64_MAX), so a slot is one
+ * word and a cache line moves 8 pages between the threads. A producer preempted between the
+ * two only delays the consumer at that slot; it blocks no other producer.
+ * The top bit of prod_head marks a ring closed by its pool's destruction.
+ * The indexes sit on lines of their own, so that a batch moves only the slots between the
+ * threads: producers cache the consumer's position they last read (cons_seen) and read the
+ * consumer's line only when the ring looks full by it. */
 #define UMEM_RING_DEAD (1ull << 63)
-#define UMEM_RING_LAP 3ull /* the tag bits of a slot: 0 never published, else 1 + lap parity */
+#define UMEM_RING_EMPTY UINT64_MAX
 struct umem_ring {
-	/* The producers' line: written by every reserve, read by no consumer. cons_seen is a
-	 * cons_pub some producer read, so a producer reads the consumer's line only when the
-	 * ring looks full by it (a stale value only underestimates the room). */
+	/* The producers' line: every reserve writes it; the owner's refill never reads it.
+	 * cons_seen is a cons_pub some producer read: it trails cons_pub, so it can only
+	 * underestimate the room. */
 	_Atomic uint64_t prod_head __attribute__((aligned(UMEM_CACHELINE)));
 	_Atomic uint64_t cons_seen;
 	/* Read-only once created: shared by both sides' caches, never moved between them. */
 	uint32_t size __attribute__((aligned(UMEM_CACHELINE)));
 	uint32_t mask;
-	_Atomic uint64_t *slots; /* a page address | its position's lap tag */
-	/* The consumer's line: the owner's refill writes it; producers read it only to refresh
+	_Atomic uint64_t *slots; /* an address, or UMEM_RING_EMPTY */
+	/* The consumer's line: the refill writes it; producers read it only to refresh
 	 * cons_seen. */
 	_Atomic uint64_t cons_pub __attribute__((aligned(UMEM_CACHELINE))); /* consumer position, published */
 	uint64_t cons;  /* consumer position, consumer only */
@@ -115,14 +116,6 @@ UMEM_PRIVATE uint32_t umem__ring_pop(struct umem_ring *r, uint64_t *addrs, uint3
 UMEM_PRIVATE uint64_t umem__ring_left(const struct umem_ring *r, uint64_t end);
 UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
-
-/* Asks for the cache line of p in a writable state ahead of a write, so the misses on the page
- * structs of a batch (lines the other side of a cross-thread return last wrote) overlap
- * instead of running one after another. */
-static inline void umem__prefetch_w(const void *p)
-{
-	__builtin_prefetch(p, 1, 3);
-}
 
 /* area.c */
 UMEM_PRIVATE void umem__area_outside(struct umem_area *a, uint64_t addr, const char *what)

@@ -240,9 +240,6 @@ static void pool_refill(struct umem_pool *p)
 		umem__ring_unlock(&p->ring);
 	}
 	if (n) {
-		/* Each page's count is written when it is handed out: fetch them together now. */
-		for (uint32_t i = 0; i < n; i++)
-			umem__prefetch_w(&f->pages[f->cache[f->count + i] >> f->page_shift]);
 		f->count += n;
 		UMEM__STAT(f, alloc_refill, 1);
 		return;
@@ -580,11 +577,6 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	struct umem_pool *run_owner = NULL;
 	uint32_t run_len = 0;
 
-	/* Every page struct of the batch is read and written below; fetch them all first. An
-	 * address outside the area is reported by the loop. */
-	for (uint32_t i = 0; i < n; i++)
-		if (umem_likely(addrs[i] < a->f.size))
-			umem__prefetch_w(&a->f.pages[addrs[i] >> a->f.page_shift]);
 	for (uint32_t i = 0, k; i < n; i += k) {
 		uint64_t addr = addrs[i];
 		struct umem_page *pg = umem__area_page(a, addr, "put");

@@ -10,7 +10,7 @@ int umem__ring_init(struct umem_ring *r, uint32_t size)
 	if (!r->slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < size; i++)
-		atomic_init(&r->slots[i], 0); /* tag 0: no lap's */
+		atomic_init(&r->slots[i], UMEM_RING_EMPTY);
 	atomic_init(&r->prod_head, 0);
 	atomic_init(&r->cons_seen, 0);
 	atomic_init(&r->cons_pub, 0);
@@ -71,14 +71,6 @@ int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
 /* Publishes k reserved slots from pos. Once the last one is stored the consumer may take the
  * pages, and a closed ring's pool may then be freed: nothing of the ring (or its pool) may be
  * touched after this returns. */
-/* The tag of the address published at pos: which lap of the ring it is on, by parity. The slot
- * at pos holds the tag of pos - size until it is published, since producers reserve at most
- * one lap ahead of the consumer. */
-static inline uint64_t ring_lap(const struct umem_ring *r, uint64_t pos)
-{
-	return pos & r->size ? 2 : 1;
-}
-
 void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs, uint32_t k)
 {
 	_Atomic uint64_t *slots = r->slots;
@@ -87,8 +79,7 @@ void umem__ring_publish(struct umem_ring *r, uint64_t pos, const uint64_t *addrs
 	/* Release pairs with the consumer's acquire load of the slot: the page's last writes
 	 * (its refcount at rest) are visible with the address. */
 	for (uint32_t i = 0; i < k; i++)
-		atomic_store_explicit(&slots[(pos + i) & mask], addrs[i] | ring_lap(r, pos + i),
-				      memory_order_release);
+		atomic_store_explicit(&slots[(pos + i) & mask], addrs[i], memory_order_release);
 }
 
 static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
@@ -97,14 +88,18 @@ static uint32_t ring_take(struct umem_ring *r, uint64_t *addrs, uint32_t max)
 	uint32_t k = 0;
 
 	while (k < max) {
+		_Atomic uint64_t *s = &r->slots[c & r->mask];
 		/* Acquire pairs with the producer's release store of the address. A slot not yet
-		 * published still holds the previous lap's tag (or 0): every older address was
-		 * taken before cons_pub let a producer reserve it again. */
-		uint64_t a = atomic_load_explicit(&r->slots[c & r->mask], memory_order_acquire);
+		 * published still holds EMPTY: every older address was taken before cons_pub let a
+		 * producer reserve it again. */
+		uint64_t a = atomic_load_explicit(s, memory_order_acquire);
 
-		if ((a & UMEM_RING_LAP) != ring_lap(r, c))
+		if (a == UMEM_RING_EMPTY)
 			break;
-		addrs[k++] = a & ~UMEM_RING_LAP;
+		/* Ordered before the producers' next write of this slot by the release store of
+		 * cons_pub below, which they acquire before reserving it. */
+		atomic_store_explicit(s, UMEM_RING_EMPTY, memory_order_relaxed);
+		addrs[k++] = a;
 		c++;
 	}
 	if (k) {
