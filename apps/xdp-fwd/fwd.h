@@ -104,6 +104,12 @@ struct fwd_config {
 	bool reattach;
 };
 
+/* Rules and offload both need the steering program in front of the sockets. */
+static inline bool fwd_wants_steering(const struct fwd_config *cfg)
+{
+	return cfg->nr_rules || cfg->offload_after;
+}
+
 #define FWD_IDLE_SPIN_DEFAULT 50u /* µs: the window of --idle-spin auto (the default) */
 
 /* options.c */

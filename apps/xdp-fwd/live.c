@@ -5,6 +5,7 @@
 
 #include "linkwatch.h"
 #include "live.h"
+#include "offload.h"
 #include "privs.h"
 #include "rules.h"
 
@@ -50,10 +51,12 @@ static void close_iface(struct fwd_ctx *ctx, uint32_t first, bool keep_steering)
 {
 	const char *ifname = ctx->cfg->ports[first].ifname;
 
-	if (keep_steering)
+	if (keep_steering) {
 		fwd_steer_sockets(ctx, first, false);
-	else
+	} else {
+		fwd_offload_iface_down(ctx, ctx->ports[first].iface);
 		fwd_close_steering(ctx, first);
+	}
 	for (uint32_t i = first; i < ctx->nr_ports; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
 			fwd_close_port(ctx, i);
@@ -68,8 +71,9 @@ static int open_iface(struct fwd_ctx *ctx, uint32_t first)
 	for (uint32_t i = first; i < ctx->nr_ports && !err; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
 			err = fwd_open_port(ctx, i);
-	if (!err && ctx->cfg->nr_rules)
-		err = ctx->steer[first] ? fwd_steer_sockets(ctx, first, true) : fwd_open_steering(ctx, first);
+	if (!err && fwd_wants_steering(ctx->cfg))
+		err = ctx->steer[first] ? fwd_steer_sockets(ctx, first, true) :
+		      fwd_open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
 	if (err)
 		close_iface(ctx, first, false);
 	return err;

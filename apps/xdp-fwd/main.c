@@ -157,7 +157,7 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 
 	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
 		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
-	if (cfg->nr_rules || cfg->offload_after)
+	if (fwd_wants_steering(cfg))
 		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
 	opts.xdp_attach = cfg->xdp_attach;
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
@@ -424,7 +424,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		if (err)
 			return err;
 	}
-	if (cfg->nr_rules || cfg->offload_after) {
+	if (fwd_wants_steering(cfg)) {
 		err = attach_steering(ctx);
 		if (err)
 			return err;

@@ -58,9 +58,15 @@ struct fwd_offload {
 	/* Redirect targets that drop what they get (a veth whose peer has neither GRO nor XDP). */
 	_Atomic bool bad_target[FWD_MAX_PORTS];
 	pthread_mutex_t lock;      /* the target check, one worker at a time */
-	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS]; /* at start */
+	/* The loss count compares counters that restart when an interface or its program is
+	 * replaced, so it runs in epochs: what the interfaces and programs said at the start of
+	 * this one, and what was lost before it. */
+	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS], redirected0[FWD_MAX_PORTS];
+	uint64_t lost_before[FWD_MAX_PORTS];
 	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
 	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
+	/* What the programs of interfaces that were replaced had counted. */
+	struct umem_steer_counter gone[FWD_MAX_PORTS][UMEM_STEER_FS_NR];
 };
 
 static void bump(_Atomic uint64_t *c)
@@ -213,7 +219,7 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	if (atomic_load_explicit(&ctx->off->bad_target[to], memory_order_relaxed))
 		return false;
 	*ifindex = ctx->off->ifindex[to];
-	return true;
+	return *ifindex != 0; /* 0: the interface is gone */
 }
 
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
@@ -431,11 +437,11 @@ static void check_targets(struct fwd_ctx *ctx)
 	memcpy(tx, off->tx0, sizeof(tx));
 	read_tx_packets(off, ctx->nr_ifaces, tx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t r = rs[f], sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
+		uint64_t r = rs[f] - off->redirected0[f], sent = tx[f] - off->tx0[f], u = user_tx(ctx, f) - off->user_tx0[f];
 		uint64_t delivered = sent > u ? sent - u : 0, lost = r > delivered ? r - delivered : 0;
 		uint64_t dr = r - off->redirected_seen[f], dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
 
-		atomic_store(&off->lost[f], lost);
+		atomic_store(&off->lost[f], off->lost_before[f] + lost);
 		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
 		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
 			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
@@ -508,59 +514,138 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 
 /* ---- set-up and stats ---- */
 
-int fwd_offload_init(struct fwd_ctx *ctx)
+/* A new epoch of the loss count (struct fwd_offload): every interface's counters as they are. */
+static void loss_epoch(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		off->lost_before[f] = atomic_load(&off->lost[f]);
+		off->redirected0[f] = redirected_to(ctx, f);
+		off->user_tx0[f] = user_tx(ctx, f);
+		off->redirected_seen[f] = 0;
+		off->lost_seen[f] = 0;
+	}
+	memset(off->tx0, 0, sizeof(off->tx0));
+	read_tx_packets(off, ctx->nr_ifaces, off->tx0);
+}
+
+/* Interface f's flow table handles, on the steering program that port first attached. */
+static int open_flows(struct fwd_ctx *ctx, uint32_t f, uint32_t first)
 {
 	const struct fwd_config *cfg = ctx->cfg;
+	struct fwd_offload *off = ctx->off;
+	int err;
+
+	off->first_port[f] = first;
+	off->ifindex[f] = (uint32_t)umem_port__ifindex(ctx->ports[first].port);
+	off->main_flows[f] = umem_steer_flows__open(ctx->steer[first]);
+	if (!off->main_flows[f]) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: offload: %s: no flow table: %s\n", cfg->ports[first].ifname,
+			strerror(-err));
+		return err;
+	}
+	umem_steer_flows__clear(off->main_flows[f]);
+	if (cfg->offload_max) {
+		err = umem_steer_flows__set_limit(off->main_flows[f], cfg->offload_max);
+		if (err) {
+			fprintf(stderr, "xdp-fwd: --offload-max %u: %s\n", cfg->offload_max, strerror(-err));
+			return err;
+		}
+	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		off->w[k].flows[f] = umem_steer_flows__open(ctx->steer[first]);
+		if (!off->w[k].flows[f])
+			return -errno;
+	}
+	atomic_store(&off->bad_target[f], false);
+	return 0;
+}
+
+static void close_flows(struct fwd_offload *off, uint32_t f)
+{
+	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
+		umem_steer_flows__close(off->w[k].flows[f]);
+		off->w[k].flows[f] = NULL;
+	}
+	umem_steer_flows__close(off->main_flows[f]);
+	off->main_flows[f] = NULL;
+	off->ifindex[f] = 0;
+}
+
+int fwd_offload_init(struct fwd_ctx *ctx)
+{
 	struct fwd_offload *off;
 
-	if (!cfg->offload_after)
+	if (!ctx->cfg->offload_after)
 		return 0;
 	off = calloc(1, sizeof(*off));
 	if (!off)
 		return -ENOMEM;
 	ctx->off = off;
 	pthread_mutex_init(&off->lock, NULL);
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		uint32_t f = ctx->ports[i].iface;
-
-		if (ctx->steer[i]) {
-			off->first_port[f] = i;
-			off->ifindex[f] = (uint32_t)umem_port__ifindex(ctx->ports[i].port);
-			off->main_flows[f] = umem_steer_flows__open(ctx->steer[i]);
-			if (!off->main_flows[f]) {
-				int err = -errno;
-
-				fprintf(stderr, "xdp-fwd: offload: %s: no flow table: %s\n", cfg->ports[i].ifname,
-					strerror(-err));
-				return err;
-			}
-			umem_steer_flows__clear(off->main_flows[f]);
-			if (cfg->offload_max) {
-				int err = umem_steer_flows__set_limit(off->main_flows[f], cfg->offload_max);
-
-				if (err) {
-					fprintf(stderr, "xdp-fwd: --offload-max %u: %s\n", cfg->offload_max, strerror(-err));
-					return err;
-				}
-			}
-		}
-	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		struct off_worker *ow = &off->w[k];
-
-		ow->slots = calloc(OFF_SLOTS, sizeof(*ow->slots));
-		if (!ow->slots)
+		off->w[k].slots = calloc(OFF_SLOTS, sizeof(*off->w[k].slots));
+		if (!off->w[k].slots)
 			return -ENOMEM;
-		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-			ow->flows[f] = umem_steer_flows__open(ctx->steer[off->first_port[f]]);
-			if (!ow->flows[f])
-				return -errno;
+	}
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		int err = ctx->steer[i] ? open_flows(ctx, ctx->ports[i].iface, i) : 0;
+
+		if (err)
+			return err;
+	}
+	loss_epoch(ctx);
+	return 0;
+}
+
+void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
+{
+	struct fwd_offload *off = ctx->off;
+	uint64_t now = fwd_now_ns();
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+
+	if (!off || !off->main_flows[f])
+		return;
+	if (!umem_steer_flows__counters(off->main_flows[f], c))
+		for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
+			off->gone[f][s].packets += c[s].packets;
+			off->gone[f][s].bytes += c[s].bytes;
+		}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct fwd_worker *w = &ctx->workers[k];
+
+		for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+			struct off_flow *e = &off->w[k].slots[s];
+			bool installed = e->state == OFF_ARMING || e->state == OFF_OFFLOADED;
+
+			if (e->state == OFF_FREE)
+				continue;
+			if (ctx->ports[e->in].iface == f) {
+				to_counting(w, e, now, false); /* its table goes with the program */
+				e->state = OFF_FREE;
+			} else if (installed && ctx->ports[e->out].iface == f) {
+				to_counting(w, e, now, true); /* the kernel dropped its devmap entry */
+			}
 		}
 	}
-	read_tx_packets(off, ctx->nr_ifaces, off->tx0);
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		off->user_tx0[f] = user_tx(ctx, f);
-	return 0;
+	close_flows(off, f);
+	loss_epoch(ctx);
+}
+
+int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first)
+{
+	uint32_t f = ctx->ports[first].iface;
+	int err;
+
+	if (!ctx->off || !ctx->steer[first])
+		return 0;
+	err = open_flows(ctx, f, first);
+	if (err)
+		close_flows(ctx->off, f);
+	loss_epoch(ctx);
+	return err;
 }
 
 void fwd_offload_fini(struct fwd_ctx *ctx)
@@ -569,13 +654,10 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 
 	if (!off)
 		return;
-	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
+	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++)
 		free(off->w[k].slots);
-		for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
-			umem_steer_flows__close(off->w[k].flows[f]);
-	}
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
-		umem_steer_flows__close(off->main_flows[f]);
+		close_flows(off, f);
 	pthread_mutex_destroy(&off->lock);
 	free(off);
 	ctx->off = NULL;
@@ -584,22 +666,26 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out)
 {
 	struct fwd_offload *off = ctx->off;
-	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+	struct umem_steer_counter c[UMEM_STEER_FS_NR], now[UMEM_STEER_FS_NR];
 	uint32_t f = ctx->ports[port].iface;
 	struct off_iface_counters *k;
 
 	*out = (struct fwd_offload_sample){ 0 };
-	if (!off || off->first_port[f] != port || !off->main_flows[f])
+	if (!off || off->first_port[f] != port)
 		return;
-	if (!umem_steer_flows__counters(off->main_flows[f], c)) {
+	memcpy(c, off->gone[f], sizeof(c));
+	if (off->main_flows[f] && !umem_steer_flows__counters(off->main_flows[f], now))
 		for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-			if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
-				continue; /* those went to userspace: counted in rx */
-			out->packets += c[s].packets;
-			out->bytes += c[s].bytes;
+			c[s].packets += now[s].packets;
+			c[s].bytes += now[s].bytes;
 		}
-		out->gated = c[UMEM_STEER_FS_GATED].packets;
+	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
+		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
+			continue; /* those went to userspace: counted in rx */
+		out->packets += c[s].packets;
+		out->bytes += c[s].bytes;
 	}
+	out->gated = c[UMEM_STEER_FS_GATED].packets;
 	k = &off->ctr[f];
 	out->lost = atomic_load(&off->lost[f]);
 	out->installed = atomic_load(&k->installed);

@@ -24,6 +24,13 @@ struct fwd_worker;
 /* After the ports and the steering programs exist; 0 or negative errno. No-op when off. */
 int fwd_offload_init(struct fwd_ctx *ctx);
 void fwd_offload_fini(struct fwd_ctx *ctx);
+/* Main thread, workers parked. Interface f's steering program is about to go (the interface is
+ * gone): its flows leave the kernel, and so do the other interfaces' flows towards it (the
+ * kernel drops a device's devmap entries with it); what its counters said is kept. */
+void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f);
+/* Main thread, workers parked: port first's interface has a new steering program (the
+ * interface is back). 0 or negative errno; on error that interface is not offloaded to. */
+int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first);
 /* Worker: a burst d[0..n) received on port in was routed (not yet transmitted). */
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
 /* Worker: once per loop turn, after the transmits. */

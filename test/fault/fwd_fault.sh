@@ -155,11 +155,7 @@ ifdel_reattach)
 		fail "frames for the deleted interface are not counted as drops"
 	netns_stop "$PING_PID"
 	# The same name back (as tools/topo.sh builds it).
-	ip -n "$TOPO_MID" link add "$TOPO_IF1" type veth peer name eth0 netns "$TOPO_H1" || fail "cannot recreate"
-	ip -n "$TOPO_MID" link set "$TOPO_IF1" up
-	in_host 1 ip link set eth0 address "$TOPO_MAC1" up
-	in_host 1 ip addr add "$TOPO_IP1/24" dev eth0
-	in_host 1 ethtool -K eth0 tx off gro on >/dev/null
+	leg_recreate 1
 	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached: $(cat "$WORK/fwd.err")"
 	wait_for 10 pings "$TOPO_IP1" 1 || fail "no traffic after the re-attach"
 	pings "$TOPO_IP1" || fail "pings lost after the re-attach"

@@ -35,6 +35,16 @@ topo_up() { # topo.sh up options
 
 in_host() { local k=$1; shift; local ns="TOPO_H$k"; ip netns exec "${!ns}" "$@"; }
 
+# leg_recreate K: host K's veth pair again after a `link del` of m<K> (as tools/topo.sh builds it).
+leg_recreate() {
+	local k=$1 mid_if="TOPO_IF$1" ns="TOPO_H$1" mac="TOPO_MAC$1" ip="TOPO_IP$1"
+	ip -n "$TOPO_MID" link add "${!mid_if}" type veth peer name eth0 netns "${!ns}" || fail "cannot recreate ${!mid_if}"
+	ip -n "$TOPO_MID" link set "${!mid_if}" up
+	in_host "$k" ip link set eth0 address "${!mac}" up
+	in_host "$k" ip addr add "${!ip}/24" dev eth0
+	in_host "$k" ethtool -K eth0 tx off gro on >/dev/null
+}
+
 # fwd_start ARGS...: xdp-fwd in the middle namespace, own process group (setsid), output in
 # $WORK; returns once its ports are bound (it prints the port list after set-up).
 fwd_start() {

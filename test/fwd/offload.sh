@@ -4,7 +4,8 @@
 # the counters add up; idle expiry brings the flow back to userspace; a "-> sock" rule keeps its
 # flows in userspace; a full table falls back to userspace and counts it; a target that cannot
 # take redirected frames (veth peer without GRO or XDP) is detected, logged and falls back;
-# l2 mode follows a MAC that moves; TCP at MTU 9000; kill -9 leaves nothing attached.
+# l2 mode follows a MAC that moves; an interface deleted and back is offloaded again, both ways;
+# TCP at MTU 9000; kill -9 leaves nothing attached.
 . "$(dirname "$0")/lib.sh"
 
 # The interval lines are many: show the end of the output only.
@@ -161,6 +162,34 @@ gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
 expect "$WORK/sink.out" frames 3000
 fwd_stop INT
+
+log "an interface deleted and back: offloaded again, both ways"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --json --interval 0.2
+sink_start "$TOPO_H1" --idle 3
+gen 0 --dst-ip "$TOPO_IP1" --count 3000 --rate 20000 --sport 7201
+sink_wait
+expect "$WORK/sink.out" frames 3000
+ip -n "$TOPO_MID" link del "$TOPO_IF1" || fail "cannot delete $TOPO_IF1"
+wait_for 5 grep -q "$TOPO_IF1: interface gone" "$WORK/fwd.err" || fail "no log line about the deleted interface"
+leg_recreate 1
+wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached"
+# From the new interface: its new steering program offloads the stream.
+sink_start "$TOPO_H0" --idle 3
+gen 1 --dst-ip "$TOPO_IP0" --count 5000 --rate 20000 --sport 7202
+sink_wait
+for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+# Towards it: a new flow redirected to the new interface.
+sink_start "$TOPO_H1" --idle 3
+gen 0 --dst-ip "$TOPO_IP1" --count 5000 --rate 20000 --sport 7203
+sink_wait
+for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+fwd_stop INT
+no_xdp_left || fail "an XDP program is still attached after exit"
+[ "$(off_total m1@0 packets)" -gt 4000 ] || fail "after the re-attach the kernel forwarded $(off_total m1@0 packets) of 5000 frames from $TOPO_IF1"
+# Both streams into the old and the new m1: the kernel's share of m0's 8000 frames.
+[ "$(off_total m0@0 packets)" -gt 7000 ] || fail "the kernel forwarded $(off_total m0@0 packets) of m0's 8000 frames"
+total=$(($(port_total m0@0 rx_packets) + $(off_total m0@0 packets)))
+[ "$total" -ge 8000 ] && [ "$total" -le 8010 ] || fail "m0 took $total frames (userspace + kernel), sent 8000"
 
 log "TCP at MTU 9000 offloaded"
 "$TOPO" down --prefix "$PREFIX" >/dev/null

@@ -40,8 +40,9 @@
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
-# xdp_fwd samples also record its exit totals: slow-path allocations and frames still out
-# (both must be 0; a note says otherwise).
+# xdp_fwd and xdp_fwd_offload samples also record its exit totals: slow-path allocations and
+# frames still out (both must be 0; a note says otherwise), and in udp64 the frames no counter
+# accounts for: sent - received - counted drops (xdp-fwd's and the sink socket's; must be 0).
 # Output in the results folder: samples.json (every sample), summary.md (medians, min-max,
 # ratio to xdp_redirect, CPU), chart.png (gnuplot), logs/. CPU: "fwd" is the forwarder
 # process's utime+stime over the sample (user-space forwarders), "softirq" is the machine's
@@ -272,6 +273,26 @@ run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
 	awk -v p="$((p1 - p0))" -v hz="$HZ" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f\n", 100 * p / hz / (t1 - t0) }'
 }
 
+# accounting WHAT: ',"unaccounted":N' for a udp64 sample through xdp-fwd, N = frames the
+# generator sent - frames the sink received - the drops that were counted: xdp-fwd's (every
+# drop counter of its exit totals and the offload's "lost"; not xsk_fill_empty, which in copy
+# mode counts frames xsk_rx_dropped already counts) and the sink socket's kernel counters. A
+# note when N is not 0.
+accounting() {
+	local sent recv sink_drops fwd_drops n
+	sent=$(grep -o '"frames":[0-9]*' "$LOG.gen" | head -1 | cut -d: -f2)
+	recv=$(grep -o '"frames":[0-9]*' "$LOG.sink" | head -1 | cut -d: -f2)
+	sink_drops=$(grep -o '"rx_dropped":[0-9]*\|"rx_ring_full":[0-9]*' "$LOG.sink" | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
+	fwd_drops=$(awk '/^total/ {t = 1; next}
+		t { for (i = 1; i < NF; i++) { k = $i; sub(/:$/, "", k)
+			if (k ~ /^(tx_full|no_port|invalid|xsk_rx_dropped|xsk_rx_ring_full|xsk_rx_invalid|xsk_tx_invalid|down|lost)$/) { v = $(i + 1); sub(/,$/, "", v); s += v } } }
+		END {print s + 0}' "$LOG.fwd")
+	[ -n "$sent" ] && [ -n "$recv" ] || { note "$1: no generator or sink report"; return; }
+	n=$((sent - recv - sink_drops - fwd_drops))
+	[ "$n" = 0 ] || note "$1: $n frames unaccounted ($sent sent, $recv received, $sink_drops dropped at the sink, $fwd_drops counted by xdp-fwd)"
+	printf ',"unaccounted":%s' "$n"
+}
+
 # sample REP WORKLOAD SYSTEM
 sample() {
 	local rep=$1 wl=$2 sys=$3 mtu unit value t0 t1 p0 p1 s0 s1 extra=""
@@ -297,14 +318,15 @@ sample() {
 	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
-	if [ "$sys" = xdp_fwd ]; then
+	if [ "$sys" = xdp_fwd ] || [ "$sys" = xdp_fwd_offload ]; then
 		# Its exit totals: slow-path allocations (summed over pools) and frames still out.
 		local slow out
 		slow=$(awk '/^total/ {t = 1} t && /slow allocs/ {for (i = 1; i < NF; i++) if ($i == "allocs") s += $(i + 1)} END {print s + 0}' "$LOG.fwd")
 		out=$(sed -n 's/^frames still out: \([0-9]*\)$/\1/p' "$LOG.fwd")
 		extra=$(printf ',"slow_allocs":%s,"frames_out":%s' "$slow" "${out:-null}")
 		[ "$slow" = 0 ] && [ "${out:-x}" = 0 ] ||
-			note "$wl/xdp_fwd repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
+			note "$wl/$sys repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
+		[ "$wl" != udp64 ] || extra=$extra$(accounting "$wl/$sys repeat $rep")
 	fi
 	if [ "$wl" = udp64 ]; then
 		extra=$extra$(printf ',"sent_mpps":%s,"loss_pct":%s' \

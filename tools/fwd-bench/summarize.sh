@@ -106,6 +106,16 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 		target "TCP MTU 9000 vs xdp_redirect" tcp9000 xdp_redirect ge 0.9 xdp_fwd_offload
 		target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect ge 0.9 xdp_fwd_offload
 	fi
+	# sent = received + counted drops, in every 64-byte UDP sample through xdp-fwd.
+	for sys in xdp_fwd xdp_fwd_offload; do
+		total=$(grep -c "\"system\":\"$sys\".*\"unaccounted\"" "$dir/samples.json" || true)
+		[ "$total" -gt 0 ] || continue
+		exact=$(grep -c "\"system\":\"$sys\".*\"unaccounted\":0[,}]" "$dir/samples.json" || true)
+		echo
+		echo "| target | $sys |"
+		echo "|---|---|"
+		echo "| UDP 64 B: sent = received + counted drops | $exact of $total samples ($([ "$exact" = "$total" ] && echo met || echo missed)) |"
+	done
 	if [ $# -gt 0 ]; then
 		echo
 		printf -- '- %s\n' "$@" | sort -u
