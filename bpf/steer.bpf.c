@@ -113,6 +113,13 @@ struct {
 	__type(value, __u32);
 } steer_devs SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UMEM_STEER_MAX_L2_SOURCES);
+	__type(key, struct umem_steer_l2_source_key);
+	__type(value, struct umem_steer_l2_source);
+} steer_l2src SEC(".maps");
+
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
 	struct umem_steer_match f;
@@ -479,6 +486,24 @@ static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct u
 	return verdict;
 }
 
+/* The source of a frame an L2 flow took: recorded for userspace's MAC learning, rewritten only
+ * once the record is UMEM_STEER_L2_SOURCE_NS old or the queue changed (no store per frame on a
+ * line other CPUs read). */
+static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt *p, __u16 vlan, __u64 now)
+{
+	struct umem_steer_l2_source_key sk = { .ifindex = ctx->ingress_ifindex, .vlan = vlan };
+	struct umem_steer_l2_source *v, nv = { .last_ns = now, .queue = ctx->rx_queue_index };
+
+	__builtin_memcpy(sk.mac, p->smac, 6);
+	v = bpf_map_lookup_elem(&steer_l2src, &sk);
+	if (v && now - v->last_ns < UMEM_STEER_L2_SOURCE_NS && v->queue == nv.queue)
+		return;
+	if (v)
+		*v = nv;
+	else
+		bpf_map_update_elem(&steer_l2src, &sk, &nv, BPF_ANY);
+}
+
 /* A global function: the verifier checks it once, on its own (inlined after the rule scan its
  * branches multiply the states past the verifier's limit; a static subprogram is checked again
  * for every state it is called in, which took seconds). Returns a verdict, or -1 when no flow
@@ -498,6 +523,8 @@ __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes,
 	if (verdict >= 0) {
 		*action = fl->action;
 		*index = fl->index;
+		if (k.kind == UMEM_STEER_FLOW_L2)
+			l2_source_seen(ctx, p, k.vlan, fl->last_ns);
 	}
 	return verdict;
 }

@@ -18,14 +18,14 @@
 #include "steer.skel.h"
 
 struct umem_steer_flows {
-	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd;
+	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd, l2src_fd;
 	uint32_t max;  /* entries of the flow map */
 	int nr_cpus;
 };
 
 static void flows_close_fds(struct umem_steer_flows *f)
 {
-	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd };
+	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd, f->l2src_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
@@ -81,13 +81,14 @@ int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *m
 /* Order of the fds in struct umem_steer_flows. */
 static const char *const flow_maps[] = {
 	UMEM_STEER_MAP_FLOWS, UMEM_STEER_MAP_FLOW_GATE, UMEM_STEER_MAP_FLOW_STATS, UMEM_STEER_MAP_FLOW_CONF,
-	UMEM_STEER_MAP_DEVS,
+	UMEM_STEER_MAP_DEVS, UMEM_STEER_MAP_L2_SOURCES,
 };
+#define NR_FLOW_MAPS (sizeof(flow_maps) / sizeof(flow_maps[0]))
 
 struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 {
-	int prog_fd = umem_steer__prog_fd(s), fds[5] = { -1, -1, -1, -1, -1 }, err;
-	uint32_t max[5] = { 0 };
+	int prog_fd = umem_steer__prog_fd(s), fds[NR_FLOW_MAPS] = { -1, -1, -1, -1, -1, -1 }, err;
+	uint32_t max[NR_FLOW_MAPS] = { 0 };
 	struct umem_steer_flows *f;
 
 	if (prog_fd < 0) {
@@ -104,7 +105,7 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 		/* Our own object: its fds, duplicated (no lookup by id, which needs CAP_SYS_ADMIN;
 		 * xdp-fwd holds only the capabilities the program needs). */
 		err = 0;
-		for (size_t k = 0; k < 5; k++) {
+		for (size_t k = 0; k < NR_FLOW_MAPS; k++) {
 			struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, flow_maps[k]);
 
 			if (m && bpf_map__fd(m) >= 0) {
@@ -115,11 +116,12 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			}
 		}
 	} else {
-		err = umem__prog_maps(prog_fd, flow_maps, fds, max, 5);
+		err = umem__prog_maps(prog_fd, flow_maps, fds, max, NR_FLOW_MAPS);
 	}
 	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
+	f->l2src_fd = fds[5];
 	f->max = max[0];
-	for (size_t k = 0; k < 5 && !err; k++) {
+	for (size_t k = 0; k < NR_FLOW_MAPS && !err; k++) {
 		if (fds[k] < 0) {
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
 				flow_maps[k]);
@@ -361,6 +363,25 @@ int umem_steer_flows__expire(struct umem_steer_flows *f, uint64_t idle_ns, umem_
 	return f ? walk(f, fn, arg, idle_ns, true) : -EINVAL;
 }
 
+int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_source_fn fn, void *arg)
+{
+	struct umem_steer_l2_source_key k, next;
+	struct umem_steer_l2_source v;
+	int n = 0;
+
+	if (!f || !fn)
+		return -EINVAL;
+	for (void *prev = NULL; !bpf_map_get_next_key(f->l2src_fd, prev, &next); prev = &k) {
+		k = next;
+		if (bpf_map_lookup_elem(f->l2src_fd, &k, &v))
+			continue; /* evicted meanwhile */
+		n++;
+		if (fn(&k, &v, arg))
+			break;
+	}
+	return n;
+}
+
 int umem_steer_flows__clear(struct umem_steer_flows *f)
 {
 	struct umem_steer_flow_conf c;
@@ -372,6 +393,8 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 		bpf_map_delete_elem(f->flows_fd, &k);
 		bpf_map_delete_elem(f->gate_fd, &k);
 	}
+	for (struct umem_steer_l2_source_key k; !bpf_map_get_next_key(f->l2src_fd, NULL, &k);)
+		bpf_map_delete_elem(f->l2src_fd, &k);
 	if ((err = conf_read(f, &c)))
 		return err;
 	c.nr = 0;

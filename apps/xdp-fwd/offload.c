@@ -57,7 +57,7 @@ struct fwd_offload {
 	struct off_iface_counters ctr[FWD_MAX_PORTS];       /* by input interface */
 	/* Redirect targets that drop what they get (a veth whose peer has neither GRO nor XDP). */
 	_Atomic bool bad_target[FWD_MAX_PORTS];
-	pthread_mutex_t lock;      /* the target check, one worker at a time */
+	pthread_mutex_t lock;      /* the target check and the l2 sources, one worker at a time */
 	/* The loss count compares counters that restart when an interface or its program is
 	 * replaced, so it runs in epochs: what the interfaces and programs said at the start of
 	 * this one, and what was lost before it. */
@@ -428,7 +428,7 @@ static void check_targets(struct fwd_ctx *ctx)
 	struct fwd_offload *off = ctx->off;
 	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS];
 
-	if (ctx->nr_ifaces != 2 || pthread_mutex_trylock(&off->lock))
+	if (ctx->nr_ifaces != 2)
 		return;
 	/* Redirects first, the interfaces' counts after: a frame redirected by then has had the
 	 * time to be sent (the count lags by what the target still queues). */
@@ -452,7 +452,50 @@ static void check_targets(struct fwd_ctx *ctx)
 		off->redirected_seen[f] = r;
 		off->lost_seen[f] = lost;
 	}
-	pthread_mutex_unlock(&off->lock);
+}
+
+struct source_walk {
+	struct fwd_ctx *ctx;
+	uint64_t now, know;
+};
+
+/* A source the program forwarded: learned (refreshed) as if its frame had reached userspace,
+ * on the port of its interface and RX queue, or the port it is already known on there. */
+static int source_seen(const struct umem_steer_l2_source_key *key, const struct umem_steer_l2_source *src, void *arg)
+{
+	const struct source_walk *sw = arg;
+	struct fwd_ctx *ctx = sw->ctx;
+	uint64_t age = sw->know > src->last_ns ? sw->know - src->last_ns : 0;
+	int32_t port = L2_NO_PORT, known;
+	uint32_t f;
+
+	for (f = 0; f < ctx->nr_ifaces && ctx->off->ifindex[f] != key->ifindex; f++)
+		;
+	if (f == ctx->nr_ifaces || age >= sw->now)
+		return 0;
+	known = l2_lookup(&ctx->l2, key->mac, sw->now);
+	if (known != L2_NO_PORT && ctx->ports[known].iface == f) {
+		port = known;
+	} else {
+		for (uint32_t i = 0; i < ctx->nr_ports && port == L2_NO_PORT; i++)
+			if (ctx->ports[i].iface == f && ctx->cfg->ports[i].queue == src->queue)
+				port = (int32_t)i;
+		if (port == L2_NO_PORT)
+			port = (int32_t)ctx->off->first_port[f];
+	}
+	l2_learn(&ctx->l2, key->mac, port, sw->now - age);
+	return 0;
+}
+
+/* l2: the sources of offloaded frames refresh the MAC table, which would otherwise age them out
+ * (and with them the offloads towards them) while the kernel forwards their traffic. */
+static void refresh_sources(struct fwd_ctx *ctx, uint64_t now)
+{
+	struct source_walk sw = { .ctx = ctx, .now = now, .know = umem_steer_flows__now_ns() };
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (ctx->off->main_flows[f])
+			umem_steer_flows__l2_sources(ctx->off->main_flows[f], source_seen, &sw);
 }
 
 /* Idle flows out of the kernel, l2 flows whose MAC moved or aged out, flows to a bad target. */
@@ -463,7 +506,13 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	uint64_t idle_ns = cfg->offload_idle * 1000000000ull, know = umem_steer_flows__now_ns();
 
-	check_targets(ctx);
+	/* Interface-wide checks: one worker at a time, sources before the MAC checks below. */
+	if (!pthread_mutex_trylock(&ctx->off->lock)) {
+		check_targets(ctx);
+		if (cfg->mode == FWD_MODE_L2)
+			refresh_sources(ctx, now);
+		pthread_mutex_unlock(&ctx->off->lock);
+	}
 	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
 		struct off_flow *e = &ow->slots[s];
 		struct umem_steer_flow v;

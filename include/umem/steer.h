@@ -190,6 +190,15 @@ UMEM_API int umem_steer_flows__foreach(struct umem_steer_flows *f, umem_steer_fl
  * NULL) with each one's last counters; returns how many. Also recounts the table. */
 UMEM_API int umem_steer_flows__expire(struct umem_steer_flows *f, uint64_t idle_ns, umem_steer_flow_fn fn,
 				      void *arg);
+/* Per source MAC; a non-zero return stops the walk. */
+typedef int (*umem_steer_l2_source_fn)(const struct umem_steer_l2_source_key *key,
+				       const struct umem_steer_l2_source *src, void *arg);
+/* Calls fn for every source MAC the program saw on frames it forwarded by an L2 flow, with the
+ * time and RX queue of the latest (at most UMEM_STEER_L2_SOURCE_NS old while the source sends):
+ * those frames never reach userspace, so a learning bridge refreshes its table from this.
+ * Returns how many it visited, or negative errno. */
+UMEM_API int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_source_fn fn, void *arg);
+/* Deletes every flow (and every recorded L2 source). */
 UMEM_API int umem_steer_flows__clear(struct umem_steer_flows *f);
 /* At most limit flows (0: UMEM_STEER_MAX_FLOWS); -EINVAL beyond the table's size. */
 UMEM_API int umem_steer_flows__set_limit(struct umem_steer_flows *f, uint32_t limit);

@@ -214,6 +214,25 @@ struct umem_steer_flow_conf {
 	__u32 :32;
 };
 
+/* steer_l2src: the source MACs of frames the program forwarded by an L2 flow. Those frames
+ * never reach userspace, so its MAC learning cannot see them; it reads this instead (what a
+ * switch's hardware reports to its bridge). LRU: the coldest source makes room. Written at most
+ * every UMEM_STEER_L2_SOURCE_NS per source, so a busy source costs one lookup per frame. */
+#define UMEM_STEER_MAX_L2_SOURCES 4096
+#define UMEM_STEER_L2_SOURCE_NS 100000000ull
+
+struct umem_steer_l2_source_key {
+	__u32 ifindex; /* ingress interface */
+	__u16 vlan;    /* outer VLAN id, 0 untagged */
+	__u8 mac[6];
+};
+
+struct umem_steer_l2_source {
+	__u64 last_ns; /* CLOCK_MONOTONIC_COARSE, like umem_steer_flow.last_ns */
+	__u32 queue;   /* RX queue of that frame */
+	__u32 :32;
+};
+
 /* Map and program names the control API looks up in an attached program (15 chars max). */
 #define UMEM_STEER_PROG_NAME "umem_steer"
 #define UMEM_STEER_MAP_TABLES "steer_tables"
@@ -227,5 +246,6 @@ struct umem_steer_flow_conf {
 #define UMEM_STEER_MAP_FLOW_STATS "steer_fstats"
 #define UMEM_STEER_MAP_FLOW_CONF "steer_fconf"
 #define UMEM_STEER_MAP_DEVS "steer_devs"
+#define UMEM_STEER_MAP_L2_SOURCES "steer_l2src"
 
 #endif

@@ -4,8 +4,9 @@
 # the counters add up; idle expiry brings the flow back to userspace; a "-> sock" rule keeps its
 # flows in userspace; a full table falls back to userspace and counts it; a target that cannot
 # take redirected frames (veth peer without GRO or XDP) is detected, logged and falls back;
-# l2 mode follows a MAC that moves; an interface deleted and back is offloaded again, both ways;
-# TCP at MTU 9000; kill -9 leaves nothing attached.
+# l2 mode follows a MAC that moves, and keeps the MACs of offloaded traffic learned; an
+# interface deleted and back is offloaded again, both ways; TCP at MTU 9000; kill -9 leaves
+# nothing attached.
 . "$(dirname "$0")/lib.sh"
 
 # The interval lines are many: show the end of the output only.
@@ -162,6 +163,19 @@ gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
 expect "$WORK/sink.out" frames 3000
 fwd_stop INT
+
+log "l2: the kernel's forwarding keeps both MACs learned: no age-out while offloaded"
+# Echo requests and replies, both offloaded after 16 frames, for 5 s with 2 s of MAC aging: the
+# MACs are seen only by the program then, and a table that forgot them would invalidate both
+# flows (and bring them back to userspace) every 2 s.
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode l2 --offload-after 16 --l2-aging 2 --json --interval 0.2
+in_host 0 ping -q -i 0.002 -c 2500 -W 1 "$TOPO_IP1" >"$WORK/ping.out" 2>&1 || fail "ping: $(cat "$WORK/ping.out")"
+fwd_stop INT
+for port in m0@0 m1@0; do
+	[ "$(off_total $port invalidated)" = 0 ] || fail "$port: $(off_total $port invalidated) l2 flows invalidated while their MACs were sending"
+	[ "$(off_total $port installed)" = 1 ] || fail "$port: $(off_total $port installed) l2 flows installed, expected 1"
+	[ "$(off_total $port packets)" -gt 2000 ] || fail "$port: the kernel forwarded $(off_total $port packets) of 2500 frames"
+done
 
 log "an interface deleted and back: offloaded again, both ways"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --json --interval 0.2

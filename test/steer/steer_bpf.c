@@ -717,6 +717,20 @@ static void expect_flow(struct frame *f, uint16_t action, int verdict, int line)
 	}
 }
 
+struct l2_sources {
+	struct umem_steer_l2_source_key key;
+	struct umem_steer_l2_source src;
+};
+
+static int record_source(const struct umem_steer_l2_source_key *key, const struct umem_steer_l2_source *src, void *arg)
+{
+	struct l2_sources *got = arg;
+
+	got->key = *key;
+	got->src = *src;
+	return 0;
+}
+
 static void test_flows(void)
 {
 	struct umem_steer_flows *F = umem_steer_flows__open(S);
@@ -773,6 +787,22 @@ static void test_flows(void)
 	CHECK(umem_steer_flows__add(F, &kl2, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_DROP }) == 0,
 	      "add l2");
 	expect_flow(&fl2, UMEM_STEER_FLOW_A_DROP, XDP_DROP, __LINE__);
+	/* Its source is recorded for userspace's learning, once per UMEM_STEER_L2_SOURCE_NS. */
+	{
+		struct l2_sources got = { 0 };
+		uint64_t first;
+
+		CHECK_EQ(umem_steer_flows__l2_sources(F, record_source, &got), 1);
+		CHECK(!memcmp(got.key.mac, MAC_A, 6) && got.key.ifindex == (uint32_t)ifindex_q && got.key.vlan == 0 &&
+			      got.src.queue == 0 && got.src.last_ns > 0 && got.src.last_ns <= umem_steer_flows__now_ns(),
+		      "l2 source");
+		first = got.src.last_ns;
+		expect_flow(&fl2, UMEM_STEER_FLOW_A_DROP, XDP_DROP, __LINE__);
+		CHECK_EQ(umem_steer_flows__l2_sources(F, record_source, &got), 1);
+		CHECK(got.src.last_ns == first || got.src.last_ns - first >= UMEM_STEER_L2_SOURCE_NS,
+		      "l2 source rewritten within %llu ns", (unsigned long long)(got.src.last_ns - first));
+		CHECK_EQ(umem_steer_flows__l2_sources(NULL, record_source, &got), -EINVAL);
+	}
 	f_eth(&farp, MAC_B, 0x0806), f_pad(&farp, 28);
 	EXPECT(&farp, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
 	CHECK(umem_steer_flow_key__parse(farp.b, (uint32_t)farp.len, (uint32_t)ifindex_q, UMEM_STEER_FLOW_L2, &bad) ==
@@ -815,7 +845,7 @@ static void test_flows(void)
 	/* Program counters add up across deletes. */
 	CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
 	CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets, 6);
-	CHECK_EQ(fs[UMEM_STEER_FS_DROP].packets, 1);
+	CHECK_EQ(fs[UMEM_STEER_FS_DROP].packets, 2); /* the L2 flow's two frames */
 	CHECK_EQ(fs[UMEM_STEER_FS_SOCK].packets, 1);
 	CHECK_EQ(fs[UMEM_STEER_FS_PASS].packets, 1);
 	CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 3);
@@ -869,6 +899,7 @@ static void test_flows(void)
 	CHECK(umem_steer_flows__clear(F) == 0, "clear");
 	CHECK(umem_steer_flows__set_limit(F, 0) == 0, "limit");
 	CHECK_EQ(umem_steer_flows__foreach(F, NULL, NULL), 0);
+	CHECK_EQ(umem_steer_flows__l2_sources(F, record_source, &(struct l2_sources){ 0 }), 0);
 	EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
 	umem_steer_flows__close(F);
 }
