@@ -57,16 +57,26 @@ struct umem_area {
  * takes it and stores UMEM_RING_EMPTY back (no address is ever UINT64_MAX), so a slot is one
  * word and a cache line moves 8 pages between the threads. A producer preempted between the
  * two only delays the consumer at that slot; it blocks no other producer.
- * The top bit of prod_head marks a ring closed by its pool's destruction. */
+ * The top bit of prod_head marks a ring closed by its pool's destruction.
+ * The indexes sit on lines of their own, so that a batch moves only the slots between the
+ * threads: producers cache the consumer's position they last read (cons_seen) and read the
+ * consumer's line only when the ring looks full by it. */
 #define UMEM_RING_DEAD (1ull << 63)
 #define UMEM_RING_EMPTY UINT64_MAX
 struct umem_ring {
+	/* The producers' line: every reserve writes it; the owner's refill never reads it.
+	 * cons_seen is a cons_pub some producer read: it trails cons_pub, so it can only
+	 * underestimate the room. */
 	_Atomic uint64_t prod_head __attribute__((aligned(UMEM_CACHELINE)));
-	_Atomic uint64_t cons_pub __attribute__((aligned(UMEM_CACHELINE))); /* consumer position, published */
-	uint64_t cons;  /* consumer position, consumer only */
-	uint32_t size;
+	_Atomic uint64_t cons_seen;
+	/* Read-only once created: shared by both sides' caches, never moved between them. */
+	uint32_t size __attribute__((aligned(UMEM_CACHELINE)));
 	uint32_t mask;
 	_Atomic uint64_t *slots; /* an address, or UMEM_RING_EMPTY */
+	/* The consumer's line: the refill writes it; producers read it only to refresh
+	 * cons_seen. */
+	_Atomic uint64_t cons_pub __attribute__((aligned(UMEM_CACHELINE))); /* consumer position, published */
+	uint64_t cons;  /* consumer position, consumer only */
 	/* The consumer side: the owner's refill, destroy, or the area reclaiming a stranded ring.
 	 * Taken with a try-lock, so the owner never waits for a reclaimer. */
 	_Atomic uint32_t cons_lock;

@@ -12,6 +12,7 @@ int umem__ring_init(struct umem_ring *r, uint32_t size)
 	for (uint32_t i = 0; i < size; i++)
 		atomic_init(&r->slots[i], UMEM_RING_EMPTY);
 	atomic_init(&r->prod_head, 0);
+	atomic_init(&r->cons_seen, 0);
 	atomic_init(&r->cons_pub, 0);
 	atomic_init(&r->cons_lock, 0);
 	r->cons = 0;
@@ -30,23 +31,38 @@ void umem__ring_fini(struct umem_ring *r)
  * *pos, or -ESHUTDOWN once the ring is closed. The slots must then be published. */
 int umem__ring_reserve(struct umem_ring *r, uint32_t n, uint64_t *pos)
 {
+	/* cons_seen before prod_head: every position the consumer passed was reserved, so the
+	 * head read next is at least cons and head - cons never wraps. Acquire pairs with the
+	 * release store below by the producer that read it from cons_pub, and through that with
+	 * the consumer's release store of cons_pub: the slots we are about to overwrite have been
+	 * read by the consumer. */
+	uint64_t cons = atomic_load_explicit(&r->cons_seen, memory_order_acquire);
 	uint64_t head = atomic_load_explicit(&r->prod_head, memory_order_relaxed);
+	bool fresh = false;
 	uint32_t k;
 
 	for (;;) {
 		if (head & UMEM_RING_DEAD)
 			return -ESHUTDOWN;
-		/* Acquire pairs with the consumer's release store of cons_pub: the slots we are about
-		 * to overwrite have been read by the consumer. */
-		uint64_t cons = atomic_load_explicit(&r->cons_pub, memory_order_acquire);
-		uint64_t room = r->size - (head - cons);
+		/* A cons_seen that another producer's older read overwrote can trail the head by
+		 * more than the ring: no room by it. */
+		uint64_t used = head - cons, room = used < r->size ? r->size - used : 0;
 
+		if (room < n && !fresh) {
+			/* Acquire pairs with the consumer's release store of cons_pub. */
+			cons = atomic_load_explicit(&r->cons_pub, memory_order_acquire);
+			atomic_store_explicit(&r->cons_seen, cons, memory_order_release);
+			head = atomic_load_explicit(&r->prod_head, memory_order_relaxed);
+			fresh = true;
+			continue;
+		}
 		k = n < room ? n : (uint32_t)room;
 		if (!k)
 			return 0;
 		if (atomic_compare_exchange_weak_explicit(&r->prod_head, &head, head + k,
 							  memory_order_relaxed, memory_order_relaxed))
 			break;
+		fresh = false; /* others reserved meanwhile: the consumer may have moved too */
 	}
 	*pos = head;
 	return (int)k;

@@ -123,6 +123,37 @@ static void foreign_puts_and_ring_full(void)
 	CHECK_EQ(umem_area__destroy(a), 0);
 }
 
+/* Producers read the consumer's position only when the ring looks full by the one they saw
+ * last: over many laps, a put must still find exactly the room the owner's consumption left
+ * (no false "full", no slot overwritten), and every page must come back. */
+static void ring_room_every_lap(void)
+{
+	struct umem_area *a = umem_area__create(512, NULL);
+	UMEM_OPTS(umem_pool_opts, po, .ring_size = 64);
+	struct umem_pool *p = umem_pool__create(a, &po);
+	struct umem_pool *q = umem_pool__create(a, NULL);
+	uint64_t addrs[100], ring = 0, full = 0;
+
+	for (uint32_t r = 0; r < 200; r++) {
+		uint32_t k = 1 + r * 37 % 64; /* 1..64: the first put fits whole */
+
+		CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 100), 100);
+		umem_pool__put_bulk(q, addrs, k);
+		EXPECT(p, recycle.ring, ring += k);
+		EXPECT(p, recycle.ring_full, full);
+		/* The ring takes 64 - k more; the rest goes to the area. */
+		umem_pool__put_bulk(q, addrs + k, 100 - k);
+		EXPECT(p, recycle.ring, ring += 64 - k);
+		EXPECT(p, recycle.ring_full, full += 36);
+		/* The owner takes all 64 back (the consumer moves one lap), and releases its cache. */
+		CHECK(umem_pool__flush(p) >= 64, "round %u: the ring's 64 pages not flushed", r);
+		CHECK_EQ(umem_area__free_pages(a), 512);
+	}
+	CHECK_EQ(umem_pool__destroy(q), 0);
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 static void fragments_and_refs(void)
 {
 	struct umem_area *a = umem_area__create(64, NULL);
@@ -200,6 +231,7 @@ int main(void)
 	cache_full_goes_to_ring();
 	foreign_puts_and_ring_full();
 	sized_ring_never_full();
+	ring_room_every_lap();
 	fragments_and_refs();
 	high_order_pages();
 	prefill();
