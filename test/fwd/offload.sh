@@ -37,25 +37,30 @@ gen() { # HOST ARGS...
 	shift
 	in_host "$k" "$GEN" gen -i eth0 --json "$@" >"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen $*"
 }
+# stream FROM TO COUNT GEN-ARGS...: COUNT frames from host FROM to host TO's sink, all received.
+stream() {
+	local from=$1 to=$2 count=$3 ns="TOPO_H$2" ip="TOPO_IP$2"
+	shift 3
+	sink_start "${!ns}" --idle 3
+	gen "$from" --dst-ip "${!ip}" --count "$count" "$@"
+	sink_wait
+	expect "$WORK/sink.out" frames "$count"
+}
 
 topo_up --hosts 3
 
 log "UDP sequence stream across the switch point: 0 lost, 0 reordered, counters add up"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --offload-idle 1 --json --interval 0.2
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 30000 --rate 30000 --size 200
-sink_wait
-for k in frames:30000 lost:0 reordered:0 duplicates:0 bad:0; do
+stream 0 1 30000 --rate 30000 --size 200
+for k in lost:0 reordered:0 duplicates:0 bad:0; do
 	expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
 done
 # Idle expiry: the flow leaves the kernel after 1 s without frames.
 expired() { [ "$(off_last m0@0 flows)" = 0 ] && [ "$(off_any m0@0 expired)" -ge 1 ]; }
 wait_for 10 expired || fail "the flow did not expire"
 # Back in userspace: the next stream again starts there, then moves.
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 5000 --rate 20000 --size 200
-sink_wait
-for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+stream 0 1 5000 --rate 20000 --size 200
+for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
 fwd_stop INT
 no_xdp_left || fail "an XDP program is still attached after exit"
 rx=$(port_total m0@0 rx_packets)
@@ -73,10 +78,7 @@ total=$((rx + off))
 
 log "a '-> sock' rule keeps its flows in userspace"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --rule "udp dport 9091 -> sock 0" --json
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 3000 --rate 20000
-sink_wait
-expect "$WORK/sink.out" frames 3000
+stream 0 1 3000 --rate 20000
 fwd_stop INT
 [ "$(off_total m0@0 installed)" = 0 ] || fail "a rule-matched flow was offloaded"
 [ "$(off_total m0@0 packets)" = 0 ] || fail "the kernel forwarded rule-matched frames"
@@ -84,14 +86,8 @@ fwd_stop INT
 
 log "a full flow table falls back to userspace and counts it"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --offload-max 1 --json
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7001
-sink_wait
-expect "$WORK/sink.out" frames 2000
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 2000 --rate 20000 --sport 7002
-sink_wait
-expect "$WORK/sink.out" frames 2000
+stream 0 1 2000 --rate 20000 --sport 7001
+stream 0 1 2000 --rate 20000 --sport 7002
 expect "$WORK/sink.out" lost 0
 fwd_stop INT
 [ "$(off_total m0@0 installed)" = 1 ] || fail "installed $(off_total m0@0 installed) flows with room for 1"
@@ -115,9 +111,7 @@ log "overload: $sent frames sent, $(port_total m0@0 rx_packets) in userspace, $(
 
 log "kill -9 leaves no XDP program and no pinned map"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 8 --json
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 1000 --rate 10000
-sink_wait
+stream 0 1 1000 --rate 10000
 # umem-steer lists the flow the forwarder installed, with its counters.
 ip netns exec "$TOPO_MID" "$BUILD/tools/umem-steer/umem-steer" flows "$TOPO_IF0" >"$WORK/flows.out" 2>&1 ||
 	fail "umem-steer flows: $(cat "$WORK/flows.out")"
@@ -179,28 +173,18 @@ done
 
 log "an interface deleted and back: offloaded again, both ways"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --json --interval 0.2
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 3000 --rate 20000 --sport 7201
-sink_wait
-expect "$WORK/sink.out" frames 3000
-sink_start "$TOPO_H0" --idle 3
-gen 1 --dst-ip "$TOPO_IP0" --count 3000 --rate 20000 --sport 7204
-sink_wait
-expect "$WORK/sink.out" frames 3000
+stream 0 1 3000 --rate 20000 --sport 7201
+stream 1 0 3000 --rate 20000 --sport 7204
 ip -n "$TOPO_MID" link del "$TOPO_IF1" || fail "cannot delete $TOPO_IF1"
 wait_for 5 grep -q "$TOPO_IF1: interface gone" "$WORK/fwd.err" || fail "no log line about the deleted interface"
 leg_recreate 1
 wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached"
 # From the new interface: its new steering program offloads the stream.
-sink_start "$TOPO_H0" --idle 3
-gen 1 --dst-ip "$TOPO_IP0" --count 5000 --rate 20000 --sport 7202
-sink_wait
-for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+stream 1 0 5000 --rate 20000 --sport 7202
+for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
 # Towards it: a new flow redirected to the new interface.
-sink_start "$TOPO_H1" --idle 3
-gen 0 --dst-ip "$TOPO_IP1" --count 5000 --rate 20000 --sport 7203
-sink_wait
-for k in frames:5000 lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+stream 0 1 5000 --rate 20000 --sport 7203
+for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
 fwd_stop INT
 no_xdp_left || fail "an XDP program is still attached after exit"
 # From the old and the new m1, and into both: the kernel's share of each side's 8000 frames
