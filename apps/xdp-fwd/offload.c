@@ -581,6 +581,11 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	}
 }
 
+bool fwd_offload_needs_turns(const struct fwd_worker *w)
+{
+	return w->ctx->off && w->ctx->off->w[w->idx].nr_arming;
+}
+
 /* ---- set-up and stats ---- */
 
 /* A new epoch of the loss count (struct fwd_offload): every interface's counters as they are. */

@@ -35,6 +35,8 @@ int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first);
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
 /* Worker: once per loop turn, after the transmits. */
 void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
+/* Worker: true while a flow's gate waits for this worker's turns (it must not sleep long). */
+bool fwd_offload_needs_turns(const struct fwd_worker *w);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 

@@ -70,6 +70,10 @@ struct fwd_worker {
 	uint32_t nstage[FWD_MAX_PORTS];
 	uint64_t fed[FWD_MAX_PORTS]; /* fed[in]: bit out set while in has frames staged on out */
 	int error; /* negative errno when the worker could not run its loop */
+	/* An eventfd in the worker's poll() set: the main thread wakes a sleeping worker with it
+	 * to park or stop it (wake_open: created). */
+	int wake_fd;
+	bool wake_open;
 };
 
 struct fwd_ctx {
@@ -111,6 +115,8 @@ void fwd_workers_join(struct fwd_ctx *ctx);
  * the workers are stopping instead (nothing is parked then). */
 bool fwd_workers_park(struct fwd_ctx *ctx);
 void fwd_workers_unpark(struct fwd_ctx *ctx);
+/* Main thread: wakes every worker sleeping in poll() (after setting park or stop). */
+void fwd_workers_wake(struct fwd_ctx *ctx);
 /* Reads the port's kernel drop counters into its base before the port is closed. */
 void fwd_port_save_kernel_stats(struct fwd_port *p);
 /* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */

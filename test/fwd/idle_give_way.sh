@@ -10,13 +10,6 @@ topo_up --hosts 2
 # A window far longer than the test: the worker spins from its start, no traffic needed.
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpus 0 --idle-spin 10000000 --interval 3600
 
-worker_tid() {
-	local t
-	for t in /proc/"$FWD_PID"/task/*; do
-		[ "$(cat "$t/comm" 2>/dev/null)" = "xdp-fwd/w0" ] && { basename "$t"; return 0; }
-	done
-	return 1
-}
 WTID=$(worker_tid) || fail "no thread named xdp-fwd/w0 in xdp-fwd"
 
 netns_bg HOG_PID "$TOPO_MID" taskset -c 0 sh -c 'while :; do :; done'

@@ -54,6 +54,15 @@ fwd_start() {
 	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
 }
 
+# worker_tid [K]: the thread id of xdp-fwd's worker K (default 0), by its name.
+worker_tid() {
+	local t
+	for t in /proc/"$FWD_PID"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = "xdp-fwd/w${1:-0}" ] && { basename "$t"; return 0; }
+	done
+	return 1
+}
+
 # fwd_stop [SIGNAL]: stops xdp-fwd (SIGINT by default), then fwd_reap.
 fwd_stop() {
 	kill "-${1:-INT}" "$FWD_PID"
