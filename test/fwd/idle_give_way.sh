@@ -10,7 +10,9 @@ topo_up --hosts 2
 # A window far longer than the test: the worker spins from its start, no traffic needed.
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpus 0 --idle-spin 10000000 --interval 3600
 
-WTID=$(worker_tid) || fail "no thread named xdp-fwd/w0 in xdp-fwd"
+# The worker names itself once running, maybe after the start-up lines.
+wait_for 5 worker_tid >/dev/null || fail "no thread named xdp-fwd/w0 in xdp-fwd"
+WTID=$(worker_tid)
 
 netns_bg HOG_PID "$TOPO_MID" taskset -c 0 sh -c 'while :; do :; done'
 hog_ran() { [ "$(cpu_ticks "/proc/$HOG_PID/stat")" -gt 0 ]; }

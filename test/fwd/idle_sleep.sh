@@ -7,7 +7,9 @@
 
 topo_up --hosts 2
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpus 0 --interval 3600
-WTID=$(worker_tid) || fail "no thread named xdp-fwd/w0 in xdp-fwd"
+# The worker names itself once running, maybe after the start-up lines.
+wait_for 5 worker_tid >/dev/null || fail "no thread named xdp-fwd/w0 in xdp-fwd"
+WTID=$(worker_tid)
 switches() { awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$FWD_PID/task/$WTID/status"; }
 
 # Past the spin window of the start-up frames, if any: the worker is asleep.
