@@ -841,6 +841,11 @@ int umem_port__fd(const struct umem_port *p)
 	return p ? p->fd : -EINVAL;
 }
 
+uint64_t umem_port__tx_inflight(const struct umem_port *p)
+{
+	return p ? atomic_load_explicit(&p->q->tx_outstanding, memory_order_relaxed) : 0;
+}
+
 enum umem_port_mode umem_port__mode(const struct umem_port *p)
 {
 	return p->mode;

@@ -322,13 +322,6 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 
 /* ---- per loop turn ---- */
 
-static uint64_t tx_inflight(struct fwd_ctx *ctx, uint32_t port)
-{
-	struct umem_port_stats st = { .sz = sizeof(st) };
-
-	return umem_port__stats(ctx->ports[port].port, &st) ? 1 : st.tx_inflight;
-}
-
 /* Arming flows whose frames userspace no longer holds report so: the gate opens at the next
  * frame, which then cannot overtake one of ours. */
 static void release_gates(struct fwd_worker *w, uint64_t now)
@@ -373,7 +366,7 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 		    e->frames - e->gated_pre < e->pre_hi)
 			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
 		/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
-		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !tx_inflight(ctx, e->out))
+		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port))
 			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
 		e->gated_pre = v.gated;
 		e->have_pre = true;
@@ -488,7 +481,7 @@ static int source_seen(const struct umem_steer_l2_source_key *key, const struct 
 		;
 	/* A source still sending was rewritten within the last 100 ms; an older record is a MAC
 	 * that stopped (or moved) and must age out, not be refreshed. */
-	if (f == ctx->nr_ifaces || age > OFF_SOURCE_FRESH_NS || age >= sw->now)
+	if (f == ctx->nr_ifaces || age > OFF_SOURCE_FRESH_NS)
 		return 0;
 	known = l2_lookup(&ctx->l2, key->mac, sw->now);
 	if (known != L2_NO_PORT && ctx->ports[known].iface == f) {
@@ -588,6 +581,19 @@ bool fwd_offload_needs_turns(const struct fwd_worker *w)
 
 /* ---- set-up and stats ---- */
 
+/* Adds what the program behind flows counted, by outcome, to sum[UMEM_STEER_FS_NR]. */
+static void add_program_counters(struct umem_steer_flows *flows, struct umem_steer_counter *sum)
+{
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
+
+	if (umem_steer_flows__counters(flows, c))
+		return;
+	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
+		sum[s].packets += c[s].packets;
+		sum[s].bytes += c[s].bytes;
+	}
+}
+
 /* A new epoch of the loss count (struct fwd_offload): every interface's counters as they are. */
 static void loss_epoch(struct fwd_ctx *ctx)
 {
@@ -680,15 +686,10 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 {
 	struct fwd_offload *off = ctx->off;
 	uint64_t now = fwd_now_ns();
-	struct umem_steer_counter c[UMEM_STEER_FS_NR];
 
 	if (!off || !off->main_flows[f])
 		return;
-	if (!umem_steer_flows__counters(off->main_flows[f], c))
-		for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-			off->gone[f][s].packets += c[s].packets;
-			off->gone[f][s].bytes += c[s].bytes;
-		}
+	add_program_counters(off->main_flows[f], off->gone[f]);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 
@@ -742,7 +743,7 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out)
 {
 	struct fwd_offload *off = ctx->off;
-	struct umem_steer_counter c[UMEM_STEER_FS_NR], now[UMEM_STEER_FS_NR];
+	struct umem_steer_counter c[UMEM_STEER_FS_NR];
 	uint32_t f = ctx->ports[port].iface;
 	struct off_iface_counters *k;
 
@@ -750,11 +751,8 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	if (!off || off->first_port[f] != port)
 		return;
 	memcpy(c, off->gone[f], sizeof(c));
-	if (off->main_flows[f] && !umem_steer_flows__counters(off->main_flows[f], now))
-		for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-			c[s].packets += now[s].packets;
-			c[s].bytes += now[s].bytes;
-		}
+	if (off->main_flows[f])
+		add_program_counters(off->main_flows[f], c);
 	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
 		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
 			continue; /* those went to userspace: counted in rx */

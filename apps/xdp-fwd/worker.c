@@ -303,13 +303,8 @@ static uint64_t tx_inflight(struct fwd_worker *w)
 {
 	uint64_t n = 0;
 
-	for (uint32_t k = 0; k < w->nr_ports; k++) {
-		struct umem_port_stats st = { .sz = sizeof(st) };
-		struct umem_port *port = w->ctx->ports[w->ports[k]].port;
-
-		if (port && !umem_port__stats(port, &st))
-			n += st.tx_inflight;
-	}
+	for (uint32_t k = 0; k < w->nr_ports; k++)
+		n += umem_port__tx_inflight(w->ctx->ports[w->ports[k]].port);
 	return n;
 }
 
@@ -545,7 +540,8 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 	return 0;
 }
 
-void fwd_workers_wake(struct fwd_ctx *ctx)
+/* Main thread: wakes every worker sleeping in poll() (after setting park or stop). */
+static void workers_wake(struct fwd_ctx *ctx)
 {
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		uint64_t one = 1;
@@ -558,7 +554,7 @@ void fwd_workers_wake(struct fwd_ctx *ctx)
 bool fwd_workers_park(struct fwd_ctx *ctx)
 {
 	atomic_store(&ctx->park, 1);
-	fwd_workers_wake(ctx);
+	workers_wake(ctx);
 	/* A worker that is stopping (an error) never parks: give up on it. */
 	while (atomic_load(&ctx->parked) < atomic_load(&ctx->nr_running)) {
 		if (atomic_load(&ctx->stop)) {
@@ -577,7 +573,7 @@ void fwd_workers_unpark(struct fwd_ctx *ctx)
 
 void fwd_workers_join(struct fwd_ctx *ctx)
 {
-	fwd_workers_wake(ctx); /* stop is set: sleeping workers see it now */
+	workers_wake(ctx); /* stop is set: sleeping workers see it now */
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		if (ctx->workers[k].started)
 			pthread_join(ctx->workers[k].thread, NULL);

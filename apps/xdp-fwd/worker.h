@@ -115,8 +115,6 @@ void fwd_workers_join(struct fwd_ctx *ctx);
  * the workers are stopping instead (nothing is parked then). */
 bool fwd_workers_park(struct fwd_ctx *ctx);
 void fwd_workers_unpark(struct fwd_ctx *ctx);
-/* Main thread: wakes every worker sleeping in poll() (after setting park or stop). */
-void fwd_workers_wake(struct fwd_ctx *ctx);
 /* Reads the port's kernel drop counters into its base before the port is closed. */
 void fwd_port_save_kernel_stats(struct fwd_port *p);
 /* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */
