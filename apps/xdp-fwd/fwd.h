@@ -81,6 +81,8 @@ struct fwd_config {
 	uint32_t busy_poll_budget; /* 0: the batch size */
 	uint32_t idle_spin_usecs;  /* busy window after the last frame before sleeping in poll() */
 	bool idle_spin_auto;       /* the window also within a share of the working time (idle.h) */
+	bool cpu_latency;          /* hold a CPU latency request while running (sys.h) */
+	uint32_t cpu_latency_usecs;
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
 	uint32_t nr_cpus;

@@ -561,6 +561,13 @@ int main(int argc, char **argv)
 	}
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
+	/* Before set-up, so that a refusal leaves nothing attached. */
+	if (cfg.cpu_latency && (ret = fwd_cpu_latency_hold(cfg.cpu_latency_usecs))) {
+		fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
+			"/dev/cpu_dma_latency: %s\n", strerror(-ret));
+		fwd_unlock_interfaces();
+		return 1;
+	}
 	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
@@ -569,6 +576,7 @@ int main(int argc, char **argv)
 
 	if (setup(&ctx, &cfg)) {
 		teardown(&ctx);
+		fwd_cpu_latency_release();
 		fwd_unlock_interfaces();
 		return 1;
 	}
@@ -582,6 +590,7 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
 		teardown(&ctx);
+		fwd_cpu_latency_release();
 		fwd_unlock_interfaces();
 		return 1;
 	}
@@ -603,6 +612,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
 			(unsigned long long)(umem_area__size(ctx.area) >> 10),
 			umem_port__chunk_size(ctx.ports[0].port));
+		if (cfg.cpu_latency)
+			fprintf(stderr, "xdp-fwd:   CPU latency held at %u µs while running (/dev/cpu_dma_latency)%s\n",
+				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
 	}
 	warn_unserved_queues(&ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
@@ -627,6 +639,7 @@ int main(int argc, char **argv)
 	}
 	fwd_live_close(&ctx);
 	out = teardown(&ctx);
+	fwd_cpu_latency_release();
 	fwd_unlock_interfaces();
 	tot = fwd_totals_stream();
 	if (cfg.json)

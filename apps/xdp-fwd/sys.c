@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sys.h"
 
 static bool out_failed;
+static int cpu_latency_fd = -1;
 
 int fwd_std_fds(void)
 {
@@ -56,4 +58,28 @@ bool fwd_out_ok(FILE *out)
 FILE *fwd_totals_stream(void)
 {
 	return out_failed ? stderr : stdout;
+}
+
+int fwd_cpu_latency_hold(uint32_t usecs)
+{
+	int32_t v = (int32_t)usecs;
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
+		int err = errno ? -errno : -EIO;
+
+		close(fd);
+		return err;
+	}
+	cpu_latency_fd = fd;
+	return 0;
+}
+
+void fwd_cpu_latency_release(void)
+{
+	if (cpu_latency_fd >= 0)
+		close(cpu_latency_fd);
+	cpu_latency_fd = -1;
 }

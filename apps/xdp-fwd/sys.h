@@ -19,4 +19,10 @@ bool fwd_out_ok(FILE *out);
 /* The stream the exit totals go to: stdout, or stderr once stdout has failed. */
 FILE *fwd_totals_stream(void);
 
+/* Asks the kernel to keep idle CPUs within usecs of waking (the CPU latency QoS request of
+ * /dev/cpu_dma_latency) until fwd_cpu_latency_release() or the process's exit, however it
+ * exits: the kernel drops the request with the descriptor. 0 or -errno. */
+int fwd_cpu_latency_hold(uint32_t usecs);
+void fwd_cpu_latency_release(void);
+
 #endif

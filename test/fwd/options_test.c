@@ -46,6 +46,7 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
 	CHECK_EQ(cfg.idle_spin_usecs, FWD_IDLE_SPIN_DEFAULT);
 	CHECK(cfg.idle_spin_auto, "--idle-spin auto by default");
+	CHECK(!cfg.cpu_latency, "no CPU latency request by default");
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_AUTO);
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode", "skb"), 0);
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_GENERIC);
@@ -61,7 +62,7 @@ static void test_all_options(void)
 	CHECK_EQ(PARSE(&cfg, err, "-i", "eth1@3", "--interface=eth2@0", "-i", "eth3", "-m", "l2", "-b", "32",
 		       "--rx-ring", "512", "--tx-ring", "1024", "--fill-ring", "2048", "--comp-ring", "256",
 		       "--chunk-size", "3000", "--unaligned", "--hugepages", "--copy", "--no-need-wakeup",
-		       "--busy-poll", "20", "--busy-budget", "16", "--idle-spin", "0", "-c", "0,1", "--rule", "udp dport 53 -> queue",
+		       "--busy-poll", "20", "--busy-budget", "16", "--idle-spin", "0", "--cpu-latency", "0", "-c", "0,1", "--rule", "udp dport 53 -> queue",
 		       "-r", "any -> drop", "-d", "2.5", "-n", "1000", "--interval", "0.5", "--l2-aging", "7",
 		       "--l2-size", "256", "-j", "--multi-buffer"), 0);
 	CHECK_EQ(cfg.nr_ports, 3);
@@ -81,6 +82,7 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.busy_poll_budget, 16);
 	CHECK_EQ(cfg.idle_spin_usecs, 0);
 	CHECK(!cfg.idle_spin_auto, "a number is a fixed window");
+	CHECK(cfg.cpu_latency && cfg.cpu_latency_usecs == 0, "--cpu-latency 0");
 	CHECK_EQ(cfg.nr_cpus, 2);
 	CHECK_EQ(cfg.workers, 2); /* one worker per listed CPU */
 	CHECK_EQ(cfg.nr_rules, 2);
@@ -121,6 +123,8 @@ static void test_bad_arguments(void)
 	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "-1");
 	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "automatic");
 	BAD("not a number", "-i", "a", "-i", "b", "--batch", "-3");
+	BAD("not a number", "-i", "a", "-i", "b", "--cpu-latency", "-1");
+	BAD("out of range", "-i", "a", "-i", "b", "--cpu-latency", "2000000001");
 	BAD("not a power of two", "-i", "a", "-i", "b", "--rx-ring", "1000");
 	BAD("power of two", "-i", "a", "-i", "b", "--chunk-size", "3000");
 	BAD("out of range", "-i", "a", "-i", "b", "--chunk-size", "8192");

@@ -9,6 +9,8 @@
 #   xdp_fwd       apps/xdp-fwd in wire mode
 #   xdp_fwd_offload  the same with --offload-after 64: a flow's first 64 frames in userspace, the
 #                 rest redirected by the steering program (not in the default list: --systems)
+#   xdp_fwd_lowlat  xdp_fwd with --cpu-latency 0: idle CPUs poll instead of halting while it
+#                 runs, so its sleeping worker wakes at once (not in the default list: --systems)
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
@@ -40,13 +42,15 @@
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
-# xdp_fwd and xdp_fwd_offload samples also record its exit totals: slow-path allocations and
+# xdp_fwd, xdp_fwd_offload and xdp_fwd_lowlat samples also record its exit totals: slow-path allocations and
 # frames still out (both must be 0; a note says otherwise), and in udp64 the frames no counter
 # accounts for: sent - received - counted drops (xdp-fwd's and the sink socket's; must be 0).
 # Output in the results folder: samples.json (every sample), summary.md (medians, min-max,
 # ratio to xdp_redirect, CPU), chart.png (gnuplot), logs/. CPU: "fwd" is the forwarder
 # process's utime+stime over the sample (user-space forwarders), "softirq" is the machine's
-# softirq time (all CPUs, where kernel forwarding and veth delivery run), both in % of one CPU.
+# softirq time (all CPUs, where kernel forwarding and veth delivery run), "idle poll" the idle
+# time CPUs spent polling instead of halting (cpuidle's POLL state; xdp_fwd_lowlat's cost), all
+# in % of one CPU.
 # Every namespace, process and program goes on every exit path (trap), Ctrl-C included.
 set -euo pipefail
 
@@ -83,7 +87,7 @@ done
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, dpdk_af_xdp, xsk_fwd)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
@@ -169,6 +173,10 @@ start_xdp_fwd_offload() {
 	start_xdp_fwd "$1" --offload-after 64
 }
 
+start_xdp_fwd_lowlat() {
+	start_xdp_fwd "$1" --cpu-latency 0
+}
+
 start_xsk_fwd() {
 	# One forwarding thread on CPU 1 (as xdp-fwd's --cpus 1): m0's RX to m1's TX and back.
 	netns_bg FWD_PID "$MID" "$XSK_FWD" -i m0 -i m1 -c 1 >"$LOG.fwd" 2>&1
@@ -190,7 +198,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	local sys=$1 mtu=$2
 	FWD_PID=""
 	case "$sys" in
-	xdp_fwd|xdp_fwd_offload) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
@@ -222,10 +230,20 @@ proc_ticks() { # PID: utime + stime (clock ticks), 0 without a process
 	if [ -n "$1" ]; then cpu_ticks "/proc/$1/stat"; else echo 0; fi
 }
 softirq_ticks() { awk '/^cpu / {print $8}' /proc/stat; }
+# Idle time the CPUs spent polling instead of halting (cpuidle's POLL state, all CPUs, µs; 0
+# without cpuidle): what --cpu-latency 0 costs, which neither the forwarder's CPU time nor the
+# machine's busy time shows.
+poll_idle_us() {
+	local s t=0
+	for s in /sys/devices/system/cpu/cpu[0-9]*/cpuidle/state[0-9]*; do
+		[ "$(cat "$s/name" 2>/dev/null)" = POLL ] && t=$((t + $(cat "$s/time")))
+	done
+	echo $t
+}
 HZ=$(getconf CLK_TCK)
-# cpu_mark: appends "wall forwarder softirq" to $LOG.cpu; the workloads call it right before and
-# after their traffic, so set-up and teardown do not dilute the CPU figures.
-cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks)" >>"$LOG.cpu"; }
+# cpu_mark: appends "wall forwarder softirq idle-poll" to $LOG.cpu; the workloads call it right
+# before and after their traffic, so set-up and teardown do not dilute the CPU figures.
+cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks) $(poll_idle_us)" >>"$LOG.cpu"; }
 
 # --- workloads: run_<kind> prints the figure (Gbit/s or Mpps) ---
 
@@ -298,7 +316,7 @@ accounting() {
 
 # sample REP WORKLOAD SYSTEM
 sample() {
-	local rep=$1 wl=$2 sys=$3 mtu unit value t0 t1 p0 p1 s0 s1 extra=""
+	local rep=$1 wl=$2 sys=$3 mtu unit value t0 t1 p0 p1 s0 s1 q0 q1 extra=""
 	case "$wl" in
 	tcp1g) mtu=1500; unit=Gbit/s ;;
 	tcp*) mtu=${wl#tcp}; unit=Gbit/s ;;
@@ -317,11 +335,11 @@ sample() {
 	ping) value=$(run_ping) || value="" ;;
 	idle) value=$(run_idle) || value="" ;;
 	esac
-	read -r t0 p0 s0 < <(head -1 "$LOG.cpu")
-	read -r t1 p1 s1 < <(tail -1 "$LOG.cpu")
+	read -r t0 p0 s0 q0 < <(head -1 "$LOG.cpu")
+	read -r t1 p1 s1 q1 < <(tail -1 "$LOG.cpu")
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
-	if [ "$sys" = xdp_fwd ] || [ "$sys" = xdp_fwd_offload ]; then
+	if [ "${sys#xdp_fwd}" != "$sys" ]; then
 		# Its exit totals: slow-path allocations (summed over pools) and frames still out.
 		local slow out
 		slow=$(awk '/^total/ {t = 1} t && /slow allocs/ {for (i = 1; i < NF; i++) if ($i == "allocs") s += $(i + 1)} END {print s + 0}' "$LOG.fwd")
@@ -340,10 +358,10 @@ sample() {
 			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
 	fi
 	awk -v rep="$rep" -v wl="$wl" -v sys="$sys" -v unit="$unit" -v v="$value" -v hz="$HZ" \
-		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" \
+		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" \
 		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect") ? "null" : sprintf("%.1f", 100 * p / hz / w);
-			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f%s}\n",
-			 rep, wl, sys, v, unit, w, fwd, 100 * s / hz / w, extra }' >>"$SAMPLES"
+			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
+			 rep, wl, sys, v, unit, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
 	echo "  $wl $sys #$rep: $value $unit" >&2
 }
 

@@ -9,10 +9,10 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload xsk_fwd dpdk_af_xdp"
+SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xsk_fwd dpdk_af_xdp"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
-# One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu
+# One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
 # (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
 stats() {
 	awk -v systems="$SYSTEMS" -v workloads="$WORKLOADS" '
@@ -28,6 +28,7 @@ stats() {
 		v[k] = v[k] " " field("value"); n[k]++; unit[k] = field("unit")
 		c = field("fwd_cpu_pct"); if (c != "null") cpu[k] = cpu[k] " " c
 		sq[k] = sq[k] " " field("softirq_cpu_pct")
+		q = field("idle_poll_cpu_pct"); if (q != "") ip[k] = ip[k] " " q
 	}
 	END {
 		ns = split(systems, S, " "); nw = split(workloads, W, " ")
@@ -36,8 +37,9 @@ stats() {
 			if (!(k in n)) continue
 			m = median(v[k]); lo = MIN; hi = MAX
 			u = unit[k]; gsub(/"/, "", u)
-			printf "%s %s %d %.4g %.4g %.4g %s %s %.0f\n", W[i], S[j], n[k], m, lo, hi, u,
-				(k in cpu) ? sprintf("%.0f", median(cpu[k])) : "-", median(sq[k])
+			printf "%s %s %d %.4g %.4g %.4g %s %s %.0f %s\n", W[i], S[j], n[k], m, lo, hi, u,
+				(k in cpu) ? sprintf("%.0f", median(cpu[k])) : "-", median(sq[k]),
+				(k in ip) ? sprintf("%.0f", median(ip[k])) : "-"
 		}
 	}' "$dir/samples.json"
 }
@@ -81,10 +83,10 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	echo
 	echo "Command: \`$cmdline\`"
 	echo
-	echo "| workload | system | median | min-max | vs xdp_redirect | fwd CPU % | softirq CPU % | n |"
-	echo "|---|---|---|---|---|---|---|---|"
-	while read -r wl sys n med lo hi unit cpu sq; do
-		echo "| $wl | $sys | $med $unit | $lo-$hi | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $n |"
+	echo "| workload | system | median | min-max | vs xdp_redirect | fwd CPU % | softirq CPU % | idle poll CPU % | n |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	while read -r wl sys n med lo hi unit cpu sq ipoll; do
+		echo "| $wl | $sys | $med $unit | $lo-$hi | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $ipoll | $n |"
 	done <"$dir/stats.txt"
 	echo
 	echo "| target | xdp_fwd |"
@@ -96,6 +98,8 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	target "UDP 64 B pps vs xsk_fwd" udp64 xsk_fwd ge 1.0
 	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp ge 1.0
 	target "ping RTT vs xdp_redirect" ping xdp_redirect le 2.0
+	grep -q '"system":"xdp_fwd_lowlat"' "$dir/samples.json" &&
+		target "ping RTT vs xdp_redirect, --cpu-latency 0 (xdp_fwd_lowlat)" ping xdp_redirect le 2.0 xdp_fwd_lowlat
 	cpu_target "CPU idle" idle 3
 	cpu_target "CPU at TCP 1 Gbit/s" tcp1g 25
 	if grep -q '"system":"xdp_fwd_offload"' "$dir/samples.json"; then
@@ -107,7 +111,7 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 		target "TCP MTU 64000 vs xdp_redirect" tcp64000 xdp_redirect ge 0.9 xdp_fwd_offload
 	fi
 	# sent = received + counted drops, in every 64-byte UDP sample through xdp-fwd.
-	for sys in xdp_fwd xdp_fwd_offload; do
+	for sys in xdp_fwd xdp_fwd_offload xdp_fwd_lowlat; do
 		total=$(grep -c "\"system\":\"$sys\".*\"unaccounted\"" "$dir/samples.json" || true)
 		[ "$total" -gt 0 ] || continue
 		exact=$(grep -c "\"system\":\"$sys\".*\"unaccounted\":0[,}]" "$dir/samples.json" || true)
