@@ -121,8 +121,53 @@ static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct u
 	if (owner == w->idx) {
 		stage(w, out, d, n);
 		w->fed[in] |= 1ull << out;
-	} else if (!xq_push(&ctx->xq[w->idx][owner], d, n, out))
+	} else if (xq_push(&ctx->xq[w->idx][owner], d, n, out))
+		w->queued_to |= 1ull << owner;
+	else
 		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
+}
+
+static void wake_fd_write(struct fwd_worker *w)
+{
+	uint64_t one = 1;
+
+	if (w->wake_open && write(w->wake_fd, &one, sizeof(one)) < 0)
+		return; /* EAGAIN: the counter is full, so a wake is pending anyway */
+}
+
+/* Wakes the workers this turn queued frames for, if they sleep. The seq_cst fence pairs with
+ * the one in idle_wait: either the sleeper sees the frames before it sleeps, or this sees it
+ * asleep (the store-load order both sides need). */
+static void wake_queued(struct fwd_worker *w)
+{
+	uint64_t to = w->queued_to;
+
+	if (!to)
+		return;
+	w->queued_to = 0;
+	atomic_thread_fence(memory_order_seq_cst);
+	while (to) {
+		struct fwd_worker *t = &w->ctx->workers[__builtin_ctzll(to)];
+
+		to &= to - 1;
+		if (atomic_load_explicit(&t->sleeping, memory_order_relaxed))
+			wake_fd_write(t);
+	}
+}
+
+/* Frames other workers queued for this one and it has not taken yet. */
+static bool incoming_pending(struct fwd_worker *w)
+{
+	struct fwd_ctx *ctx = w->ctx;
+
+	for (uint32_t from = 0; from < ctx->nr_workers; from++) {
+		struct fwd_xq *q = &ctx->xq[from][w->idx];
+
+		if (from != w->idx && atomic_load_explicit(&q->tail, memory_order_relaxed) !=
+					      atomic_load_explicit(&q->head, memory_order_relaxed))
+			return true;
+	}
+	return false;
 }
 
 /* l2: one reference per output interface, never a copy (the caller holds one already). l2
@@ -324,12 +369,13 @@ static bool preempted(long *seen)
 	return ru.ru_nivcsw != before;
 }
 
-/* Sleeps until a socket has frames. Frames from other workers, TX completions and an offload
- * gate that waits for this worker's turns wake no socket: then 1 ms at most. Otherwise only
- * the sockets and the main thread (park, stop: the wake eventfd) end the sleep, and the
- * periodic duties (kernel counters, offload housekeeping: every 250 ms) bound it. A worker
- * whose traffic is all offloaded then wakes 10 times a second, not 1000: at MTU 64000 those
- * wakeups cost the kernel's forwarding on the same CPUs about a tenth of its throughput. */
+/* Sleeps until a socket has frames, another worker queued frames for this one, or the main
+ * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
+ * other workers return and an offload gate that waits for this worker's turns wake nothing:
+ * with any of them possible, 1 ms at most. Otherwise the periodic duties (kernel counters,
+ * offload housekeeping: every 250 ms) bound it. A worker whose traffic is all offloaded then
+ * wakes 10 times a second, not 1000: at MTU 64000 those wakeups cost the kernel's forwarding
+ * on the same CPUs about a tenth of its throughput. */
 static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS + 1];
@@ -344,12 +390,16 @@ static void idle_wait(struct fwd_worker *w)
 		pfd[k] = (struct pollfd){ .fd = port ? umem_port__fd(port) : -1, .events = POLLIN };
 	}
 	pfd[n] = (struct pollfd){ .fd = w->wake_open ? w->wake_fd : -1, .events = POLLIN };
-	if (poll(pfd, n + 1, timeout) > 0 && (pfd[n].revents & POLLIN)) {
+	wake_queued(w); /* frames queued after this turn's RX (offload's gate) */
+	atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with wake_queued's */
+	if (!incoming_pending(w) && poll(pfd, n + 1, timeout) > 0 && (pfd[n].revents & POLLIN)) {
 		uint64_t v;
 
 		if (read(w->wake_fd, &v, sizeof(v)) < 0)
 			v = 0; /* EAGAIN: another read took it */
 	}
+	atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
 }
 
 /* Shutdown: RX has stopped everywhere (barrier); hand over what other workers queued to us,
@@ -425,6 +475,7 @@ static void *worker_main(void *arg)
 			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
+		wake_queued(w);
 		work += drain_incoming(w);
 		if (!work)
 			flush_all(w);
@@ -543,12 +594,8 @@ int fwd_workers_start(struct fwd_ctx *ctx)
 /* Main thread: wakes every worker sleeping in poll() (after setting park or stop). */
 static void workers_wake(struct fwd_ctx *ctx)
 {
-	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		uint64_t one = 1;
-
-		if (ctx->workers[k].wake_open && write(ctx->workers[k].wake_fd, &one, sizeof(one)) < 0)
-			continue; /* EAGAIN: the counter is full, so a wake is pending anyway */
-	}
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		wake_fd_write(&ctx->workers[k]);
 }
 
 bool fwd_workers_park(struct fwd_ctx *ctx)
