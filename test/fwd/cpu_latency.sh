@@ -25,14 +25,11 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpu-latency 0 --interval 3600
 grep -q "CPU latency held at 0 µs" "$WORK/fwd.err" || fail "no start-up line for --cpu-latency"
 [ "$(qos)" = 0 ] || fail "CPU latency request while running: $(qos), not 0"
 if ls -d /sys/devices/system/cpu/cpu0/cpuidle/state0 >/dev/null 2>&1; then
-	e0=$(slow_idle_entries)
-	# A measurement window, not a synchronization: without the request an idle CPU halts
-	# hundreds of times a second.
-	sleep 0.5
-	e1=$(slow_idle_entries)
-	log "idle states with an exit latency entered over 0.5 s: $((e1 - e0))"
+	# Without the request an idle CPU halts hundreds of times a second.
+	n=$(growth_over 0.5 slow_idle_entries)
+	log "idle states with an exit latency entered over 0.5 s: $n"
 	# One CPU may be entering a state as the request arrives: a few, not hundreds.
-	[ $((e1 - e0)) -lt 10 ] || fail "CPUs entered idle states slower than 0 µs $((e1 - e0)) times while held"
+	[ "$n" -lt 10 ] || fail "CPUs entered idle states slower than 0 µs $n times while held"
 fi
 in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic with --cpu-latency"
 fwd_stop INT

@@ -63,6 +63,17 @@ worker_tid() {
 	return 1
 }
 
+# growth_over SECONDS CMD...: how much the number CMD prints grows over a measurement window of
+# SECONDS (a window, not a synchronization: nothing is awaited).
+growth_over() {
+	local secs=$1 a b
+	shift
+	a=$("$@")
+	sleep "$secs"
+	b=$("$@")
+	echo $((b - a))
+}
+
 # fwd_stop [SIGNAL]: stops xdp-fwd (SIGINT by default), then fwd_reap.
 fwd_stop() {
 	kill "-${1:-INT}" "$FWD_PID"
