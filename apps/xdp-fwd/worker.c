@@ -371,8 +371,9 @@ static bool preempted(long *seen)
 
 /* Sleeps until a socket has frames, another worker queued frames for this one, or the main
  * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
- * other workers return and an offload gate that waits for this worker's turns wake nothing:
- * with any of them possible, 1 ms at most. Otherwise the periodic duties (kernel counters,
+ * other workers return to this one's pool (its fill rings refill from them) and an offload
+ * gate that waits for this worker's turns wake nothing: with any of them possible, 1 ms at
+ * most. Otherwise the periodic duties (kernel counters,
  * offload housekeeping: every 250 ms) bound it. A worker whose traffic is all offloaded then
  * wakes 10 times a second, not 1000: at MTU 64000 those wakeups cost the kernel's forwarding
  * on the same CPUs about a tenth of its throughput. */

@@ -74,10 +74,11 @@ struct fwd_worker {
 	 * to park or stop it (wake_open: created). */
 	int wake_fd;
 	bool wake_open;
-	/* Set while the worker sleeps in poll() (or is about to): a worker that queues frames for
-	 * it then writes wake_fd, so they do not wait for the poll timeout. */
-	_Atomic bool sleeping;
 	uint64_t queued_to; /* bit k: frames queued for worker k in this loop turn */
+	/* Set while the worker sleeps in poll() (or is about to): a worker that queues frames for
+	 * it then writes wake_fd, so they do not wait for the poll timeout. Read by the other
+	 * workers every turn they queue frames: on a line of its own. */
+	_Atomic bool sleeping __attribute__((aligned(64)));
 };
 
 struct fwd_ctx {
