@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# fwd-bench's summary judges a target from the unrounded ratio: a median 0.04 % short of
+# "at least 1.0x" is missed, not "1.00 (met)"; and one just inside a limit is met.
+set -uo pipefail
+SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+sample() { # WORKLOAD SYSTEM VALUE UNIT
+	printf '{"repeat":1,"workload":"%s","system":"%s","value":%s,"unit":"%s","seconds":4,"fwd_cpu_pct":50.0,"softirq_cpu_pct":10.0,"idle_poll_cpu_pct":0.0}\n' "$@"
+}
+{
+	echo "["
+	sample udp64 xdp_fwd 0.5468 Mpps
+	echo ","
+	sample udp64 xsk_fwd 0.5470 Mpps
+	echo ","
+	sample ping xdp_fwd 15.9 us
+	echo ","
+	sample ping xdp_redirect 8.0 us
+	echo "]"
+} >"$dir/samples.json"
+"$SRC/tools/fwd-bench/summarize.sh" "$dir" machine command load >/dev/null 2>&1 || { echo "FAIL: summarize.sh failed"; exit 1; }
+rc=0
+grep -q '| UDP 64 B pps vs xsk_fwd | 0.999 (target ≥ 1.0: missed) |' "$dir/summary.md" ||
+	{ echo "FAIL: 0.9996x is not judged missed:"; grep 'vs xsk_fwd' "$dir/summary.md"; rc=1; }
+grep -q '| ping RTT vs xdp_redirect | 1.987 (target ≤ 2.0: met) |' "$dir/summary.md" ||
+	{ echo "FAIL: 1.9875x is not judged met:"; grep 'ping RTT' "$dir/summary.md"; rc=1; }
+[ $rc = 0 ] && echo "ok"
+exit $rc
