@@ -324,7 +324,7 @@ static const struct cli_opt options[] = {
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", CLI_U32_AT(CFG, busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", CLI_U32_AT(CFG, busy_poll_budget, 1, 65535) },
 	{ "idle-spin", 0, "USECS|auto", "spin this long after the last frame, then sleep in poll() (0: sleep at once); auto (default): 50 µs, and at most 1/16 of the time spent working", CLI_SET(set_idle_spin) },
-	{ "cpu-latency", 0, "USECS", "while running, keep every idle CPU able to wake within USECS (the kernel's CPU latency QoS, /dev/cpu_dma_latency); 0: idle CPUs poll instead of halting, so a sleeping worker wakes in about a microsecond, at the power (on a VM: the host CPU time) of CPUs that never halt; default off", CLI_SET(set_cpu_latency) },
+	{ "cpu-latency", 0, "USECS", "while running, keep every idle CPU able to wake within USECS (the kernel's CPU latency QoS, /dev/cpu_dma_latency); 0: idle CPUs poll instead of halting (where the idle driver has a polling state), so a sleeping worker wakes without an IPI, at the power (on a VM: the host CPU time) of CPUs that never halt; default off", CLI_SET(set_cpu_latency) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },

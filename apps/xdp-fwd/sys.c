@@ -64,11 +64,13 @@ int fwd_cpu_latency_hold(uint32_t usecs)
 {
 	int32_t v = (int32_t)usecs;
 	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, &v, sizeof(v)) != sizeof(v)) {
-		int err = errno ? -errno : -EIO;
+	n = write(fd, &v, sizeof(v));
+	if (n != sizeof(v)) {
+		int err = n < 0 ? -errno : -EIO;
 
 		close(fd);
 		return err;
@@ -82,4 +84,30 @@ void fwd_cpu_latency_release(void)
 	if (cpu_latency_fd >= 0)
 		close(cpu_latency_fd);
 	cpu_latency_fd = -1;
+}
+
+/* The first line of a sysfs file into buf ("" when it cannot be read). */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+const char *fwd_cpu_latency_caveat(uint32_t usecs)
+{
+	char drv[64], state0[64];
+
+	read_line("/sys/devices/system/cpu/cpuidle/current_driver", drv, sizeof(drv));
+	if (!drv[0] || !strcmp(drv, "none"))
+		return "no cpuidle driver: the idle loop halts whatever the request says";
+	read_line("/sys/devices/system/cpu/cpu0/cpuidle/state0/name", state0, sizeof(state0));
+	if (!usecs && strcmp(state0, "POLL"))
+		return "the idle driver has no polling state: idle CPUs still halt in its shallowest state";
+	return NULL;
 }

@@ -24,5 +24,8 @@ FILE *fwd_totals_stream(void);
  * exits: the kernel drops the request with the descriptor. 0 or -errno. */
 int fwd_cpu_latency_hold(uint32_t usecs);
 void fwd_cpu_latency_release(void);
+/* Why the request may not shorten wakeups here (no cpuidle driver; for 0, no polling state,
+ * e.g. arm64's shallowest state is WFI), or NULL. */
+const char *fwd_cpu_latency_caveat(uint32_t usecs);
 
 #endif

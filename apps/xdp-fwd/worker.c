@@ -373,10 +373,10 @@ static bool preempted(long *seen)
  * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
  * other workers return to this one's pool (its fill rings refill from them) and an offload
  * gate that waits for this worker's turns wake nothing: with any of them possible, 1 ms at
- * most. Otherwise the periodic duties (kernel counters,
- * offload housekeeping: every 250 ms) bound it. A worker whose traffic is all offloaded then
- * wakes 10 times a second, not 1000: at MTU 64000 those wakeups cost the kernel's forwarding
- * on the same CPUs about a tenth of its throughput. */
+ * most. Otherwise the periodic duties (kernel counters, offload housekeeping: every 250 ms)
+ * bound it. A worker whose traffic is all offloaded then wakes 10 times a second, not 1000:
+ * at MTU 64000 those wakeups cost the kernel's forwarding on the same CPUs about a tenth of
+ * its throughput. */
 static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS + 1];
@@ -391,7 +391,7 @@ static void idle_wait(struct fwd_worker *w)
 		pfd[k] = (struct pollfd){ .fd = port ? umem_port__fd(port) : -1, .events = POLLIN };
 	}
 	pfd[n] = (struct pollfd){ .fd = w->wake_open ? w->wake_fd : -1, .events = POLLIN };
-	wake_queued(w); /* frames queued after this turn's RX (offload's gate) */
+	wake_queued(w); /* whatever this turn queued, before this worker sleeps too */
 	atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with wake_queued's */
 	if (!incoming_pending(w) && poll(pfd, n + 1, timeout) > 0 && (pfd[n].revents & POLLIN)) {

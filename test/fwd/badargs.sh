@@ -27,7 +27,6 @@ expect_refusal "cannot open port $TOPO_IF1@7" -i "$TOPO_IF0" -i "$TOPO_IF1@7"
 expect_refusal "unknown mode" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode hub
 expect_refusal "not a steering rule" -i "$TOPO_IF0" -i "$TOPO_IF1" --rule "tcp dport 99999 -> drop"
 expect_refusal "unknown mode 'generic' (native, skb, auto)" -i "$TOPO_IF0" -i "$TOPO_IF1" --xdp-mode generic
-expect_refusal "cpu-latency" -i "$TOPO_IF0" -i "$TOPO_IF1" --cpu-latency -1
 
 log "a rule that hands ARP to a kernel without addresses is warned about; --xdp-mode skb"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --rule "arp -> pass" --xdp-mode skb

@@ -71,6 +71,7 @@ growth_over() {
 	a=$("$@")
 	sleep "$secs"
 	b=$("$@")
+	[[ "$a" =~ ^[0-9]+$ && "$b" =~ ^[0-9]+$ ]] || fail "growth_over: '$*' printed '$a', then '$b'"
 	echo $((b - a))
 }
 

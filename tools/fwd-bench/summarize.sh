@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # summarize.sh DIR MACHINE COMMAND LOADAVG [NOTE...]: turns DIR/samples.json (one sample per
 # line, as fwd-bench.sh writes it) into DIR/summary.md (medians, min-max, ratio to
-# xdp_redirect, CPU, the issue's targets) and DIR/chart.png (gnuplot; skipped without it).
+# xdp_redirect, CPU, the project's targets) and DIR/chart.png (gnuplot; skipped without it).
 # Run it again on an old results folder to redo the table.
 set -euo pipefail
 dir=${1:?results folder}
@@ -37,7 +37,8 @@ stats() {
 			if (!(k in n)) continue
 			m = median(v[k]); lo = MIN; hi = MAX
 			u = unit[k]; gsub(/"/, "", u)
-			printf "%s %s %d %.4g %.4g %.4g %s %s %.0f %s\n", W[i], S[j], n[k], m, lo, hi, u,
+			# Full precision: the ratios and verdicts are taken from these; the tables round.
+			printf "%s %s %d %.10g %.10g %.10g %s %s %.0f %s\n", W[i], S[j], n[k], m, lo, hi, u,
 				(k in cpu) ? sprintf("%.0f", median(cpu[k])) : "-", median(sq[k]),
 				(k in ip) ? sprintf("%.0f", median(ip[k])) : "-"
 		}
@@ -60,13 +61,14 @@ verdict() { # VALUE OP LIMIT: "met" or "missed" (OP: ge or le)
 
 target() { # LABEL WORKLOAD BASE OP LIMIT [SYSTEM]: SYSTEM's (default xdp_fwd) median against BASE's (a ratio)
 	local r
-	# The verdict from the unrounded ratio, shown cut (not rounded) to 3 digits: 0.9996 would
-	# round to 1.00, which reads as meeting "at least 1.0".
-	r=$(ratio "$2" "${6:-xdp_fwd}" "$3" 6)
+	# The verdict from the unrounded ratio, shown to 3 digits rounded away from the limit's
+	# side (down for "at least", up for "at most"): 0.9996 rounded to 1.00 would read as
+	# meeting "at least 1.0".
+	r=$(ratio "$2" "${6:-xdp_fwd}" "$3" 9)
 	if [ "$r" = - ]; then
 		echo "| $1 | not measured |"
 	else
-		echo "| $1 | $(awk -v r="$r" 'BEGIN { printf "%.3f", int(r * 1000) / 1000 }') (target $([ "$4" = ge ] && echo ≥ || echo ≤) $5: $(verdict "$r" "$4" "$5")) |"
+		echo "| $1 | $(awk -v r="$r" -v op="$4" 'BEGIN { x = r * 1000; c = int(x + 1e-6); if (op == "le" && c < x - 1e-6) c++; printf "%.3f", c / 1000 }') (target $([ "$4" = ge ] && echo ≥ || echo ≤) $5: $(verdict "$r" "$4" "$5")) |"
 	fi
 }
 
@@ -88,7 +90,7 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	echo "| workload | system | median | min-max | vs xdp_redirect | fwd CPU % | softirq CPU % | idle poll CPU % | n |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 	while read -r wl sys n med lo hi unit cpu sq ipoll; do
-		echo "| $wl | $sys | $med $unit | $lo-$hi | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $ipoll | $n |"
+		echo "| $wl | $sys | $(printf %.4g "$med") $unit | $(printf %.4g "$lo")-$(printf %.4g "$hi") | $(ratio "$wl" "$sys" xdp_redirect) | $cpu | $sq | $ipoll | $n |"
 	done <"$dir/stats.txt"
 	echo
 	echo "| target | xdp_fwd |"
