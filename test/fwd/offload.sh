@@ -98,14 +98,19 @@ log "a flow userspace cannot keep up with: its gate is forced open, then the ker
 # is installed only after 50 000 frames, once its RX ring overflows: the ring never runs empty,
 # gated frames are lost there, and the gate can only be forced (after 1 s). Forced with the
 # gated count read just before, it stayed shut: the program gates more frames in between.
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 50000 --batch 1 --json
-sink_start "$TOPO_H1" --idle 2
-gen 0 --dst-ip "$TOPO_IP1" --duration 4
-sink_wait
-fwd_stop INT
-sent=$(json "$WORK/gen.out" frames)
-log "overload: $sent frames sent, $(port_total m0@0 rx_packets) in userspace, $(off_total m0@0 packets) by the kernel, gate forced $(off_total m0@0 forced) times"
-[ "$(off_total m0@0 forced)" -ge 1 ] || fail "overload: the gate was never forced ($(off_total m0@0 forced))"
+# On a loaded machine the generator can stall long enough for userspace to empty the ring
+# once, and the gate then opens by the rule (not forced): up to 3 attempts for the overload.
+for attempt in 1 2 3; do
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 50000 --batch 1 --json
+	sink_start "$TOPO_H1" --idle 2
+	gen 0 --dst-ip "$TOPO_IP1" --duration 4
+	sink_wait
+	fwd_stop INT
+	sent=$(json "$WORK/gen.out" frames)
+	log "overload, attempt $attempt: $sent frames sent, $(port_total m0@0 rx_packets) in userspace, $(off_total m0@0 packets) by the kernel, gate forced $(off_total m0@0 forced) times, $(off_total m0@0 gated) gated"
+	[ "$(off_total m0@0 forced)" -ge 1 ] && break
+done
+[ "$(off_total m0@0 forced)" -ge 1 ] || fail "overload: the gate was never forced in 3 attempts"
 [ $((4 * $(off_total m0@0 packets))) -gt "$sent" ] ||
 	fail "overload: the kernel forwarded $(off_total m0@0 packets) of $sent frames after the forced gate"
 
