@@ -21,7 +21,8 @@ replies=$(grep -c ' time=' "$WORK/ping")
 median=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$WORK/ping" | sort -g | awk '{a[NR] = $1} END {printf "%d", a[int((NR + 1) / 2)] * 1000}')
 log "median RTT through two workers ($replies replies): $median µs"
 # Not a benchmark: about 1100 µs when the handoff waits for the timeout, under 100 µs on an
-# idle machine when it wakes the worker; the bound leaves room for a loaded one.
-[ "$median" -lt 500 ] || fail "frames handed to a sleeping worker waited for its poll timeout (median RTT $median µs)"
+# idle machine when it wakes the worker, 180-260 µs in a loaded CI run (ASan included); the
+# bound leaves room for more load.
+[ "$median" -lt 700 ] || fail "frames handed to a sleeping worker waited for its poll timeout (median RTT $median µs)"
 fwd_stop
 log "ok"
