@@ -312,47 +312,82 @@ int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_stee
 	return bpf_map_update_elem(f->gate_fd, key, &sent, BPF_ANY) ? -errno : 0;
 }
 
-/* Calls fn for every flow; fn's non-zero return stops the walk. Removing the current key
- * during the walk is safe: the next key is taken first. */
-static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, uint64_t idle_ns, bool expire)
-{
-	struct umem_steer_flow_key k, next;
-	struct umem_steer_flow v;
-	uint64_t now = umem_steer_flows__now_ns();
-	int n = 0, more, live = 0;
+/* The keys of the maps map_walk goes over. */
+union map_key {
+	struct umem_steer_flow_key flow;
+	struct umem_steer_l2_source_key l2;
+};
 
-	more = !bpf_map_get_next_key(f->flows_fd, NULL, &next);
-	while (more) {
+/* Calls visit(key, value, ctx) for each entry of hash map fd still there when it is looked up
+ * (value: a buffer of the map's value size); a non-zero return stops. The next key is taken
+ * before the visit, so the visit may delete the current one. At most bound keys: under LRU
+ * churn, a key evicted meanwhile restarts get_next_key from the first one. Returns the
+ * entries visited. */
+static int map_walk(int fd, void *value, uint32_t bound, int (*visit)(const void *key, void *value, void *ctx),
+		    void *ctx)
+{
+	union map_key k, next;
+	int n = 0;
+	bool more = !bpf_map_get_next_key(fd, NULL, &next);
+
+	for (uint32_t i = 0; more && i < bound; i++) {
 		k = next;
-		more = !bpf_map_get_next_key(f->flows_fd, &k, &next);
-		if (bpf_map_lookup_elem(f->flows_fd, &k, &v))
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (bpf_map_lookup_elem(fd, &k, value))
 			continue; /* gone meanwhile (deleted or evicted) */
-		if (expire) {
-			if (now > v.last_ns && now - v.last_ns > idle_ns && !bpf_map_delete_elem(f->flows_fd, &k)) {
-				bpf_map_delete_elem(f->gate_fd, &k);
-				n++;
-				if (fn)
-					fn(&k, &v, arg);
-			} else {
-				live++;
-			}
-			continue;
-		}
 		n++;
-		if (fn && fn(&k, &v, arg))
+		if (visit(&k, value, ctx))
 			break;
 	}
+	return n;
+}
+
+struct flow_walk {
+	struct umem_steer_flows *f;
+	umem_steer_flow_fn fn;
+	void *arg;
+	uint64_t now, idle_ns;
+	bool expire;
+	int expired;
+	struct umem_steer_flow v;
+};
+
+static int flow_visit(const void *key, void *value, void *ctx)
+{
+	struct flow_walk *fw = ctx;
+	const struct umem_steer_flow *v = value;
+
+	if (!fw->expire)
+		return fw->fn ? fw->fn(key, v, fw->arg) : 0;
+	if (fw->now > v->last_ns && fw->now - v->last_ns > fw->idle_ns && !bpf_map_delete_elem(fw->f->flows_fd, key)) {
+		bpf_map_delete_elem(fw->f->gate_fd, key);
+		fw->expired++;
+		if (fw->fn)
+			fw->fn(key, v, fw->arg);
+	}
+	return 0;
+}
+
+/* Calls fn for every flow (expire: for every flow idle longer than idle_ns, deleted first);
+ * fn's non-zero return stops a plain walk. */
+static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, uint64_t idle_ns, bool expire)
+{
+	struct flow_walk fw = { .f = f, .fn = fn, .arg = arg, .now = umem_steer_flows__now_ns(),
+				.idle_ns = idle_ns, .expire = expire };
+	int n = map_walk(f->flows_fd, &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
+
 	if (expire) {
 		/* Recount: corrects what flows lost behind the API's back (LRU eviction). */
 		struct umem_steer_flow_conf c;
 		int err = conf_read(f, &c);
 
 		if (!err) {
-			c.nr = (uint32_t)live;
+			c.nr = (uint32_t)(n - fw.expired);
 			err = conf_write(f, &c);
 		}
 		if (err)
 			return err;
+		return fw.expired;
 	}
 	return n;
 }
@@ -367,34 +402,28 @@ int umem_steer_flows__expire(struct umem_steer_flows *f, uint64_t idle_ns, umem_
 	return f ? walk(f, fn, arg, idle_ns, true) : -EINVAL;
 }
 
+struct source_walk {
+	umem_steer_l2_source_fn fn;
+	void *arg;
+	struct umem_steer_l2_source v;
+};
+
+static int source_visit(const void *key, void *value, void *ctx)
+{
+	const struct source_walk *sw = ctx;
+
+	return sw->fn(key, value, sw->arg);
+}
+
 int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_source_fn fn, void *arg)
 {
-	struct umem_steer_l2_source_key k, next;
-	struct umem_steer_l2_source v;
-	int n = 0;
+	struct source_walk sw = { .fn = fn, .arg = arg };
 
 	if (!f || !fn)
 		return -EINVAL;
 	if (f->l2src_fd < 0)
 		return -EOPNOTSUPP; /* a program from before the map */
-	/* The next key is taken before the callback, and the walk is bounded: under LRU churn a
-	 * key evicted meanwhile restarts get_next_key from the first one. */
-	if (bpf_map_get_next_key(f->l2src_fd, NULL, &next))
-		return 0;
-	for (uint32_t i = 0; i < UMEM_STEER_MAX_L2_SOURCES; i++) {
-		bool last;
-
-		k = next;
-		last = bpf_map_get_next_key(f->l2src_fd, &k, &next) != 0;
-		if (!bpf_map_lookup_elem(f->l2src_fd, &k, &v)) {
-			n++;
-			if (fn(&k, &v, arg))
-				break;
-		}
-		if (last)
-			break;
-	}
-	return n;
+	return map_walk(f->l2src_fd, &sw.v, UMEM_STEER_MAX_L2_SOURCES, source_visit, &sw);
 }
 
 int umem_steer_flows__clear(struct umem_steer_flows *f)

@@ -568,8 +568,12 @@ int main(int argc, char **argv)
 		fwd_unlock_interfaces();
 		return 1;
 	}
-	if (cfg.cpu_latency && fwd_cpu_latency_caveat(cfg.cpu_latency_usecs))
-		fprintf(stderr, "xdp-fwd: warning: --cpu-latency: %s\n", fwd_cpu_latency_caveat(cfg.cpu_latency_usecs));
+	if (cfg.cpu_latency) {
+		const char *caveat = fwd_cpu_latency_caveat(cfg.cpu_latency_usecs);
+
+		if (caveat)
+			fprintf(stderr, "xdp-fwd: warning: --cpu-latency: %s\n", caveat);
+	}
 	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */

@@ -27,3 +27,10 @@ expect() {
 	v=$(json "$1" "$2")
 	[ "$v" = "$3" ] || fail "$(basename "$1"): $2 = '$v', expected $3"
 }
+
+# expect_all FILE KEY:VALUE...: expect for each pair.
+expect_all() {
+	local f=$1 kv
+	shift
+	for kv in "$@"; do expect "$f" "${kv%%:*}" "${kv#*:}"; done
+}

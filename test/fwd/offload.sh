@@ -52,15 +52,13 @@ topo_up --hosts 3
 log "UDP sequence stream across the switch point: 0 lost, 0 reordered, counters add up"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 64 --offload-idle 1 --json --interval 0.2
 stream 0 1 30000 --rate 30000 --size 200
-for k in lost:0 reordered:0 duplicates:0 bad:0; do
-	expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
-done
+expect_all "$WORK/sink.out" lost:0 reordered:0 duplicates:0 bad:0
 # Idle expiry: the flow leaves the kernel after 1 s without frames.
 expired() { [ "$(off_last m0@0 flows)" = 0 ] && [ "$(off_any m0@0 expired)" -ge 1 ]; }
 wait_for 10 expired || fail "the flow did not expire"
 # Back in userspace: the next stream again starts there, then moves.
 stream 0 1 5000 --rate 20000 --size 200
-for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+expect_all "$WORK/sink.out" lost:0 reordered:0
 fwd_stop INT
 no_xdp_left || fail "an XDP program is still attached after exit"
 rx=$(port_total m0@0 rx_packets)
@@ -186,10 +184,10 @@ leg_recreate 1
 wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached"
 # From the new interface: its new steering program offloads the stream.
 stream 1 0 5000 --rate 20000 --sport 7202
-for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+expect_all "$WORK/sink.out" lost:0 reordered:0
 # Towards it: a new flow redirected to the new interface.
 stream 0 1 5000 --rate 20000 --sport 7203
-for k in lost:0 reordered:0; do expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"; done
+expect_all "$WORK/sink.out" lost:0 reordered:0
 fwd_stop INT
 no_xdp_left || fail "an XDP program is still attached after exit"
 # From the old and the new m1, and into both: the kernel's share of each side's 8000 frames

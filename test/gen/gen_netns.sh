@@ -37,9 +37,7 @@ ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --count 20000 --rate 20
 sink_wait
 expect "$WORK/gen.out" frames 20000
 expect "$WORK/gen.out" frames_out 0
-for k in frames:20000 expected:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0; do
-	expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
-done
+expect_all "$WORK/sink.out" frames:20000 expected:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0
 # The destination MAC came from ARP (resolved before the generator's port existed).
 ip -n "$A" neigh show 10.78.0.2 | grep -q "$(ip -n "$B" link show eth0 | awk '/ether/ {print $2}')" ||
 	fail "no ARP entry for the sink's host"
@@ -55,9 +53,7 @@ send --stream 77 --seq 500 --count 10   # 500..509 again
 send --stream 77 --seq 2000 --count 10  # 1000..1999 missing
 send --stream 77 --seq 0 --count 500    # 0..499 late
 sink_wait
-for k in stream:77 frames:1010 expected:2010 lost:1000 reordered:500 duplicates:10 other_stream:5 bad:0; do
-	expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
-done
+expect_all "$WORK/sink.out" stream:77 frames:1010 expected:2010 lost:1000 reordered:500 duplicates:10 other_stream:5 bad:0
 
 log "bad arguments: a clear message, nothing attached"
 out=$(ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --size 1600 2>&1) && fail "MTU-sized frame accepted"
@@ -93,9 +89,7 @@ for dst in "--dst-ip $TOPO_IP1" ""; do
 	ip netns exec "$TOPO_H0" "$GEN" gen -i eth0 $dst --mix imix --count 20000 --rate 20000 --json \
 		>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen through xdp-fwd"
 	sink_wait
-	for k in frames:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0; do
-		expect "$WORK/sink.out" "${k%%:*}" "${k#*:}"
-	done
+	expect_all "$WORK/sink.out" frames:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0
 	expect "$WORK/sink.out" bytes "$(json "$WORK/gen.out" bytes)" 
 done
 kill -INT "$FWD_PID"
