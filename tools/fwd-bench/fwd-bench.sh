@@ -39,6 +39,11 @@
 #                    MAC address swap; when a port's RX poll returns nothing, its partial TX burst
 #                    is sent; and in that same branch sendto() kicks the TX ring while it still
 #                    holds descriptors the kernel has not consumed.
+#   --receiver-gro   a topology variant, for every system of the run: the hosts' veths run
+#                    their NAPI in a kernel thread, and the middle's veths have TSO off. Then
+#                    frames that an AF_XDP forwarder sends (copy mode) reach the receiver through
+#                    its NAPI, in batches that GRO merges, as XDP_REDIRECT's frames always do.
+#                    By default every such frame is received on its own (docs/BENCHMARKS.md).
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
@@ -63,6 +68,7 @@ WORKLOADS=tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle
 OUT=""
 XSK_FWD=""
 FWD_ARGS=""
+RECEIVER_GRO=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "fwd-bench: $*" >&2; exit 2; }
@@ -77,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
 	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
+	--receiver-gro) RECEIVER_GRO=--receiver-gro; shift ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -137,6 +144,21 @@ trap 'exit 143' TERM
 
 eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)"
 H0=$TOPO_H0 H1=$TOPO_H1 MID=$TOPO_MID IP1=$TOPO_IP1
+
+# --receiver-gro: why it takes both settings is in tools/fwd-bench/README.md.
+receiver_gro() {
+	local h m
+	for h in "$H0" "$H1"; do
+		ip netns exec "$h" sh -c 'echo 1 >/sys/class/net/eth0/threaded' ||
+			die "--receiver-gro: cannot make $h's eth0 NAPI threaded"
+		echo "receiver-gro: $h eth0 threaded $(ip netns exec "$h" cat /sys/class/net/eth0/threaded)" >&2
+	done
+	for m in m0 m1; do
+		ip netns exec "$MID" ethtool -K "$m" tso off >/dev/null || die "--receiver-gro: cannot turn TSO off on $m"
+		echo "receiver-gro: $MID $m $(ip netns exec "$MID" ethtool -k "$m" | grep '^tcp-segmentation-offload:')" >&2
+	done
+}
+[ -z "$RECEIVER_GRO" ] || receiver_gro
 
 set_mtu() {
 	ip -n "$H0" link set eth0 mtu "$1"
@@ -380,6 +402,6 @@ done
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
-cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
 cat "$OUT/summary.md"
