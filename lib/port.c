@@ -899,7 +899,7 @@ int umem_port__stats(const struct umem_port *p, struct umem_port_stats *s)
 #define PORT_COUNTER_COPY(name) out.name = PSTAT_GET(p, name);
 	PORT_COUNTERS(PORT_COUNTER_COPY)
 #undef PORT_COUNTER_COPY
-	out.tx_inflight = atomic_load_explicit(&p->q->tx_outstanding, memory_order_relaxed);
+	out.tx_inflight = umem_port__tx_inflight(p);
 	if (!getsockopt(p->fd, SOL_XDP, XDP_STATISTICS, &xs, &len)) {
 		out.rx_dropped = xs.rx_dropped;
 		out.rx_invalid_descs = xs.rx_invalid_descs;

@@ -562,15 +562,16 @@ int main(int argc, char **argv)
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
 	/* Before set-up, so that a refusal leaves nothing attached. */
-	if (cfg.cpu_latency && (ret = fwd_cpu_latency_hold(cfg.cpu_latency_usecs))) {
-		fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
-			"/dev/cpu_dma_latency: %s\n", strerror(-ret));
-		fwd_unlock_interfaces();
-		return 1;
-	}
 	if (cfg.cpu_latency) {
 		const char *caveat = fwd_cpu_latency_caveat(cfg.cpu_latency_usecs);
 
+		ret = fwd_cpu_latency_hold(cfg.cpu_latency_usecs);
+		if (ret) {
+			fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
+				"/dev/cpu_dma_latency: %s\n", strerror(-ret));
+			fwd_unlock_interfaces();
+			return 1;
+		}
 		if (caveat)
 			fprintf(stderr, "xdp-fwd: warning: --cpu-latency: %s\n", caveat);
 	}

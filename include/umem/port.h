@@ -246,12 +246,13 @@ UMEM_API const char *umem_port__xdp_mode_str(enum umem_port_xdp_mode mode);
 
 UMEM_API const char *umem_port__ifname(const struct umem_port *port);
 UMEM_API int umem_port__ifindex(const struct umem_port *port);
-/* TX buffers queued and not completed yet (umem_port_stats.tx_inflight without the kernel's
- * counters: no system call, for a loop that asks often). 0 for NULL. */
-UMEM_API uint64_t umem_port__tx_inflight(const struct umem_port *port);
 UMEM_API uint32_t umem_port__queue(const struct umem_port *port);
 UMEM_API struct umem_pool *umem_port__pool(const struct umem_port *port);
 UMEM_API struct umem_area *umem_port__area(const struct umem_port *port);
+
+/* TX buffers queued and not completed yet (umem_port_stats.tx_inflight without the kernel's
+ * counters: no system call, for a loop that asks often). 0 for NULL. */
+UMEM_API uint64_t umem_port__tx_inflight(const struct umem_port *port);
 /* AF_XDP chunk size of the UMEM (largest TX buffer that fits one descriptor). */
 UMEM_API uint32_t umem_port__chunk_size(const struct umem_port *port);
 /* Largest frame one RX descriptor holds: chunk_size - headroom - XDP_PACKET_HEADROOM. */

@@ -14,6 +14,8 @@
 #   netns_workdir VAR            a scratch folder (removed at cleanup); its path in VAR
 #   cpu_ticks STATFILE           utime + stime (clock ticks) of /proc/PID[/task/TID]/stat; 0
 #                                when it cannot be read (no such process)
+#   ping_median_us FILE          median RTT in µs (one decimal) of ping's per-echo lines in FILE;
+#                                nothing when it has none
 #
 # Interface names are per namespace, so short fixed names inside generated namespaces are safe.
 
@@ -96,6 +98,11 @@ netns_bg() {
 cpu_ticks() {
 	# Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
 	sed 's/^.*) //' "$1" 2>/dev/null | awk '{print $12 + $13} END {if (!NR) print 0}'
+}
+
+ping_median_us() {
+	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -g |
+		awk '{a[NR] = $1} END { if (NR) printf "%.1f\n", 1000 * (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
 }
 
 netns_stop() {

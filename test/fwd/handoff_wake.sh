@@ -18,7 +18,8 @@ grep -q "worker 1" "$WORK/fwd.err" || fail "the two ports are not on two workers
 in_host 0 ping -n -c 50 -i 0.02 -W 1 "$TOPO_IP1" >"$WORK/ping" 2>&1 || fail "ping through two workers: $(cat "$WORK/ping")"
 replies=$(grep -c ' time=' "$WORK/ping")
 [ "$replies" -ge 40 ] || fail "only $replies of 50 echo replies through two workers: $(cat "$WORK/ping")"
-median=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$WORK/ping" | sort -g | awk '{a[NR] = $1} END {printf "%d", a[int((NR + 1) / 2)] * 1000}')
+median=$(ping_median_us "$WORK/ping")
+median=${median%.*}
 log "median RTT through two workers ($replies replies): $median µs"
 # Not a benchmark: about 1100 µs when the handoff waits for the timeout, under 100 µs on an
 # idle machine when it wakes the worker, 180-260 µs in a loaded CI run (ASan included); the

@@ -300,8 +300,7 @@ run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per
 	cpu_mark
 	ip netns exec "$H0" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
 	cpu_mark
-	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$LOG.ping" | sort -g |
-		awk '{a[NR] = $1} END { if (NR) printf "%.1f\n", 1000 * (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+	ping_median_us "$LOG.ping"
 }
 
 run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
