@@ -10,10 +10,15 @@
 #include "rules.h"
 
 static int watch_fd = -1;
+/* The ifindex each interface's ports are open on (at its first port; 0 while closed). Events
+ * are matched by it: a name is only how an interface is found, and a rename (m1 to m9, a new
+ * m1 created) leaves the ports on the old device under a name that is no longer theirs. */
+static uint32_t open_on[FWD_MAX_PORTS];
 
 int fwd_live_open(struct fwd_ctx *ctx)
 {
-	(void)ctx;
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		open_on[i] = ctx->ports[i].port ? if_nametoindex(ctx->cfg->ports[i].ifname) : 0;
 	watch_fd = fwd_linkwatch_open();
 	return watch_fd < 0 ? watch_fd : 0;
 }
@@ -60,6 +65,7 @@ static void close_iface(struct fwd_ctx *ctx, uint32_t first, bool keep_steering)
 	for (uint32_t i = first; i < ctx->nr_ports; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
 			fwd_close_port(ctx, i);
+	open_on[first] = 0;
 }
 
 /* Opens them again; capabilities raised. On failure what opened is closed again. */
@@ -76,7 +82,18 @@ static int open_iface(struct fwd_ctx *ctx, uint32_t first)
 		      fwd_open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
 	if (err)
 		close_iface(ctx, first, false);
+	else
+		open_on[first] = if_nametoindex(ifname);
 	return err;
+}
+
+/* The first port of the interface open on ifindex, or UINT32_MAX. */
+static uint32_t port_on_index(const struct fwd_ctx *ctx, uint32_t ifindex)
+{
+	for (uint32_t i = 0; ifindex && i < ctx->nr_ports; i++)
+		if (open_on[i] == ifindex && first_port(ctx, ctx->cfg->ports[i].ifname) == i)
+			return i;
+	return UINT32_MAX;
 }
 
 static void port_list(const struct fwd_ctx *ctx, uint32_t first, char *buf, size_t len)
@@ -89,7 +106,9 @@ static void port_list(const struct fwd_ctx *ctx, uint32_t first, char *buf, size
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", ctx->ports[i].name);
 }
 
-static void gone(struct fwd_ctx *ctx, uint32_t first)
+/* why: "gone", or "renamed to NAME" (the device stays, but the name the ports were asked
+ * for now names another interface or none). */
+static void gone(struct fwd_ctx *ctx, uint32_t first, const char *why)
 {
 	const char *ifname = ctx->cfg->ports[first].ifname;
 	char ports[256];
@@ -97,8 +116,8 @@ static void gone(struct fwd_ctx *ctx, uint32_t first)
 	if (!iface_open(ctx, first))
 		return;
 	port_list(ctx, first, ports, sizeof(ports));
-	fprintf(stderr, "xdp-fwd: %s: interface gone: port%s %s stopped, frames for %s counted as "
-		"drops (down)%s\n", ifname, strchr(ports, ',') ? "s" : "", ports,
+	fprintf(stderr, "xdp-fwd: %s: interface %s: port%s %s stopped, frames for %s counted as "
+		"drops (down)%s\n", ifname, why, strchr(ports, ',') ? "s" : "", ports,
 		strchr(ports, ',') ? "them" : "it",
 		ctx->cfg->reattach ? "; re-attached when an interface of that name is back" :
 				     "; --no-reattach: not re-attached");
@@ -204,9 +223,9 @@ static void resync(struct fwd_ctx *ctx)
 		if (first_port(ctx, ifname) != i)
 			continue;
 		idx = if_nametoindex(ifname);
-		if (!idx)
-			gone(ctx, i);
-		else
+		if (open_on[i] && idx != open_on[i])
+			gone(ctx, i, "gone");
+		if (idx)
 			back(ctx, i, idx);
 	}
 }
@@ -262,12 +281,30 @@ void fwd_live_poll(struct fwd_ctx *ctx)
 				return;
 			continue;
 		}
+		/* The device our ports are on: deleted (or moved to another namespace), or
+		 * renamed away from the configured name. */
+		first = port_on_index(ctx, ev.ifindex);
+		if (first != UINT32_MAX) {
+			char why[IF_NAMESIZE + 16];
+
+			if (ev.deleted) {
+				gone(ctx, first, "gone");
+				continue;
+			}
+			if (ev.ifname[0] && strcmp(ev.ifname, ctx->cfg->ports[first].ifname)) {
+				snprintf(why, sizeof(why), "renamed to %s", ev.ifname);
+				gone(ctx, first, why);
+				continue;
+			}
+		}
 		first = ev.ifname[0] ? first_port(ctx, ev.ifname) : UINT32_MAX;
-		if (first == UINT32_MAX)
-			continue;
-		if (ev.deleted) {
-			gone(ctx, first);
-		} else if (!iface_open(ctx, first)) {
+		if (first == UINT32_MAX || ev.deleted)
+			continue; /* not ours, or an interface of our name that we are not on */
+		if (open_on[first] && open_on[first] != ev.ifindex) {
+			/* Our name on another device while we are open on one: events were lost */
+			gone(ctx, first, "gone");
+		}
+		if (!iface_open(ctx, first)) {
 			back(ctx, first, ev.ifindex);
 			if (ev.mtu) /* back with an MTU the ports were not opened for */
 				mtu_changed(ctx, first, ev.mtu);
