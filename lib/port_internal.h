@@ -101,6 +101,7 @@ struct umem_port {
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
 	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
+	bool tx_invalid_reported; /* an invalid TX burst was reported; cleared by a valid one */
 	bool fill_short;      /* the last refill found the pool empty (an episode) */
 	bool fill_reported;   /* this episode was reported (so its end is too) */
 	uint32_t fill_episodes; /* episodes since the last report */
