@@ -719,12 +719,16 @@ fail:
 
 /* Waits (bounded) for the queue's TX in flight to complete, kicking the kernel; then returns
  * what never left this port's TX ring. Returns buffers abandoned. */
-static uint32_t drain_tx(struct umem_port *p)
+int umem_port__tx_drain(struct umem_port *p, uint32_t timeout_ms)
 {
-	struct port_queue *q = p->q;
-	uint32_t cons, prod, left;
+	struct port_queue *q;
+	uint32_t cons, prod;
+	int unsent = 0;
 
-	for (int ms = 0; ms < PORT_DRAIN_TIMEOUT_MS; ms++) {
+	if (!p)
+		return -EINVAL;
+	q = p->q;
+	for (uint32_t ms = 0; ms < timeout_ms; ms++) {
 		if (!tx_ring_empty(p))
 			umem__port_tx_kick(p);
 		umem_port__complete(p);
@@ -732,13 +736,35 @@ static uint32_t drain_tx(struct umem_port *p)
 			return 0;
 		poll(NULL, 0, 1);
 	}
+	/* Once: the producer is the kernel's to read, it cannot be moved back, so a second
+	 * call (destroy's) must not put these buffers again. */
+	if (p->tx_taken)
+		return 0;
+	p->tx_taken = true;
+	umem_port__complete(p);
 	/* Copy mode publishes the TX consumer after each sendto(): entries past it were never
-	 * read and are still ours. */
+	 * read and are still ours (a socket whose device left never reads them). */
 	cons = __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE);
 	prod = *p->tx.producer;
-	for (uint32_t i = cons; i != prod; i++)
-		umem_pool__put(p->pool, xsk_ring_prod__tx_desc(&p->tx, i)->addr);
+	for (uint32_t i = cons; i != prod; i++) {
+		const struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, i);
+
+		unsent += !(d->options & XDP_PKT_CONTD);
+		umem_pool__put(p->pool, d->addr);
+	}
 	tx_outstanding_add(q, -(uint64_t)(prod - cons));
+	if (unsent)
+		pr_warn("port %s:%u: closed with %d frames in the TX ring the kernel never read: "
+			"not sent\n", p->ifname, p->queue, unsent);
+	return unsent;
+}
+
+static uint32_t drain_tx(struct umem_port *p)
+{
+	struct port_queue *q = p->q;
+	uint32_t left;
+
+	umem_port__tx_drain(p, PORT_DRAIN_TIMEOUT_MS);
 	left = (uint32_t)atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed);
 	if (left)
 		pr_warn("port %s:%u: %u TX buffers never completed: abandoned\n", p->ifname, p->queue, left);

@@ -32,7 +32,8 @@
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
-#define FWD_MVPP2_XDP_MTU 1500u   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
+#define FWD_MVPP2_XDP_MTU 1500u
+#define FWD_TX_DRAIN_MS 500u      /* a closing port waits this long for its TX ring to be read */   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
 static uint32_t pow2_at_least(uint64_t v)
 {
@@ -184,7 +185,7 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
-	int left;
+	int left, unsent;
 
 	if (!p->port)
 		return;
@@ -206,6 +207,11 @@ void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 		fwd_count(&p->ctr.rx_bytes, bytes);
 		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
 	}
+	/* Frames queued for TX that the kernel never read (its device left: deleted, moved to
+	 * another namespace): counted in tx_packets, so counted again as drops. */
+	unsent = umem_port__tx_drain(p->port, FWD_TX_DRAIN_MS);
+	if (unsent > 0)
+		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
 	fwd_port_save_kernel_stats(p);
 	left = umem_port__destroy(p->port);
 	p->port = NULL;

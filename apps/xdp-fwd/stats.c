@@ -15,6 +15,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_XSK_RX_INVALID] = "xsk_rx_invalid",
 	[FWD_DROP_XSK_TX_INVALID] = "xsk_tx_invalid",
 	[FWD_DROP_DOWN] = "down",
+	[FWD_DROP_TX_UNSENT] = "tx_unsent",
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)

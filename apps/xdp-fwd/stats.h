@@ -27,6 +27,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
 	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
+	FWD_DROP_TX_UNSENT,  /* queued for TX, never read by the kernel: closed with frames in its TX ring */
 	FWD_DROP_MAX
 };
 
