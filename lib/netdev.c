@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /* Facts about a network device that ports and steering both need. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/socket.h>
 #include <linux/ethtool.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <linux/sockios.h>
+#include <linux/xdp_diag.h>
 #include "internal.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
 
 /* ETHTOOL_GCHANNELS: 0, or negative errno (-EOPNOTSUPP: the driver has no get_channels, e.g.
  * lo, bridges, tun, mvpp2). */
@@ -98,4 +110,189 @@ int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_t *cur, uint3
 	if (*max < *cur)
 		*max = *cur;
 	return *cur ? 0 : err ? err : -EOPNOTSUPP;
+}
+
+static void proc_comm(long pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(comm, len, "?");
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, (int)len, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* The process that has an fd on socket inode ino: its pid and name ("pid N (comm)"), by a walk
+ * of /proc/<pid>/fd (only the processes this one may inspect). false when none is found. */
+static bool socket_owner(uint32_t ino, char *who, size_t len)
+{
+	char want[32], path[64], link[32];
+	DIR *procs = opendir("/proc");
+	struct dirent *pe;
+	bool found = false;
+
+	if (!procs)
+		return false;
+	snprintf(want, sizeof(want), "socket:[%u]", ino);
+	while (!found && (pe = readdir(procs))) {
+		DIR *fds;
+		struct dirent *fe;
+		char *e;
+		long pid = strtol(pe->d_name, &e, 10);
+
+		if (pid <= 0 || *e)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;
+		while (!found && (fe = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", pid, fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			found = !strcmp(link, want);
+		}
+		closedir(fds);
+		if (found) {
+			char comm[32];
+
+			proc_comm(pid, comm, sizeof(comm));
+			snprintf(who, len, "pid %ld (%s)", pid, comm);
+		}
+	}
+	closedir(procs);
+	return found;
+}
+
+/* Without sock_diag: the other processes of this network namespace that hold AF_XDP sockets
+ * (sockfs names the protocol in the xattr system.sockprotoname), as "pid N (comm), ...". */
+static void xsk_processes(char *who, size_t len)
+{
+	struct stat self_ns, ns;
+	DIR *procs = opendir("/proc");
+	struct dirent *pe;
+	size_t o = 0;
+
+	who[0] = '\0';
+	if (!procs)
+		return;
+	if (stat("/proc/self/ns/net", &self_ns)) {
+		closedir(procs);
+		return;
+	}
+	while ((pe = readdir(procs)) && o + 1 < len) {
+		char path[64], proto[16];
+		DIR *fds;
+		struct dirent *fe;
+		char *e;
+		long pid = strtol(pe->d_name, &e, 10);
+		bool xsk = false;
+
+		if (pid <= 0 || *e || pid == (long)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+		if (stat(path, &ns) || ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;
+		while (!xsk && (fe = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", pid, fe->d_name);
+			n = getxattr(path, "system.sockprotoname", proto, sizeof(proto) - 1);
+			xsk = n > 0 && (proto[n] = '\0', !strcmp(proto, "XDP"));
+		}
+		closedir(fds);
+		if (xsk) {
+			char comm[32];
+
+			proc_comm(pid, comm, sizeof(comm));
+			o += (size_t)snprintf(who + o, len - o, "%spid %ld (%s)", o ? ", " : "", pid, comm);
+		}
+	}
+	closedir(procs);
+}
+
+int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct xdp_diag_req r;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP },
+		.r = { .sdiag_family = AF_XDP, .xdiag_show = XDP_SHOW_INFO },
+	};
+	union {
+		struct nlmsghdr nh;
+		char buf[16384];
+	} resp;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), ret = -ENOENT;
+	uint32_t ino = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	/* A dump: datagrams until NLMSG_DONE. Walked by hand, as above. */
+	for (bool done = false; !done && !ino;) {
+		ssize_t n = recv(fd, resp.buf, sizeof(resp.buf), 0);
+
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		for (char *pos = resp.buf; n >= (ssize_t)sizeof(struct nlmsghdr);) {
+			struct nlmsghdr *nh = (void *)pos;
+			struct xdp_diag_msg msg;
+			char *a, *end;
+
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				ret = -EOPNOTSUPP; /* no AF_XDP sock_diag (CONFIG_XDP_SOCKETS_DIAG) */
+			if (nh->nlmsg_len < sizeof(*nh) || nh->nlmsg_len > (size_t)n ||
+			    nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			end = pos + nh->nlmsg_len;
+			memcpy(&msg, NLMSG_DATA(nh), sizeof(msg));
+			a = (char *)NLMSG_DATA(nh) + NLMSG_ALIGN(sizeof(msg));
+			while (a + sizeof(struct rtattr) <= end) {
+				struct rtattr *ra = (void *)a;
+				struct xdp_diag_info info;
+
+				if (ra->rta_len < sizeof(*ra) || a + ra->rta_len > end)
+					break;
+				if (ra->rta_type == XDP_DIAG_INFO && RTA_PAYLOAD(ra) >= sizeof(info)) {
+					memcpy(&info, RTA_DATA(ra), sizeof(info));
+					if ((int)info.ifindex == ifindex && info.queue_id == queue)
+						ino = msg.xdiag_ino;
+				}
+				a += RTA_ALIGN(ra->rta_len);
+			}
+			n -= NLMSG_ALIGN(nh->nlmsg_len);
+			pos += NLMSG_ALIGN(nh->nlmsg_len);
+		}
+	}
+	close(fd);
+	who[0] = '\0';
+	if (ino) {
+		if (!socket_owner(ino, who, len))
+			snprintf(who, len, "socket inode %u, in no process this one can see", ino);
+		return 1;
+	}
+	if (ret != -ENOENT)
+		xsk_processes(who, len);
+	return ret == -ENOENT ? 0 : ret;
 }
