@@ -44,20 +44,48 @@ static uint32_t pow2_at_least(uint64_t v)
 	return p;
 }
 
+/* An interface ioctl on ifname in this namespace: 0 or -1 (ifr filled by the kernel). */
+static int interface_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -1;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	r = ioctl(fd, req, ifr);
+	close(fd);
+	return r;
+}
+
 /* MTU of ifname in this namespace, 0 when unknown. */
 static uint32_t interface_mtu(const char *ifname)
 {
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	uint32_t mtu = 0;
+	struct ifreq ifr;
 
-	if (fd < 0)
-		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = (uint32_t)ifr.ifr_mtu;
-	close(fd);
-	return mtu;
+	return interface_ioctl(ifname, SIOCGIFMTU, &ifr) ? 0 : (uint32_t)ifr.ifr_mtu;
+}
+
+/* An interface that is down (or without carrier) forwards nothing until it is up: said once
+ * per interface at start, since xdp-fwd itself runs as if all were well. */
+static void warn_down_interfaces(const struct fwd_config *cfg)
+{
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		struct ifreq ifr;
+		bool first = true;
+
+		for (uint32_t j = 0; j < i; j++)
+			first &= !!strcmp(cfg->ports[j].ifname, cfg->ports[i].ifname);
+		if (!first || interface_ioctl(cfg->ports[i].ifname, SIOCGIFFLAGS, &ifr))
+			continue;
+		if (!(ifr.ifr_flags & IFF_UP))
+			fprintf(stderr, "xdp-fwd: warning: %s is down: its ports open, but nothing is "
+				"received or sent there until it is up (ip link set dev %s up)\n",
+				cfg->ports[i].ifname, cfg->ports[i].ifname);
+		else if (!(ifr.ifr_flags & IFF_RUNNING))
+			fprintf(stderr, "xdp-fwd: warning: %s has no carrier (its peer or cable is down): "
+				"nothing is received or sent there until it has\n", cfg->ports[i].ifname);
+	}
 }
 
 /* The area's and the pools' one sizing rule: the frames a set of ports holds with every fill
@@ -630,6 +658,7 @@ int main(int argc, char **argv)
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
 	}
 	warn_unserved_queues(&ctx);
+	warn_down_interfaces(&cfg);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	sample(&ctx, &start);
 	t0 = fwd_now_ns();
