@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <umem/port.h>
+
 #include "linkwatch.h"
 #include "live.h"
 #include "offload.h"
@@ -261,8 +263,47 @@ static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
 	ctx->steer_gen[first] = info.generation;
 }
 
+#define FWD_QUEUES_CHECK_NS 1000000000ull /* ethtool -L sends no link event: looked at this often */
+
+/* -i IFNAME@all opened the queues the interface had at start. A later `ethtool -L` changes the
+ * count without a link event, and the device then spreads frames over queues no socket serves
+ * (they go to the kernel's stack). The ports are not reopened for it (the area, the pools and
+ * the workers are sized at start); it is said, once per change, with what to do. */
+static void check_queue_counts(struct fwd_ctx *ctx)
+{
+	static uint64_t next;
+	static uint32_t seen[FWD_MAX_PORTS]; /* per spec: the count last reported (0: at start) */
+	uint64_t now = fwd_now_ns();
+
+	if (now < next)
+		return;
+	next = now + FWD_QUEUES_CHECK_NS;
+	for (uint32_t i = 0; i < ctx->cfg->nr_specs; i++) {
+		const struct fwd_if_spec *s = &ctx->cfg->specs[i];
+		uint32_t served = s->last + 1, was = seen[i] ? seen[i] : served;
+		int n;
+
+		if (!s->from_all || (n = umem_port__queue_count(s->ifname)) <= 0 || (uint32_t)n == was)
+			continue;
+		seen[i] = (uint32_t)n;
+		if ((uint32_t)n > served)
+			fprintf(stderr, "xdp-fwd: warning: %s now has %d RX queues (was %u): -i %s@all serves "
+				"the %u it had at start; frames on queues %u-%d go to the kernel's stack, "
+				"not through xdp-fwd (restart xdp-fwd to serve them)\n", s->ifname, n, was,
+				s->ifname, served, served, n - 1);
+		else if ((uint32_t)n < served)
+			fprintf(stderr, "xdp-fwd: %s now has %d RX queue%s (was %u): the ports of queues "
+				"%d-%u stay open and idle\n", s->ifname, n, n > 1 ? "s" : "", was, n,
+				served - 1);
+		else
+			fprintf(stderr, "xdp-fwd: %s has its %d RX queues again (was %u): every queue is "
+				"served\n", s->ifname, n, was);
+	}
+}
+
 void fwd_live_poll(struct fwd_ctx *ctx)
 {
+	check_queue_counts(ctx);
 	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
 		if (ctx->steer[i])
 			check_live_rules(ctx, i);
