@@ -17,8 +17,11 @@ static int watch_fd = -1;
  * m1 created) leaves the ports on the old device under a name that is no longer theirs. */
 static uint32_t open_on[FWD_MAX_PORTS];
 
-int fwd_live_open(struct fwd_ctx *ctx)
+static const struct fwd_live_ops *ops;
+
+int fwd_live_open(struct fwd_ctx *ctx, const struct fwd_live_ops *o)
 {
+	ops = o;
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		open_on[i] = ctx->ports[i].port ? if_nametoindex(ctx->cfg->ports[i].ifname) : 0;
 	watch_fd = fwd_linkwatch_open();
@@ -59,14 +62,14 @@ static void close_iface(struct fwd_ctx *ctx, uint32_t first, bool keep_steering)
 	const char *ifname = ctx->cfg->ports[first].ifname;
 
 	if (keep_steering) {
-		fwd_steer_sockets(ctx, first, false);
+		ops->steer_sockets(ctx, first, false);
 	} else {
 		fwd_offload_iface_down(ctx, ctx->ports[first].iface);
-		fwd_close_steering(ctx, first);
+		ops->close_steering(ctx, first);
 	}
 	for (uint32_t i = first; i < ctx->nr_ports; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			fwd_close_port(ctx, i);
+			ops->close_port(ctx, i);
 	open_on[first] = 0;
 }
 
@@ -78,10 +81,10 @@ static int open_iface(struct fwd_ctx *ctx, uint32_t first)
 
 	for (uint32_t i = first; i < ctx->nr_ports && !err; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			err = fwd_open_port(ctx, i);
+			err = ops->open_port(ctx, i);
 	if (!err && fwd_wants_steering(ctx->cfg))
-		err = ctx->steer[first] ? fwd_steer_sockets(ctx, first, true) :
-		      fwd_open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
+		err = ctx->steer[first] ? ops->steer_sockets(ctx, first, true) :
+		      ops->open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
 	if (err)
 		close_iface(ctx, first, false);
 	else

@@ -173,7 +173,7 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 	return umem_area__create((uint32_t)pages, &opts);
 }
 
-int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
+static int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const struct fwd_port_spec *spec = &cfg->ports[i];
@@ -210,7 +210,7 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 	return 0;
 }
 
-void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
+static void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
 	int left, unsent;
@@ -256,9 +256,11 @@ static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
 	return i;
 }
 
+static int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on);
+
 /* --rule: one steering program per interface with every rule; each port's socket registered at
  * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
-int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
+static int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const char *ifname = cfg->ports[first].ifname;
@@ -288,7 +290,7 @@ int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 	return fwd_steer_sockets(ctx, first, true);
 }
 
-int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
+static int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 
@@ -319,7 +321,7 @@ static int attach_steering(struct fwd_ctx *ctx)
 	return 0;
 }
 
-void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
+static void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
 {
 	struct umem_steer *s = ctx->steer[first];
 
@@ -571,6 +573,14 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	atomic_store(&ctx->stop, 1);
 }
 
+static const struct fwd_live_ops live_ops = {
+	.open_port = fwd_open_port,
+	.close_port = fwd_close_port,
+	.open_steering = fwd_open_steering,
+	.close_steering = fwd_close_steering,
+	.steer_sockets = fwd_steer_sockets,
+};
+
 int main(int argc, char **argv)
 {
 	static struct fwd_config cfg;
@@ -621,7 +631,7 @@ int main(int argc, char **argv)
 		fwd_unlock_interfaces();
 		return 1;
 	}
-	ret = fwd_live_open(&ctx);
+	ret = fwd_live_open(&ctx, &live_ops);
 	if (ret)
 		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "
 			"or changed under it are not followed\n", strerror(-ret));
