@@ -126,99 +126,79 @@ static void proc_comm(long pid, char *comm, size_t len)
 	}
 }
 
-/* The process that has an fd on socket inode ino: its pid and name ("pid N (comm)"), by a walk
- * of /proc/<pid>/fd (only the processes this one may inspect). false when none is found. */
-static bool socket_owner(uint32_t ino, char *who, size_t len)
+/* Whether an fd of process pid (its /proc/<pid>/fd/N path) satisfies fd_is. */
+static bool proc_has_fd(long pid, bool (*fd_is)(const char *path, const void *arg), const void *arg)
 {
-	char want[32], path[64], link[32];
-	DIR *procs = opendir("/proc");
-	struct dirent *pe;
+	char path[64];
+	struct dirent *fe;
 	bool found = false;
+	DIR *fds;
 
-	if (!procs)
-		return false;
-	snprintf(want, sizeof(want), "socket:[%u]", ino);
-	while (!found && (pe = readdir(procs))) {
-		DIR *fds;
-		struct dirent *fe;
-		char *e;
-		long pid = strtol(pe->d_name, &e, 10);
-
-		if (pid <= 0 || *e)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
-		if (!(fds = opendir(path)))
-			continue;
-		while (!found && (fe = readdir(fds))) {
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", pid, fe->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			found = !strcmp(link, want);
-		}
-		closedir(fds);
-		if (found) {
-			char comm[32];
-
-			proc_comm(pid, comm, sizeof(comm));
-			snprintf(who, len, "pid %ld (%s)", pid, comm);
-		}
+	snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
+	if (!(fds = opendir(path)))
+		return false; /* gone, or not ours to inspect */
+	while (!found && (fe = readdir(fds))) {
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", pid, fe->d_name);
+		found = fd_is(path, arg);
 	}
-	closedir(procs);
+	closedir(fds);
 	return found;
 }
 
-/* Without sock_diag: the other processes of this network namespace that hold AF_XDP sockets
- * (sockfs names the protocol in the xattr system.sockprotoname), as "pid N (comm), ...". */
-static void xsk_processes(char *who, size_t len)
+static bool fd_is_socket(const char *path, const void *want)
+{
+	char link[32];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	return n > 0 && (link[n] = '\0', !strcmp(link, want));
+}
+
+/* sockfs names a socket's protocol in the xattr system.sockprotoname. */
+static bool fd_is_xsk(const char *path, const void *arg)
+{
+	char proto[16];
+	ssize_t n = getxattr(path, "system.sockprotoname", proto, sizeof(proto) - 1);
+
+	(void)arg;
+	return n > 0 && (proto[n] = '\0', !strcmp(proto, "XDP"));
+}
+
+/* Appends "pid N (comm)" for every process of this network namespace (but this one unless
+ * self) with an fd that fd_is, comma-separated; first only: stops at the first. Returns how
+ * many were named. Only the processes this one may inspect are seen. */
+static int name_processes(bool (*fd_is)(const char *, const void *), const void *arg, bool self,
+			  bool first, char *who, size_t len)
 {
 	struct stat self_ns, ns;
 	DIR *procs = opendir("/proc");
 	struct dirent *pe;
 	size_t o = 0;
+	int named = 0;
 
 	who[0] = '\0';
 	if (!procs)
-		return;
+		return 0;
 	if (stat("/proc/self/ns/net", &self_ns)) {
 		closedir(procs);
-		return;
+		return 0;
 	}
-	while ((pe = readdir(procs)) && o + 1 < len) {
-		char path[64], proto[16];
-		DIR *fds;
-		struct dirent *fe;
+	while ((pe = readdir(procs)) && o + 1 < len && !(first && named)) {
+		char path[64], comm[32];
 		char *e;
 		long pid = strtol(pe->d_name, &e, 10);
-		bool xsk = false;
 
-		if (pid <= 0 || *e || pid == (long)getpid())
+		if (pid <= 0 || *e || (!self && pid == (long)getpid()))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
-		if (stat(path, &ns) || ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev)
+		if (stat(path, &ns) || ns.st_ino != self_ns.st_ino || ns.st_dev != self_ns.st_dev ||
+		    !proc_has_fd(pid, fd_is, arg))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
-		if (!(fds = opendir(path)))
-			continue;
-		while (!xsk && (fe = readdir(fds))) {
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%ld/fd/%.16s", pid, fe->d_name);
-			n = getxattr(path, "system.sockprotoname", proto, sizeof(proto) - 1);
-			xsk = n > 0 && (proto[n] = '\0', !strcmp(proto, "XDP"));
-		}
-		closedir(fds);
-		if (xsk) {
-			char comm[32];
-
-			proc_comm(pid, comm, sizeof(comm));
-			o += (size_t)snprintf(who + o, len - o, "%spid %ld (%s)", o ? ", " : "", pid, comm);
-		}
+		proc_comm(pid, comm, sizeof(comm));
+		o += (size_t)snprintf(who + o, len - o, "%spid %ld (%s)", o ? ", " : "", pid, comm);
+		named++;
 	}
 	closedir(procs);
+	return named;
 }
 
 int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len)
@@ -288,11 +268,14 @@ int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len)
 	close(fd);
 	who[0] = '\0';
 	if (ino) {
-		if (!socket_owner(ino, who, len))
+		char want[32];
+
+		snprintf(want, sizeof(want), "socket:[%u]", ino);
+		if (!name_processes(fd_is_socket, want, true, true, who, len))
 			snprintf(who, len, "socket inode %u, in no process this one can see", ino);
 		return 1;
 	}
 	if (ret != -ENOENT)
-		xsk_processes(who, len);
+		name_processes(fd_is_xsk, NULL, false, false, who, len);
 	return ret == -ENOENT ? 0 : ret;
 }
