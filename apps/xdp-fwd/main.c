@@ -66,6 +66,15 @@ static uint32_t interface_mtu(const char *ifname)
 	return interface_ioctl(ifname, SIOCGIFMTU, &ifr) ? 0 : (uint32_t)ifr.ifr_mtu;
 }
 
+/* Up with a carrier (false also when it is gone). */
+static bool interface_running(const char *ifname)
+{
+	struct ifreq ifr;
+
+	return !interface_ioctl(ifname, SIOCGIFFLAGS, &ifr) && (ifr.ifr_flags & IFF_UP) &&
+	       (ifr.ifr_flags & IFF_RUNNING);
+}
+
 /* An interface that is down (or without carrier) forwards nothing until it is up: said once
  * per interface at start, since xdp-fwd itself runs as if all were well. */
 static void warn_down_interfaces(const struct fwd_config *cfg)
@@ -480,8 +489,13 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	fwd_sample(ctx, s);
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t first = first_on_interface(ctx, i);
+
 		fwd_offload_sample(ctx, i, &s->port[i].offload);
+		s->port[i].link_down = first == i ? !interface_running(ctx->cfg->ports[i].ifname) :
+				       s->port[first].link_down;
+	}
 }
 
 static double seconds(uint64_t ns)

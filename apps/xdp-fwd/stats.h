@@ -60,6 +60,7 @@ struct fwd_port_sample {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t drop[FWD_DROP_MAX];
 	struct fwd_offload_sample offload;
+	bool link_down; /* its interface is down or without carrier now (main.c), or gone */
 };
 
 struct fwd_pool_sample {
