@@ -135,6 +135,13 @@ UMEM_PRIVATE void umem__store_put(struct umem_area *a, const uint64_t *addrs, ui
 /* netdev.c: RX queues of ifname (ifindex in the caller's namespace): the active count and a
  * bound on queue ids (0 when unknown); 0, or negative errno when neither is known. */
 UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_t *cur, uint32_t *max);
+/* netdev.c: who holds (ifindex, queue) with a bound AF_XDP socket of this namespace (sock_diag,
+ * then /proc). 1: bound, by who ("pid N (comm)"); 0: no socket is bound there (a closed one
+ * the kernel has not released yet); -errno: sock_diag cannot tell (no CONFIG_XDP_SOCKETS_DIAG),
+ * and who lists the other processes of this namespace with AF_XDP sockets ("" none). */
+UMEM_PRIVATE int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len);
+/* port.c, tests only: the next binds that fail with EBUSY, as a queue not yet released does. */
+UMEM_PRIVATE extern uint32_t umem__fault_bind_busy;
 
 /* pool.c: with the area lock held, moves the pages waiting in the pools' return rings to the
  * store (the area ran dry, or is being destroyed); frees destroyed pools that become empty. */

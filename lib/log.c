@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -45,6 +46,7 @@ void umem__pr(enum umem_print_level level, const char *fmt, ...)
 	char buf[512];
 	va_list args;
 	umem_print_fn_t fn = print_fn;
+	int saved = errno;
 
 	if (!fn)
 		return;
@@ -53,6 +55,9 @@ void umem__pr(enum umem_print_level level, const char *fmt, ...)
 	va_start(args, fmt);
 	fn(level, buf, args);
 	va_end(args);
+	/* The printer (getsockopt, stdio, the application's) may change errno; callers read it
+	 * after logging, as around any other library call that does not fail. */
+	errno = saved;
 }
 
 void umem__die(const char *fmt, ...)

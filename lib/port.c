@@ -41,7 +41,8 @@ _Static_assert((int)UMEM_PORT_ATTACH_AUTO == UMEM__ATTACH_AUTO &&
 	       (int)UMEM_PORT_ATTACH_GENERIC == UMEM__ATTACH_GENERIC, "port attach modes are xdp_attach's");
 
 #define PORT_DRAIN_TIMEOUT_MS 500  /* destroy waits this long for TX in flight to complete */
-#define PORT_REBIND_TIMEOUT_MS 500 /* create retries a queue still held by a closed socket */
+#define PORT_REBIND_TIMEOUT_MS 5000 /* create waits this long for a queue a closed socket holds */
+#define PORT_REBIND_QUIET_MS 500    /* ... and says so after this long */
 
 struct port_prog {
 	struct port_prog *next;
@@ -410,9 +411,22 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		else
 			why = "the device does not support AF_XDP in the requested mode";
 		break;
-	case -EBUSY:
+	case -EBUSY: {
+		char who[160];
+		int h = umem__netdev_xsk_holder(p->ifindex, p->queue, who, sizeof(who));
+
+		/* Who holds it is what the user needs to know. */
+		if (h == 1 || (h < 0 && who[0])) {
+			pr_warn("port %s:%u: cannot create the AF_XDP socket: the queue is already "
+				"bound by an AF_XDP socket outside this UMEM, %s %s (%s)\n",
+				p->ifname, p->queue, h == 1 ? "held by" :
+				"and these processes of this namespace hold AF_XDP sockets:", who,
+				strerror(-err));
+			return;
+		}
 		why = "the queue is already bound by an AF_XDP socket outside this UMEM";
 		break;
+	}
 	case -EINVAL:
 		why = "the kernel refused the socket (queue, ring sizes, chunk size or flags)";
 		break;
@@ -469,8 +483,13 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 		sc.bind_flags |= XDP_ZEROCOPY;
 	else if (c->zerocopy == UMEM_PORT_ZC_OFF)
 		sc.bind_flags |= XDP_COPY;
-	err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk, &p->rx, &p->tx,
-					&q->fill, &q->comp, &sc);
+	if (umem__fault_bind_busy) { /* tests: a queue the kernel has not released yet */
+		umem__fault_bind_busy--;
+		err = -EBUSY;
+	} else {
+		err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk, &p->rx, &p->tx,
+						&q->fill, &q->comp, &sc);
+	}
 	if (err) {
 		if (last_try || err != -EBUSY)
 			explain_bind_error(p, err, c);
@@ -490,11 +509,16 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 	return 0;
 }
 
+uint32_t umem__fault_bind_busy;
+
 /* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
- * so a queue just freed by a destroyed port can still be busy for a moment: retry a while. */
+ * so a queue just freed (a destroyed port, a process that just exited) can stay busy for a
+ * while, over a second on a loaded host: wait for it, bounded. A socket that is still bound
+ * (sock_diag lists it) will not go away by waiting: refused at once, naming its process. */
 static int open_socket(struct umem_port *p, const struct port_cfg *c)
 {
-	int err;
+	char who[160];
+	int err, h = 0;
 
 	for (int ms = 0;; ms += 5) {
 		bool last = ms >= PORT_REBIND_TIMEOUT_MS;
@@ -502,6 +526,14 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 		err = open_socket_once(p, c, last);
 		if (err != -EBUSY || last)
 			return err;
+		if (!ms && (h = umem__netdev_xsk_holder(p->ifindex, p->queue, who, sizeof(who))) == 1)
+			return open_socket_once(p, c, true);
+		if (ms == PORT_REBIND_QUIET_MS)
+			pr_warn("port %s:%u: the queue is busy%s%s%s: waiting up to %d s for it\n",
+				p->ifname, p->queue, h < 0 && who[0] ? " (no socket diagnostics to tell; "
+				"processes of this namespace with AF_XDP sockets: " : ", held by a closed "
+				"AF_XDP socket the kernel has not released yet", h < 0 && who[0] ? who : "",
+				h < 0 && who[0] ? ")" : "", PORT_REBIND_TIMEOUT_MS / 1000);
 		poll(NULL, 0, 5);
 	}
 }
@@ -719,12 +751,16 @@ fail:
 
 /* Waits (bounded) for the queue's TX in flight to complete, kicking the kernel; then returns
  * what never left this port's TX ring. Returns buffers abandoned. */
-static uint32_t drain_tx(struct umem_port *p)
+int umem_port__tx_drain(struct umem_port *p, uint32_t timeout_ms)
 {
-	struct port_queue *q = p->q;
-	uint32_t cons, prod, left;
+	struct port_queue *q;
+	uint32_t cons, prod;
+	int unsent = 0;
 
-	for (int ms = 0; ms < PORT_DRAIN_TIMEOUT_MS; ms++) {
+	if (!p)
+		return -EINVAL;
+	q = p->q;
+	for (uint32_t ms = 0; ms < timeout_ms; ms++) {
 		if (!tx_ring_empty(p))
 			umem__port_tx_kick(p);
 		umem_port__complete(p);
@@ -732,13 +768,35 @@ static uint32_t drain_tx(struct umem_port *p)
 			return 0;
 		poll(NULL, 0, 1);
 	}
+	/* Once: the producer is the kernel's to read, it cannot be moved back, so a second
+	 * call (destroy's) must not put these buffers again. */
+	if (p->tx_taken)
+		return 0;
+	p->tx_taken = true;
+	umem_port__complete(p);
 	/* Copy mode publishes the TX consumer after each sendto(): entries past it were never
-	 * read and are still ours. */
+	 * read and are still ours (a socket whose device left never reads them). */
 	cons = __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE);
 	prod = *p->tx.producer;
-	for (uint32_t i = cons; i != prod; i++)
-		umem_pool__put(p->pool, xsk_ring_prod__tx_desc(&p->tx, i)->addr);
+	for (uint32_t i = cons; i != prod; i++) {
+		const struct xdp_desc *d = xsk_ring_prod__tx_desc(&p->tx, i);
+
+		unsent += !(d->options & XDP_PKT_CONTD);
+		umem_pool__put(p->pool, d->addr);
+	}
 	tx_outstanding_add(q, -(uint64_t)(prod - cons));
+	if (unsent)
+		pr_warn("port %s:%u: closed with %d frames in the TX ring the kernel never read: "
+			"not sent\n", p->ifname, p->queue, unsent);
+	return unsent;
+}
+
+static uint32_t drain_tx(struct umem_port *p)
+{
+	struct port_queue *q = p->q;
+	uint32_t left;
+
+	umem_port__tx_drain(p, PORT_DRAIN_TIMEOUT_MS);
 	left = (uint32_t)atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed);
 	if (left)
 		pr_warn("port %s:%u: %u TX buffers never completed: abandoned\n", p->ifname, p->queue, left);

@@ -237,13 +237,16 @@ void umem__port_tx_kick(struct umem_port *p)
 				return;
 			continue;
 		}
-		if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
-			/* Once per cause: a link that is down would otherwise log at packet rate.
-			 * The frames stay queued; service() kicks again. */
-			if (errno != p->kick_errno)
+		int err = errno; /* saved first: the printer may change errno */
+
+		if (err != EAGAIN && err != EBUSY && err != ENOBUFS) {
+			/* Once per cause per episode (it ends with a kick that works): a link that
+			 * is down would otherwise log at packet rate. The frames stay queued;
+			 * service() kicks again. */
+			if (err != p->kick_errno)
 				pr_warn("port %s:%u: TX kick failed: %s%s\n", p->ifname, p->queue,
-					strerror(errno), kick_error_hint(errno));
-			p->kick_errno = errno;
+					strerror(err), kick_error_hint(err));
+			p->kick_errno = err;
 			return;
 		}
 		umem_port__complete(p);
@@ -345,14 +348,20 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 		const char *why = tx_desc_invalid(p, &descs[i]);
 
 		if (umem_unlikely(why)) {
-			pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is "
-				"invalid (%s): nothing queued\n", p->ifname, p->queue, i,
-				(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
+			/* Once per episode: a caller that keeps sending it would log at packet
+			 * rate; the next valid burst ends the episode. */
+			if (!p->tx_invalid_reported)
+				pr_warn("port %s:%u: TX descriptor %u (addr 0x%llx, len %u, options 0x%x) is "
+					"invalid (%s): nothing queued (not repeated until a burst is "
+					"valid again)\n", p->ifname, p->queue, i,
+					(unsigned long long)descs[i].addr, descs[i].len, descs[i].options, why);
+			p->tx_invalid_reported = true;
 			return -EINVAL;
 		}
 		if (!(descs[i].options & XDP_PKT_CONTD))
 			m = i + 1;
 	}
+	p->tx_invalid_reported = false;
 	if (m < n)
 		PSTAT(p, tx_ring_full, room < n);
 	if (m) {

@@ -101,6 +101,8 @@ struct umem_port {
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
 	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
+	bool tx_invalid_reported; /* an invalid TX burst was reported; cleared by a valid one */
+	bool tx_taken;        /* umem_port__tx_drain took the unread TX entries back (once) */
 	bool fill_short;      /* the last refill found the pool empty (an episode) */
 	bool fill_reported;   /* this episode was reported (so its end is too) */
 	uint32_t fill_episodes; /* episodes since the last report */

@@ -45,6 +45,7 @@ struct fwd_if_spec {
 	char ifname[IF_NAMESIZE];
 	uint32_t first, last; /* queue range */
 	bool all;
+	bool from_all;    /* resolved from @all (live.c follows the queue count) */
 	bool queue_given; /* '@' present (--profile mvpp2 turns a bare IFNAME into IFNAME@all) */
 };
 

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <umem/port.h>
+
 #include "linkwatch.h"
 #include "live.h"
 #include "offload.h"
@@ -10,10 +12,18 @@
 #include "rules.h"
 
 static int watch_fd = -1;
+/* The ifindex each interface's ports are open on (at its first port; 0 while closed). Events
+ * are matched by it: a name is only how an interface is found, and a rename (m1 to m9, a new
+ * m1 created) leaves the ports on the old device under a name that is no longer theirs. */
+static uint32_t open_on[FWD_MAX_PORTS];
 
-int fwd_live_open(struct fwd_ctx *ctx)
+static const struct fwd_live_ops *ops;
+
+int fwd_live_open(struct fwd_ctx *ctx, const struct fwd_live_ops *o)
 {
-	(void)ctx;
+	ops = o;
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		open_on[i] = ctx->ports[i].port ? if_nametoindex(ctx->cfg->ports[i].ifname) : 0;
 	watch_fd = fwd_linkwatch_open();
 	return watch_fd < 0 ? watch_fd : 0;
 }
@@ -52,14 +62,15 @@ static void close_iface(struct fwd_ctx *ctx, uint32_t first, bool keep_steering)
 	const char *ifname = ctx->cfg->ports[first].ifname;
 
 	if (keep_steering) {
-		fwd_steer_sockets(ctx, first, false);
+		ops->steer_sockets(ctx, first, false);
 	} else {
 		fwd_offload_iface_down(ctx, ctx->ports[first].iface);
-		fwd_close_steering(ctx, first);
+		ops->close_steering(ctx, first);
 	}
 	for (uint32_t i = first; i < ctx->nr_ports; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			fwd_close_port(ctx, i);
+			ops->close_port(ctx, i);
+	open_on[first] = 0;
 }
 
 /* Opens them again; capabilities raised. On failure what opened is closed again. */
@@ -70,13 +81,24 @@ static int open_iface(struct fwd_ctx *ctx, uint32_t first)
 
 	for (uint32_t i = first; i < ctx->nr_ports && !err; i++)
 		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			err = fwd_open_port(ctx, i);
+			err = ops->open_port(ctx, i);
 	if (!err && fwd_wants_steering(ctx->cfg))
-		err = ctx->steer[first] ? fwd_steer_sockets(ctx, first, true) :
-		      fwd_open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
+		err = ctx->steer[first] ? ops->steer_sockets(ctx, first, true) :
+		      ops->open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
 	if (err)
 		close_iface(ctx, first, false);
+	else
+		open_on[first] = if_nametoindex(ifname);
 	return err;
+}
+
+/* The first port of the interface open on ifindex, or UINT32_MAX. */
+static uint32_t port_on_index(const struct fwd_ctx *ctx, uint32_t ifindex)
+{
+	for (uint32_t i = 0; ifindex && i < ctx->nr_ports; i++)
+		if (open_on[i] == ifindex && first_port(ctx, ctx->cfg->ports[i].ifname) == i)
+			return i;
+	return UINT32_MAX;
 }
 
 static void port_list(const struct fwd_ctx *ctx, uint32_t first, char *buf, size_t len)
@@ -89,7 +111,9 @@ static void port_list(const struct fwd_ctx *ctx, uint32_t first, char *buf, size
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", ctx->ports[i].name);
 }
 
-static void gone(struct fwd_ctx *ctx, uint32_t first)
+/* why: "gone", or "renamed to NAME" (the device stays, but the name the ports were asked
+ * for now names another interface or none). */
+static void gone(struct fwd_ctx *ctx, uint32_t first, const char *why)
 {
 	const char *ifname = ctx->cfg->ports[first].ifname;
 	char ports[256];
@@ -97,8 +121,8 @@ static void gone(struct fwd_ctx *ctx, uint32_t first)
 	if (!iface_open(ctx, first))
 		return;
 	port_list(ctx, first, ports, sizeof(ports));
-	fprintf(stderr, "xdp-fwd: %s: interface gone: port%s %s stopped, frames for %s counted as "
-		"drops (down)%s\n", ifname, strchr(ports, ',') ? "s" : "", ports,
+	fprintf(stderr, "xdp-fwd: %s: interface %s: port%s %s stopped, frames for %s counted as "
+		"drops (down)%s\n", ifname, why, strchr(ports, ',') ? "s" : "", ports,
 		strchr(ports, ',') ? "them" : "it",
 		ctx->cfg->reattach ? "; re-attached when an interface of that name is back" :
 				     "; --no-reattach: not re-attached");
@@ -204,9 +228,9 @@ static void resync(struct fwd_ctx *ctx)
 		if (first_port(ctx, ifname) != i)
 			continue;
 		idx = if_nametoindex(ifname);
-		if (!idx)
-			gone(ctx, i);
-		else
+		if (open_on[i] && idx != open_on[i])
+			gone(ctx, i, "gone");
+		if (idx)
 			back(ctx, i, idx);
 	}
 }
@@ -242,8 +266,47 @@ static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
 	ctx->steer_gen[first] = info.generation;
 }
 
+#define FWD_QUEUES_CHECK_NS 1000000000ull /* ethtool -L sends no link event: looked at this often */
+
+/* -i IFNAME@all opened the queues the interface had at start. A later `ethtool -L` changes the
+ * count without a link event, and the device then spreads frames over queues no socket serves
+ * (they go to the kernel's stack). The ports are not reopened for it (the area, the pools and
+ * the workers are sized at start); it is said, once per change, with what to do. */
+static void check_queue_counts(struct fwd_ctx *ctx)
+{
+	static uint64_t next;
+	static uint32_t seen[FWD_MAX_PORTS]; /* per spec: the count last reported (0: at start) */
+	uint64_t now = fwd_now_ns();
+
+	if (now < next)
+		return;
+	next = now + FWD_QUEUES_CHECK_NS;
+	for (uint32_t i = 0; i < ctx->cfg->nr_specs; i++) {
+		const struct fwd_if_spec *s = &ctx->cfg->specs[i];
+		uint32_t served = s->last + 1, was = seen[i] ? seen[i] : served;
+		int n;
+
+		if (!s->from_all || (n = umem_port__queue_count(s->ifname)) <= 0 || (uint32_t)n == was)
+			continue;
+		seen[i] = (uint32_t)n;
+		if ((uint32_t)n > served)
+			fprintf(stderr, "xdp-fwd: warning: %s now has %d RX queues (was %u): -i %s@all serves "
+				"the %u it had at start; frames on queues %u-%d go to the kernel's stack, "
+				"not through xdp-fwd (restart xdp-fwd to serve them)\n", s->ifname, n, was,
+				s->ifname, served, served, n - 1);
+		else if ((uint32_t)n < served)
+			fprintf(stderr, "xdp-fwd: %s now has %d RX queue%s (was %u): the ports of queues "
+				"%d-%u stay open and idle\n", s->ifname, n, n > 1 ? "s" : "", was, n,
+				served - 1);
+		else
+			fprintf(stderr, "xdp-fwd: %s has its %d RX queues again (was %u): every queue is "
+				"served\n", s->ifname, n, was);
+	}
+}
+
 void fwd_live_poll(struct fwd_ctx *ctx)
 {
+	check_queue_counts(ctx);
 	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
 		if (ctx->steer[i])
 			check_live_rules(ctx, i);
@@ -262,12 +325,30 @@ void fwd_live_poll(struct fwd_ctx *ctx)
 				return;
 			continue;
 		}
+		/* The device our ports are on: deleted (or moved to another namespace), or
+		 * renamed away from the configured name. */
+		first = port_on_index(ctx, ev.ifindex);
+		if (first != UINT32_MAX) {
+			char why[IF_NAMESIZE + 16];
+
+			if (ev.deleted) {
+				gone(ctx, first, "gone");
+				continue;
+			}
+			if (ev.ifname[0] && strcmp(ev.ifname, ctx->cfg->ports[first].ifname)) {
+				snprintf(why, sizeof(why), "renamed to %s", ev.ifname);
+				gone(ctx, first, why);
+				continue;
+			}
+		}
 		first = ev.ifname[0] ? first_port(ctx, ev.ifname) : UINT32_MAX;
-		if (first == UINT32_MAX)
-			continue;
-		if (ev.deleted) {
-			gone(ctx, first);
-		} else if (!iface_open(ctx, first)) {
+		if (first == UINT32_MAX || ev.deleted)
+			continue; /* not ours, or an interface of our name that we are not on */
+		if (open_on[first] && open_on[first] != ev.ifindex) {
+			/* Our name on another device while we are open on one: events were lost */
+			gone(ctx, first, "gone");
+		}
+		if (!iface_open(ctx, first)) {
 			back(ctx, first, ev.ifindex);
 			if (ev.mtu) /* back with an MTU the ports were not opened for */
 				mtu_changed(ctx, first, ev.mtu);

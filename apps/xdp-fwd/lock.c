@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,13 @@ static int lock_one(const char *ifname, unsigned long long netns)
 	bool busy;
 	int fd, n;
 
-	snprintf(path, sizeof(path), FWD_LOCK_DIR "/net%llu-%s.lock", netns, ifname);
+	unsigned int ifindex = if_nametoindex(ifname);
+
+	/* By ifindex: an altname (ip link property add altname) names the same device, and the
+	 * same queues, under another name. */
+	if (!ifindex)
+		return 0; /* gone: the library says so */
+	snprintf(path, sizeof(path), FWD_LOCK_DIR "/net%llu-if%u.lock", netns, ifindex);
 	for (uint32_t i = 0; i < nr_locks; i++)
 		if (!strcmp(locks[i].path, path))
 			return 0; /* several queues of one interface */

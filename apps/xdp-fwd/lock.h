@@ -2,7 +2,8 @@
 /*
  * One xdp-fwd per interface: its XDP program (or steering program) serves every queue of the
  * interface, so a second instance on another queue cannot attach. Each instance holds an
- * flock on /run/xdp-fwd/net<netns inode>-<ifname>.lock holding its pid; the kernel drops the
+ * flock on /run/xdp-fwd/net<netns inode>-if<ifindex>.lock holding its pid (by ifindex, so
+ * that an altname of the device is the same lock); the kernel drops the
  * lock when the process dies (kill -9 included), so a stale file never blocks a restart. A
  * second instance finds the lock taken and names the pid that holds it.
  */

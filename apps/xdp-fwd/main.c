@@ -32,7 +32,8 @@
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
-#define FWD_MVPP2_XDP_MTU 1500u   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
+#define FWD_MVPP2_XDP_MTU 1500u
+#define FWD_TX_DRAIN_MS 500u      /* a closing port waits this long for its TX ring to be read */   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
 static uint32_t pow2_at_least(uint64_t v)
 {
@@ -43,20 +44,57 @@ static uint32_t pow2_at_least(uint64_t v)
 	return p;
 }
 
+/* An interface ioctl on ifname in this namespace: 0 or -1 (ifr filled by the kernel). */
+static int interface_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (fd < 0)
+		return -1;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	r = ioctl(fd, req, ifr);
+	close(fd);
+	return r;
+}
+
 /* MTU of ifname in this namespace, 0 when unknown. */
 static uint32_t interface_mtu(const char *ifname)
 {
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	uint32_t mtu = 0;
+	struct ifreq ifr;
 
-	if (fd < 0)
-		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr))
-		mtu = (uint32_t)ifr.ifr_mtu;
-	close(fd);
-	return mtu;
+	return interface_ioctl(ifname, SIOCGIFMTU, &ifr) ? 0 : (uint32_t)ifr.ifr_mtu;
+}
+
+/* Up with a carrier (false also when it is gone). */
+static bool interface_running(const char *ifname)
+{
+	struct ifreq ifr;
+
+	return !interface_ioctl(ifname, SIOCGIFFLAGS, &ifr) && (ifr.ifr_flags & IFF_UP) &&
+	       (ifr.ifr_flags & IFF_RUNNING);
+}
+
+/* An interface that is down (or without carrier) forwards nothing until it is up: said once
+ * per interface at start, since xdp-fwd itself runs as if all were well. */
+static void warn_down_interfaces(const struct fwd_config *cfg)
+{
+	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
+		struct ifreq ifr;
+		bool first = true;
+
+		for (uint32_t j = 0; j < i; j++)
+			first &= !!strcmp(cfg->ports[j].ifname, cfg->ports[i].ifname);
+		if (!first || interface_ioctl(cfg->ports[i].ifname, SIOCGIFFLAGS, &ifr))
+			continue;
+		if (!(ifr.ifr_flags & IFF_UP))
+			fprintf(stderr, "xdp-fwd: warning: %s is down: its ports open, but nothing is "
+				"received or sent there until it is up (ip link set dev %s up)\n",
+				cfg->ports[i].ifname, cfg->ports[i].ifname);
+		else if (!(ifr.ifr_flags & IFF_RUNNING))
+			fprintf(stderr, "xdp-fwd: warning: %s has no carrier (its peer or cable is down): "
+				"nothing is received or sent there until it has\n", cfg->ports[i].ifname);
+	}
 }
 
 /* The area's and the pools' one sizing rule: the frames a set of ports holds with every fill
@@ -144,7 +182,7 @@ static struct umem_area *create_area(const struct fwd_config *cfg, uint32_t nr_w
 	return umem_area__create((uint32_t)pages, &opts);
 }
 
-int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
+static int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const struct fwd_port_spec *spec = &cfg->ports[i];
@@ -181,10 +219,10 @@ int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 	return 0;
 }
 
-void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
+static void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
-	int left;
+	int left, unsent;
 
 	if (!p->port)
 		return;
@@ -206,6 +244,11 @@ void fwd_close_port(struct fwd_ctx *ctx, uint32_t i)
 		fwd_count(&p->ctr.rx_bytes, bytes);
 		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
 	}
+	/* Frames queued for TX that the kernel never read (its device left: deleted, moved to
+	 * another namespace): counted in tx_packets, so counted again as drops. */
+	unsent = umem_port__tx_drain(p->port, FWD_TX_DRAIN_MS);
+	if (unsent > 0)
+		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
 	fwd_port_save_kernel_stats(p);
 	left = umem_port__destroy(p->port);
 	p->port = NULL;
@@ -222,9 +265,11 @@ static uint32_t first_on_interface(const struct fwd_ctx *ctx, uint32_t i)
 	return i;
 }
 
+static int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on);
+
 /* --rule: one steering program per interface with every rule; each port's socket registered at
  * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
-int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
+static int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	const char *ifname = cfg->ports[first].ifname;
@@ -254,7 +299,7 @@ int fwd_open_steering(struct fwd_ctx *ctx, uint32_t first)
 	return fwd_steer_sockets(ctx, first, true);
 }
 
-int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
+static int fwd_steer_sockets(struct fwd_ctx *ctx, uint32_t first, bool on)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 
@@ -285,7 +330,7 @@ static int attach_steering(struct fwd_ctx *ctx)
 	return 0;
 }
 
-void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
+static void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
 {
 	struct umem_steer *s = ctx->steer[first];
 
@@ -444,8 +489,13 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	fwd_sample(ctx, s);
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t first = first_on_interface(ctx, i);
+
 		fwd_offload_sample(ctx, i, &s->port[i].offload);
+		s->port[i].link_down = first == i ? !interface_running(ctx->cfg->ports[i].ifname) :
+				       s->port[first].link_down;
+	}
 }
 
 static double seconds(uint64_t ns)
@@ -537,6 +587,14 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	atomic_store(&ctx->stop, 1);
 }
 
+static const struct fwd_live_ops live_ops = {
+	.open_port = fwd_open_port,
+	.close_port = fwd_close_port,
+	.open_steering = fwd_open_steering,
+	.close_steering = fwd_close_steering,
+	.steer_sockets = fwd_steer_sockets,
+};
+
 int main(int argc, char **argv)
 {
 	static struct fwd_config cfg;
@@ -587,7 +645,7 @@ int main(int argc, char **argv)
 		fwd_unlock_interfaces();
 		return 1;
 	}
-	ret = fwd_live_open(&ctx);
+	ret = fwd_live_open(&ctx, &live_ops);
 	if (ret)
 		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "
 			"or changed under it are not followed\n", strerror(-ret));
@@ -624,6 +682,7 @@ int main(int argc, char **argv)
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
 	}
 	warn_unserved_queues(&ctx);
+	warn_down_interfaces(&cfg);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	sample(&ctx, &start);
 	t0 = fwd_now_ns();

@@ -107,6 +107,7 @@ static int expand_ports(struct fwd_config *cfg, char *err, size_t errlen)
 			s->first = 0;
 			s->last = (uint32_t)n - 1;
 			s->all = false;
+			s->from_all = true;
 		}
 		multi |= spec_queues(s) > 1;
 	}

@@ -15,6 +15,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_XSK_RX_INVALID] = "xsk_rx_invalid",
 	[FWD_DROP_XSK_TX_INVALID] = "xsk_tx_invalid",
 	[FWD_DROP_DOWN] = "down",
+	[FWD_DROP_TX_UNSENT] = "tx_unsent",
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
@@ -35,6 +36,7 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->tx_bytes += s->tx_bytes;
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		sum->drop[i] += s->drop[i];
+	sum->link_down |= s->link_down;
 	sum->offload.packets += s->offload.packets;
 	sum->offload.bytes += s->offload.bytes;
 	sum->offload.gated += s->offload.gated;
@@ -112,6 +114,8 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 		if (b->full != a->full)
 			fprintf(out, " full %llu", (unsigned long long)(b->full - a->full));
 	}
+	if (cur->link_down)
+		fputs("  link down", out);
 	fputc('\n', out);
 }
 
@@ -200,9 +204,9 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", fwd_drop_names[i],
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 	fprintf(out,
-		"},\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
+		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
-		"\"refused\":%llu,\"forced\":%llu,\"flows\":%llu}}",
+		"\"refused\":%llu,\"forced\":%llu,\"flows\":%llu}}", cur->link_down ? "true" : "false",
 		(unsigned long long)(cur->offload.packets - prev->offload.packets),
 		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
 		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),

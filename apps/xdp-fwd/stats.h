@@ -27,6 +27,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
 	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
+	FWD_DROP_TX_UNSENT,  /* queued for TX, never read by the kernel: closed with frames in its TX ring */
 	FWD_DROP_MAX
 };
 
@@ -59,6 +60,7 @@ struct fwd_port_sample {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t drop[FWD_DROP_MAX];
 	struct fwd_offload_sample offload;
+	bool link_down; /* its interface is down or without carrier now (main.c), or gone */
 };
 
 struct fwd_pool_sample {

@@ -193,6 +193,12 @@ UMEM_API int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frame
  * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op.
  * Destroy ports before their pools (and every port of an area before the area). */
 UMEM_API int umem_port__destroy(struct umem_port *port);
+/* Before destroy, for an application that counts what it loses: kicks and completes TX for up
+ * to timeout_ms, then takes back the descriptors the kernel never read (a socket whose device
+ * was deleted or left the namespace never reads them) and puts their buffers back. Returns the
+ * frames so taken back (logged; not sent, though counted in tx_packets when queued), or
+ * -EINVAL. Once per port, as the last call before destroy (no TX burst after it). */
+UMEM_API int umem_port__tx_drain(struct umem_port *port, uint32_t timeout_ms);
 
 /* Receives up to n descriptors. Whole frames only, unless one frame has more than n buffers
  * (then the rest of its chain comes with the next call). The buffers now belong to the caller.

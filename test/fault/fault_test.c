@@ -12,12 +12,15 @@
  *   fault_test txfull    TX ring and completion ring smaller than the bursts (backpressure)
  *   fault_test flap      the peer's interface, then our own, set down and up under traffic
  *   fault_test ifdel     the port's interface deleted while frames sit in every ring
+ *   fault_test rebind    the queue stays busy (EBUSY, injected) for 1 s: create waits for it
+ *   fault_test holder    the queue is bound by another UMEM's live socket: refused, holder named
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "portworld.h"
 #include <stdarg.h>
+#include <sys/wait.h>
 
 #define FRAME_LEN 128
 
@@ -480,6 +483,72 @@ static int test_ifdel(void)
 	return fault_end(&w, p, pk);
 }
 
+/* libumem's test hook (port.c): the next binds fail with EBUSY, as a queue that a closed
+ * socket still holds does until the kernel's deferred release (xp_release_deferred) runs. */
+extern uint32_t umem__fault_bind_busy;
+
+/* A queue in deferred release for 1 s (200 binds 5 ms apart): create waits, says it waits,
+ * and binds once the queue is free. It used to give up after 500 ms. */
+static int test_rebind(void)
+{
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	struct world w = { 0 };
+
+	world_init(&w, 1, 1024, 2048, 0);
+	umem__fault_bind_busy = 200;
+	long long t0 = now_ms();
+	struct umem_port *p = port_up(&w, &po);
+	long long took = now_ms() - t0;
+	CHECK_EQ(umem__fault_bind_busy, 0);
+	expect_log("the kernel has not released yet: waiting up to 5 s for it");
+	int pk = peer_packet_socket(&w, 0);
+	flow_ok(&w, p, pk, 0, 32);
+	printf("rebind: bound after %lld ms of EBUSY\n", took);
+	return fault_end(&w, p, pk);
+}
+
+/* A queue bound by another process's live socket: refused, naming that process (at once with
+ * AF_XDP sock_diag; without it after the bounded wait, among the namespace's AF_XDP holders).
+ * Once the holder exits, the next create waits out the kernel's deferred release and binds. */
+static int test_holder(void)
+{
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
+	struct world w = { 0 };
+	int ready[2], hold[2];
+	char want[64], c;
+
+	world_init(&w, 1, 1024, 2048, 0);
+	CHECK(!pipe(ready) && !pipe(hold), "pipe");
+	pid_t child = fork();
+	CHECK(child >= 0, "fork");
+	if (!child) { /* the holder: its own area and port on the same queue, until told */
+		struct umem_area *a = make_area(1024, 2048, 0);
+		struct umem_pool *pool = umem_pool__create(a, NULL);
+		struct umem_port *hp = pool ? umem_port__create(a, pool, w.lif[0], 0, &po) : NULL;
+
+		close(hold[1]);
+		c = hp ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1 || read(hold[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0); /* the kernel closes the socket */
+	}
+	close(ready[1]);
+	close(hold[0]);
+	CHECK(read(ready[0], &c, 1) == 1 && c == 'y', "the holder could not bind");
+	struct umem_port *p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
+	CHECK(!p && errno == EBUSY, "a port on a queue another process holds: %p, %s", (void *)p,
+	      strerror(errno));
+	snprintf(want, sizeof(want), "pid %ld (fault_test)", (long)child);
+	expect_log(want);
+	close(hold[1]); /* the holder exits */
+	CHECK(waitpid(child, NULL, 0) == child, "waitpid");
+	p = port_up(&w, &po);
+	int pk = peer_packet_socket(&w, 0);
+	flow_ok(&w, p, pk, 0, 32);
+	printf("holder: refused naming %s; bound once it exited\n", want);
+	return fault_end(&w, p, pk);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -488,6 +557,7 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "exhaust", test_exhaust }, { "starve", test_starve }, { "slow", test_slow },
 		{ "txfull", test_txfull },   { "flap", test_flap },     { "ifdel", test_ifdel },
+		{ "rebind", test_rebind },   { "holder", test_holder },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -495,6 +565,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; argc == 2 && i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].run();
-	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel\n", argv[0]);
+	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel | rebind | holder\n",
+		argv[0]);
 	return 2;
 }
