@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "offload.h"
 #include "route.h"
@@ -17,6 +22,10 @@
 #define OFF_PROBE 8u
 #define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
 #define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
+/* The delivery check of redirect targets: a target that takes none is found within two periods,
+ * and its flows leave the kernel at the next loop turn. */
+#define OFF_TARGET_NS 20000000ull
+#define OFF_XMIT_STATS 128u /* ethtool counters of a target's XDP transmits we sum (64 queues) */
 /* l2 sources: a record at most this old is a MAC still sending (rewritten every 100 ms). */
 #define OFF_SOURCE_FRESH_NS (UMEM_STEER_L2_SOURCE_NS + OFF_HOUSEKEEP_NS)
 
@@ -45,14 +54,37 @@ struct off_worker {
 	struct off_flow *slots;
 	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
 	uint32_t nr_arming;
+	uint32_t bad_gen; /* the fwd_offload's bad_gen its flows were last checked against */
 	uint64_t turn; /* loop turns so far */
 	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
 	bool rx_full[FWD_MAX_PORTS];
 	uint64_t housekeep_at;
 };
 
+/* A redirect target's XDP transmit counters (ethtool -S): on a veth, tx_queue_N_xdp_xmit and
+ * tx_queue_N_xdp_xmit_errors count every batch the devmap hands to ndo_xdp_xmit once its peer
+ * has NAPI (taken, or refused by a full ring); without NAPI the transmit fails before either is
+ * counted, and no other counter of either end sees the frames (measured on Linux 6.18). */
+struct off_xmit {
+	uint32_t nr_stats;          /* the device's ETH_SS_STATS count; 0: none we know */
+	uint32_t nr;                /* used entries of idx */
+	uint32_t idx[OFF_XMIT_STATS];
+	uint64_t x[2], r[2];        /* the last two samples: transmits, redirects towards it */
+	uint32_t samples;
+	uint32_t peer;              /* its peer_ifindex (in the peer's namespace) */
+	uint32_t peer_idx;          /* the index of peer_ifindex; nr_stats: none */
+};
+
 struct fwd_offload {
 	struct off_worker w[FWD_MAX_WORKERS];
+	struct off_xmit xmit[FWD_MAX_PORTS]; /* by interface (under lock) */
+	int ioctl_fd;                        /* for SIOCETHTOOL */
+	_Atomic uint64_t targets_at;         /* the last delivery check */
+	_Atomic uint32_t bad_gen;            /* bumped when a target turns bad */
+	/* A target not yet proven takes one flow (a trial) until it delivers a redirected frame. */
+	_Atomic bool trial[FWD_MAX_PORTS];
+	_Atomic bool xmit_proven[FWD_MAX_PORTS]; /* the target took a redirected frame */
+	_Atomic bool watching; /* a trial runs: the workers take turns often (the check needs them) */
 	struct umem_steer_flows *main_flows[FWD_MAX_PORTS]; /* by interface, for the stats */
 	uint32_t ifindex[FWD_MAX_PORTS];                    /* by interface */
 	uint32_t first_port[FWD_MAX_PORTS];                 /* by interface */
@@ -225,6 +257,20 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	return *ifindex != 0; /* 0: the interface is gone */
 }
 
+/* Whether a new flow may go to interface to: yes once it delivered redirected frames, else only
+ * as the one trial flow (which then proves it, or shows it drops them). */
+static bool may_try(struct fwd_ctx *ctx, uint32_t to)
+{
+	struct fwd_offload *off = ctx->off;
+
+	if (!off->xmit[to].nr || atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
+		return true; /* no counters to check it by (the link counters' check is slower) */
+	if (atomic_exchange(&off->trial[to], true))
+		return false;
+	atomic_store(&off->watching, true);
+	return true;
+}
+
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -234,7 +280,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	char line[256];
 	int err;
 
-	if (!target_of(w, e->in, eth, now, &out, &ifindex))
+	if (!target_of(w, e->in, eth, now, &out, &ifindex) || !may_try(ctx, ctx->ports[out].iface))
 		return; /* still counting: the next frame tries again */
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
 				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
@@ -419,6 +465,142 @@ static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 	return n;
 }
 
+/* Interface f delivered `took` of `redirected` frames redirected to it: no more offload to it,
+ * its flows back to userspace at the workers' next turn; said once, with the fix. */
+static void mark_bad(struct fwd_ctx *ctx, uint32_t f, uint64_t took, uint64_t redirected)
+{
+	struct fwd_offload *off = ctx->off;
+	const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+	char peer[48] = "";
+
+	if (atomic_exchange(&off->bad_target[f], true))
+		return;
+	atomic_fetch_add(&off->bad_gen, 1);
+	if (off->xmit[f].peer)
+		snprintf(peer, sizeof(peer), " (ifindex %u in its namespace)", off->xmit[f].peer);
+	fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it: a veth takes "
+		"redirected frames only with NAPI on its peer; turn it on there: `ethtool -K <peer> gro on` "
+		"or an XDP program on the peer%s. No more offload to %s: its flows go back to userspace\n",
+		name, (unsigned long long)took, (unsigned long long)redirected, peer, name);
+}
+
+static int ethtool_ioctl(int fd, const char *ifname, void *cmd)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	return ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
+}
+
+/* Finds interface f's XDP transmit counters (struct off_xmit); none on a device without them. */
+static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
+{
+	struct off_xmit *x = &off->xmit[f];
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+	struct ethtool_gstrings *gs;
+
+	*x = (struct off_xmit){ 0 };
+	atomic_store(&off->xmit_proven[f], false);
+	atomic_store(&off->trial[f], false);
+	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask || !ss.len ||
+	    ss.len > 65536)
+		return;
+	gs = calloc(1, sizeof(*gs) + (size_t)ss.len * ETH_GSTRING_LEN);
+	if (!gs)
+		return;
+	*gs = (struct ethtool_gstrings){ .cmd = ETHTOOL_GSTRINGS, .string_set = ETH_SS_STATS, .len = ss.len };
+	x->peer_idx = ss.len;
+	if (!ethtool_ioctl(off->ioctl_fd, ifname, gs)) {
+		for (uint32_t i = 0; i < gs->len && i < ss.len; i++) {
+			char name[ETH_GSTRING_LEN + 1] = { 0 };
+			size_t n;
+
+			memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+			n = strlen(name);
+			if (!strcmp(name, "peer_ifindex"))
+				x->peer_idx = i;
+			if (!strncmp(name, "tx_queue_", 9) && x->nr < OFF_XMIT_STATS &&
+			    ((n > 9 && !strcmp(name + n - 9, "_xdp_xmit")) ||
+			     (n > 16 && !strcmp(name + n - 16, "_xdp_xmit_errors"))))
+				x->idx[x->nr++] = i;
+		}
+		x->nr_stats = ss.len;
+	}
+	if (!x->nr)
+		x->nr_stats = 0;
+	free(gs);
+}
+
+/* The sum of interface f's XDP transmit counters; false when they cannot be read. */
+static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum)
+{
+	struct off_xmit *x = &off->xmit[f];
+	struct ethtool_stats *st = calloc(1, sizeof(*st) + (size_t)x->nr_stats * sizeof(uint64_t));
+	bool ok;
+
+	if (!st)
+		return false;
+	*st = (struct ethtool_stats){ .cmd = ETHTOOL_GSTATS, .n_stats = x->nr_stats };
+	ok = !ethtool_ioctl(off->ioctl_fd, ifname, st) && st->n_stats == x->nr_stats;
+	*sum = 0;
+	for (uint32_t i = 0; ok && i < x->nr; i++)
+		*sum += st->data[x->idx[i]];
+	if (ok && x->peer_idx < x->nr_stats)
+		x->peer = (uint32_t)st->data[x->peer_idx];
+	free(st);
+	return ok;
+}
+
+/* Every OFF_TARGET_NS: a target whose transmit counters stood still over two periods while
+ * frames were redirected to it in the first takes none (struct off_xmit). The transmit of a
+ * redirected frame happens at the end of the NAPI poll that redirected it, microseconds later,
+ * so the period after it covers every frame of the one before. Two interfaces only, where the
+ * redirects towards each are known. */
+static void check_delivery(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+	bool watching = false;
+
+	if (ctx->nr_ifaces != 2)
+		return;
+	for (uint32_t f = 0; f < 2; f++) {
+		struct off_xmit *x = &off->xmit[f];
+		const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+		uint64_t xs, rs;
+
+		if (!x->nr || !off->ifindex[f] || atomic_load(&off->bad_target[f]))
+			continue;
+		/* Transmits first, redirects after: a frame counted redirected here is transmitted
+		 * (or not) before the next period's read. */
+		if (!xmit_read(off, f, name, &xs))
+			continue;
+		rs = redirected_to(ctx, f);
+		if (x->samples && xs != x->x[1])
+			atomic_store(&off->xmit_proven[f], true);
+		if (x->samples >= 2 && x->r[1] > x->r[0] && xs == x->x[0]) {
+			mark_bad(ctx, f, 0, x->r[1] - x->r[0]);
+			continue;
+		}
+		x->x[0] = x->x[1];
+		x->r[0] = x->r[1];
+		x->x[1] = xs;
+		x->r[1] = rs;
+		x->samples++;
+		if (!atomic_load(&off->xmit_proven[f])) {
+			/* A trial whose flow is gone (expired, or never installed) makes room for the next. */
+			if (!atomic_load(&off->ctr[f ^ 1].flows))
+				atomic_store(&off->trial[f], false);
+			else
+				watching = true;
+		}
+	}
+	atomic_store(&off->watching, watching);
+}
+
 /* Redirected frames an interface did not send are lost in the kernel: a veth whose peer has
  * neither GRO nor an XDP program drops them all (and counts them nowhere). Count the loss, say
  * so, and stop offloading to it. Only with two interfaces, where the redirects towards each are
@@ -450,13 +632,10 @@ static void check_targets(struct fwd_ctx *ctx)
 		dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
 		if (off->lost_before[f] + lost > atomic_load(&off->lost[f]))
 			atomic_store(&off->lost[f], off->lost_before[f] + lost); /* a count never goes back */
-		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
-		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
-			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
-				"needs GRO or an XDP program on its peer to take them): no more offload to %s, "
-				"its flows go back to userspace\n",
-				ctx->cfg->ports[off->first_port[f]].ifname, (unsigned long long)(dr - dl),
-				(unsigned long long)dr, ctx->cfg->ports[off->first_port[f]].ifname);
+		/* Ring overflows under load lose a share; a target that cannot take frames, all.
+		 * Only where the transmit counters cannot tell (check_delivery). */
+		if (!off->xmit[f].nr && dr >= 32 && dl * 2 >= dr)
+			mark_bad(ctx, f, dr - dl, dr);
 		off->redirected_seen[f] = r;
 		off->lost_seen[f] = lost;
 	}
@@ -552,18 +731,45 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			to_counting(w, e, now, true);
 			continue;
 		}
-		if (atomic_load_explicit(&ctx->off->bad_target[ctx->ports[e->out].iface], memory_order_relaxed))
+	}
+}
+
+/* A target turned bad (mark_bad): this worker's flows towards it leave the kernel. */
+static void drop_bad(struct fwd_worker *w, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+
+	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+		struct off_flow *e = &ow->slots[s];
+
+		if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) &&
+		    atomic_load_explicit(&ctx->off->bad_target[ctx->ports[e->out].iface], memory_order_relaxed))
 			to_counting(w, e, now, true);
 	}
 }
 
 void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 {
+	struct fwd_offload *off;
 	struct off_worker *ow;
 
 	if (!w->ctx->off)
 		return;
-	ow = &w->ctx->off->w[w->idx];
+	off = w->ctx->off;
+	ow = &off->w[w->idx];
+	if (now - atomic_load_explicit(&off->targets_at, memory_order_relaxed) >= OFF_TARGET_NS &&
+	    !pthread_mutex_trylock(&off->lock)) {
+		if (now - atomic_load(&off->targets_at) >= OFF_TARGET_NS) { /* not another worker's */
+			atomic_store(&off->targets_at, now);
+			check_delivery(w->ctx);
+		}
+		pthread_mutex_unlock(&off->lock);
+	}
+	if (ow->bad_gen != atomic_load_explicit(&off->bad_gen, memory_order_relaxed)) {
+		ow->bad_gen = atomic_load(&off->bad_gen);
+		drop_bad(w, now);
+	}
 	if (ow->nr_arming)
 		release_gates(w, now);
 	memset(ow->rx_full, 0, sizeof(ow->rx_full)); /* a turn without a burst drained the ring */
@@ -576,7 +782,7 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 
 bool fwd_offload_needs_turns(const struct fwd_worker *w)
 {
-	return w->ctx->off && w->ctx->off->w[w->idx].nr_arming;
+	return w->ctx->off && (w->ctx->off->w[w->idx].nr_arming || atomic_load_explicit(&w->ctx->off->watching, memory_order_relaxed));
 }
 
 /* ---- set-up and stats ---- */
@@ -642,6 +848,7 @@ static int open_flows(struct fwd_ctx *ctx, uint32_t f, uint32_t first)
 			return -errno;
 	}
 	atomic_store(&off->bad_target[f], false);
+	xmit_probe(off, f, cfg->ports[first].ifname);
 	return 0;
 }
 
@@ -667,6 +874,7 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 		return -ENOMEM;
 	ctx->off = off;
 	pthread_mutex_init(&off->lock, NULL);
+	off->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* < 0: the slower check only */
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		off->w[k].slots = calloc(OFF_SLOTS, sizeof(*off->w[k].slots));
 		if (!off->w[k].slots)
@@ -736,6 +944,8 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
 		close_flows(off, f);
 	pthread_mutex_destroy(&off->lock);
+	if (off->ioctl_fd >= 0)
+		close(off->ioctl_fd);
 	free(off);
 	ctx->off = NULL;
 }

@@ -2,9 +2,8 @@
 # xdp-fwd --offload-after: a flow's first N frames through userspace, the rest forwarded by the
 # steering program. A UDP sequence stream crosses the switch with nothing lost or reordered and
 # the counters add up; idle expiry brings the flow back to userspace; a "-> sock" rule keeps its
-# flows in userspace; a full table falls back to userspace and counts it; a target that cannot
-# take redirected frames (veth peer without GRO or XDP) is detected, logged and falls back;
-# l2 mode follows a MAC that moves, and keeps the MACs of offloaded traffic learned; an
+# flows in userspace; a full table falls back to userspace and counts it (a target that cannot
+# take redirected frames: off_target.sh); l2 mode follows a MAC that moves, and keeps the MACs of offloaded traffic learned; an
 # interface deleted and back is offloaded again, both ways; TCP at MTU 9000; kill -9 leaves
 # nothing attached.
 . "$(dirname "$0")/lib.sh"
@@ -20,16 +19,8 @@ fail() {
 GEN=$BUILD/tools/xsk-gen/xsk-gen
 [ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 
-# off_total PORT FIELD: a field of PORT's "offload" object in the total line.
-off_of() { # PORT FIELD < JSON lines: the field of PORT's "offload" object, one per line
-	sed 's/{"name":/\n&/g' | grep "^{\"name\":\"$1\"" | grep -o '"offload":{[^}]*}' |
-		grep -o "\"$2\":[0-9]*" | cut -d: -f2
-}
-off_total() { grep '"type":"total"' "$WORK/fwd.out" | off_of "$@"; }
-# off_last PORT FIELD: the same in the last interval line.
-off_last() { grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | off_of "$@"; }
-# off_any PORT FIELD: the largest value over all interval lines.
-off_any() { grep '"type":"interval"' "$WORK/fwd.out" | off_of "$@" | sort -n | tail -1; }
+# shellcheck source=offload_lib.sh
+. "$(dirname "$0")/offload_lib.sh"
 # shellcheck source=../common/xsk_gen.sh
 . "$SRC/test/common/xsk_gen.sh"
 gen() { # HOST ARGS...
@@ -126,19 +117,6 @@ netns_stop "$FWD_PID"
 FWD_PID=""
 wait_for 5 no_xdp_left || fail "an XDP program is still attached after kill -9"
 ! ls /sys/fs/bpf 2>/dev/null | grep -q steer || fail "a steering map is pinned after kill -9"
-
-log "a redirect target whose veth peer has neither GRO nor XDP: detected, logged, userspace again"
-in_host 1 ethtool -K eth0 gro off >/dev/null || fail "ethtool gro off"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 16 --json --interval 0.2
-in_host 1 sh -c "iperf3 -s -1 -p 5202 >/dev/null 2>&1" &
-IPS=$!
-wait_for 5 in_host 1 sh -c "ss -ltn | grep -q ':5202 '" || fail "iperf3 server"
-in_host 0 iperf3 -c "$TOPO_IP1" -p 5202 -n 20M >"$WORK/iperf.out" 2>&1 || fail "TCP through a bad target: $(cat "$WORK/iperf.out")"
-wait $IPS
-grep -q "needs GRO or an XDP program on its peer" "$WORK/fwd.err" || fail "the bad target was not reported"
-fwd_stop INT
-[ "$(off_total m1@0 lost)" -gt 0 ] || fail "the frames lost on m1 are not counted"
-in_host 1 ethtool -K eth0 gro on >/dev/null
 
 log "l2: a MAC that moves invalidates its offload"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after 16 --json --interval 0.2
