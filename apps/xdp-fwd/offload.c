@@ -18,8 +18,10 @@
 #include "route.h"
 #include "worker.h"
 
-#define OFF_SLOTS 4096u             /* flows a worker tracks (power of two) */
 #define OFF_PROBE 8u
+/* Arming flows whose gate a worker looks up per loop turn: the gate work of a turn is bounded
+ * whatever the number of arming flows (a scan of them all starved RX under short-flow churn). */
+#define OFF_GATE_BUDGET 16u
 #define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
 #define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
 /* The delivery check of redirect targets: a target that takes none is found within two periods,
@@ -37,21 +39,31 @@ struct off_flow {
 	uint64_t since_ns;     /* when the state began */
 	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
 	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint64_t released;     /* ARMING: the count last released, when have_released */
 	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
 	bool have_pre;         /* gated_pre is valid */
+	bool have_released;
 	uint32_t out_ifindex;
+	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
 	uint16_t in, out;      /* ports */
 	uint8_t state;
 	uint8_t l2;
+	uint8_t told;          /* OFF_TOLD_*: the reasons it was counted not offloaded */
 };
 
+/* A flow that reached --offload-after and was not installed is counted once per reason. */
+enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2 };
+
 struct off_iface_counters {
-	_Atomic uint64_t installed, expired, invalidated, full, refused, forced;
+	_Atomic uint64_t installed, expired, invalidated, full, refused, forced, no_target, untracked;
 	_Atomic int64_t flows;
 };
 
 struct off_worker {
 	struct off_flow *slots;
+	uint32_t nr_slots; /* a power of two */
+	uint32_t *arming;  /* slots of the arming flows, nr_arming of them */
+	uint32_t gate_at;  /* where release_gates goes on next turn */
 	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
 	uint32_t nr_arming;
 	uint32_t bad_gen; /* the fwd_offload's bad_gen its flows were last checked against */
@@ -71,6 +83,7 @@ struct off_xmit {
 	uint32_t idx[OFF_XMIT_STATS];
 	uint64_t x[2], r[2];        /* the last two samples: transmits, redirects towards it */
 	uint32_t samples;
+	uint32_t trial_samples;     /* checks while its trial flow ran without a redirect */
 	uint32_t peer;              /* its peer_ifindex (in the peer's namespace) */
 	uint32_t peer_idx;          /* the index of peer_ifindex; nr_stats: none */
 };
@@ -189,7 +202,7 @@ static struct off_flow *slot_of(struct off_worker *ow, const struct umem_steer_f
 	struct off_flow *victim = NULL;
 
 	for (uint32_t i = 0; i < OFF_PROBE; i++) {
-		struct off_flow *e = &ow->slots[(h + i) & (OFF_SLOTS - 1)];
+		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
 
 		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
 			return e;
@@ -213,6 +226,22 @@ static struct off_iface_counters *ctr_of(struct fwd_ctx *ctx, const struct off_f
 	return &ctx->off->ctr[ctx->ports[e->in].iface];
 }
 
+static void arming_del(struct off_worker *ow, struct off_flow *e)
+{
+	uint32_t last = ow->arming[--ow->nr_arming];
+
+	ow->arming[e->arm_idx] = last;
+	ow->slots[last].arm_idx = e->arm_idx;
+}
+
+/* Counts flow e as not offloaded for reason told (once per flow and reason). */
+static void tell(_Atomic uint64_t *c, struct off_flow *e, uint8_t told)
+{
+	if (!(e->told & told))
+		bump(c);
+	e->told |= told;
+}
+
 static void to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now, bool remove)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -223,7 +252,7 @@ static void to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now, 
 			umem_steer_flows__delete(ow->flows[ctx->ports[e->in].iface], &e->key);
 		atomic_fetch_sub_explicit(&ctr_of(ctx, e)->flows, 1, memory_order_relaxed);
 		if (e->state == OFF_ARMING)
-			ow->nr_arming--;
+			arming_del(ow, e);
 	}
 	e->state = OFF_COUNTING;
 	e->frames = 0;
@@ -280,14 +309,16 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	char line[256];
 	int err;
 
-	if (!target_of(w, e->in, eth, now, &out, &ifindex) || !may_try(ctx, ctx->ports[out].iface))
+	if (!target_of(w, e->in, eth, now, &out, &ifindex) || !may_try(ctx, ctx->ports[out].iface)) {
+		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
+	}
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
 				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
 							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex });
 	if (err == -ENOSPC) {
 		/* The table is full: the flow stays in userspace and counts again from zero. */
-		bump(&c->full);
+		tell(&c->full, e, OFF_TOLD_FULL);
 		e->frames = 0;
 		return;
 	}
@@ -308,8 +339,10 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
 	e->have_pre = false;
+	e->have_released = false;
 	e->pre_hi = UINT32_MAX;
-	ow->nr_arming++;
+	e->arm_idx = ow->nr_arming;
+	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
 }
 
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
@@ -341,8 +374,11 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 		if (cfg->nr_rules && any_rule_matches(cfg, eth, d[i].len, cfg->ports[in].queue))
 			continue;
 		e = slot_of(ow, &k);
-		if (!e)
+		if (!e) {
+			/* Every slot of its window holds an installed flow: not tracked, so not offloaded. */
+			bump(&ctx->off->ctr[ctx->ports[in].iface].untracked);
 			continue;
+		}
 		e->seen_ns = now;
 		e->in = (uint16_t)in;
 		e->l2 = kind == UMEM_STEER_FLOW_L2;
@@ -368,54 +404,72 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 
 /* ---- per loop turn ---- */
 
-/* Arming flows whose frames userspace no longer holds report so: the gate opens at the next
- * frame, which then cannot overtake one of ours. */
-static void release_gates(struct fwd_worker *w, uint64_t now)
+/* Arming flow e: when userspace no longer holds its frames, it reports so: the gate opens at
+ * the next frame, which then cannot overtake one of ours. */
+static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
+	struct umem_steer_flows *f = ow->flows[ctx->ports[e->in].iface];
+	struct umem_steer_flow v;
 
-	for (uint32_t s = 0; s < OFF_SLOTS && ow->nr_arming; s++) {
-		struct off_flow *e = &ow->slots[s];
-		struct umem_steer_flows *f;
-		struct umem_steer_flow v;
+	if (umem_steer_flows__lookup(f, &e->key, &v)) {
+		to_counting(w, e, now, false); /* gone (evicted) */
+		return;
+	}
+	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
+	 * has no next frame yet (a short one) needs no more turns. */
+	if (v.open || (e->have_released && v.gated <= e->released)) {
+		arming_del(ow, e);
+		e->state = OFF_OFFLOADED;
+		e->since_ns = now;
+		return;
+	}
+	if (now - e->since_ns > OFF_ARM_MAX_NS) {
+		/* Userspace never caught up (its rings never ran empty): open anyway. Not
+		 * with v.gated: under a sustained overload the program gates more frames
+		 * between that lookup and this release, so the gate stayed shut for good
+		 * (and the flow in userspace). UINT64_MAX covers every frame ever gated. */
+		bump(&ctr_of(ctx, e)->forced);
+		umem_steer_flows__release(f, &e->key, UINT64_MAX);
+		e->released = UINT64_MAX; /* opens at the next frame: the next turn takes it as offloaded */
+		e->have_released = true;
+		return;
+	}
+	/* Frames queued before the add are seen here but not in gated. This turn's RX burst
+	 * came after the last lookup: when it did not fill the batch, every frame gated
+	 * before that lookup has been seen, so frames - gated_pre bounds from above those
+	 * that were not gated. Released as sent: frames minus that bound, never more than
+	 * the gated frames seen, so the gate opens only once all of them were sent. */
+	if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
+	    e->frames - e->gated_pre < e->pre_hi)
+		e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
+	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
+	if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port) &&
+	    !umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi)) {
+		e->released = e->frames - e->pre_hi;
+		e->have_released = true;
+	}
+	e->gated_pre = v.gated;
+	e->have_pre = true;
+}
 
-		if (e->state != OFF_ARMING)
-			continue;
-		f = ow->flows[ctx->ports[e->in].iface];
-		if (umem_steer_flows__lookup(f, &e->key, &v)) {
-			to_counting(w, e, now, false); /* gone (evicted) */
-			continue;
-		}
-		if (v.open) {
-			e->state = OFF_OFFLOADED;
-			e->since_ns = now;
-			ow->nr_arming--;
-			continue;
-		}
-		if (now - e->since_ns > OFF_ARM_MAX_NS) {
-			/* Userspace never caught up (its rings never ran empty): open anyway. Not
-			 * with v.gated: under a sustained overload the program gates more frames
-			 * between that lookup and this release, so the gate stayed shut for good
-			 * (and the flow in userspace). UINT64_MAX covers every frame ever gated. */
-			bump(&ctr_of(ctx, e)->forced);
-			umem_steer_flows__release(f, &e->key, UINT64_MAX);
-			e->since_ns = now; /* counted once, not every turn until the next frame */
-			continue;
-		}
-		/* Frames queued before the add are seen here but not in gated. This turn's RX burst
-		 * came after the last lookup: when it did not fill the batch, every frame gated
-		 * before that lookup has been seen, so frames - gated_pre bounds from above those
-		 * that were not gated. Released as sent: frames minus that bound, never more than
-		 * the gated frames seen, so the gate opens only once all of them were sent. */
-		if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
-		    e->frames - e->gated_pre < e->pre_hi)
-			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
-		/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
-		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port))
-			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
-		e->gated_pre = v.gated;
-		e->have_pre = true;
+/* OFF_GATE_BUDGET arming flows a turn, in turn: a flow looked up less often only releases later
+ * (the bounds of release_gate hold over any number of turns). */
+static void release_gates(struct fwd_worker *w, uint64_t now)
+{
+	struct off_worker *ow = &w->ctx->off->w[w->idx];
+	uint32_t todo = ow->nr_arming < OFF_GATE_BUDGET ? ow->nr_arming : OFF_GATE_BUDGET;
+
+	for (uint32_t n = 0; n < todo && ow->nr_arming; n++) {
+		struct off_flow *e;
+
+		if (ow->gate_at >= ow->nr_arming)
+			ow->gate_at = 0;
+		e = &ow->slots[ow->arming[ow->gate_at]];
+		release_gate(w, e, now);
+		if (e->state == OFF_ARMING)
+			ow->gate_at++; /* else the last arming flow took its place */
 	}
 }
 
@@ -591,11 +645,16 @@ static void check_delivery(struct fwd_ctx *ctx)
 		x->r[1] = rs;
 		x->samples++;
 		if (!atomic_load(&off->xmit_proven[f])) {
-			/* A trial whose flow is gone (expired, or never installed) makes room for the next. */
-			if (!atomic_load(&off->ctr[f ^ 1].flows))
+			/* A trial whose flow is gone (expired, or never installed) makes room for the next;
+			 * one that redirected nothing in three periods (a short flow) lets the others in
+			 * (the check above goes on for them). */
+			if (!atomic_load(&off->ctr[f ^ 1].flows)) {
 				atomic_store(&off->trial[f], false);
-			else
+			} else if (rs == x->r[0] && ++x->trial_samples >= 3) {
+				atomic_store(&off->xmit_proven[f], true);
+			} else {
 				watching = true;
+			}
 		}
 	}
 	atomic_store(&off->watching, watching);
@@ -705,7 +764,7 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			refresh_sources(ctx, now);
 		pthread_mutex_unlock(&ctx->off->lock);
 	}
-	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+	for (uint32_t s = 0; s < ow->nr_slots; s++) {
 		struct off_flow *e = &ow->slots[s];
 		struct umem_steer_flow v;
 		uint32_t out, ifindex;
@@ -740,7 +799,7 @@ static void drop_bad(struct fwd_worker *w, uint64_t now)
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 
-	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+	for (uint32_t s = 0; s < ow->nr_slots; s++) {
 		struct off_flow *e = &ow->slots[s];
 
 		if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) &&
@@ -866,6 +925,7 @@ static void close_flows(struct fwd_offload *off, uint32_t f)
 int fwd_offload_init(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off;
+	uint32_t limit, slots;
 
 	if (!ctx->cfg->offload_after)
 		return 0;
@@ -875,9 +935,16 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 	ctx->off = off;
 	pthread_mutex_init(&off->lock, NULL);
 	off->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* < 0: the slower check only */
+	/* A tracker for every flow the table may hold, at half load (8-way probing fails rarely
+	 * there): any worker may see them all. */
+	limit = ctx->cfg->offload_max ? ctx->cfg->offload_max : UMEM_STEER_MAX_FLOWS;
+	for (slots = 1; slots < 2 * limit; slots *= 2)
+		;
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		off->w[k].slots = calloc(OFF_SLOTS, sizeof(*off->w[k].slots));
-		if (!off->w[k].slots)
+		off->w[k].nr_slots = slots;
+		off->w[k].slots = calloc(slots, sizeof(*off->w[k].slots));
+		off->w[k].arming = calloc(slots, sizeof(*off->w[k].arming));
+		if (!off->w[k].slots || !off->w[k].arming)
 			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
@@ -901,7 +968,7 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 
-		for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+		for (uint32_t s = 0; s < off->w[k].nr_slots; s++) {
 			struct off_flow *e = &off->w[k].slots[s];
 			bool installed = e->state == OFF_ARMING || e->state == OFF_OFFLOADED;
 
@@ -939,8 +1006,10 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 
 	if (!off)
 		return;
-	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++)
+	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
 		free(off->w[k].slots);
+		free(off->w[k].arming);
+	}
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
 		close_flows(off, f);
 	pthread_mutex_destroy(&off->lock);
@@ -978,5 +1047,7 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->full = atomic_load(&k->full);
 	out->refused = atomic_load(&k->refused);
 	out->forced = atomic_load(&k->forced);
+	out->no_target = atomic_load(&k->no_target);
+	out->untracked = atomic_load(&k->untracked);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }
