@@ -345,7 +345,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
 }
 
-void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
+static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	const struct fwd_config *cfg = ctx->cfg;
@@ -808,7 +808,7 @@ static void drop_bad(struct fwd_worker *w, uint64_t now)
 	}
 }
 
-void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
+static void offload_tick(struct fwd_worker *w, uint64_t now)
 {
 	struct fwd_offload *off;
 	struct off_worker *ow;
@@ -839,10 +839,26 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	}
 }
 
-bool fwd_offload_needs_turns(const struct fwd_worker *w)
+/* 1 ms while a gate or a target's trial waits for the turns; OFF_TARGET_NS while flows are in
+ * the kernel (the delivery check runs in the turns: a target that turns bad later is found
+ * within a few periods); otherwise no limit. */
+static int offload_max_sleep_ms(const struct fwd_worker *w)
 {
-	return w->ctx->off && (w->ctx->off->w[w->idx].nr_arming || atomic_load_explicit(&w->ctx->off->watching, memory_order_relaxed));
+	const struct fwd_ctx *ctx = w->ctx;
+
+	if (ctx->off->w[w->idx].nr_arming || atomic_load_explicit(&ctx->off->watching, memory_order_relaxed))
+		return 1;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (atomic_load_explicit(&ctx->off->ctr[f].flows, memory_order_relaxed) > 0)
+			return (int)(OFF_TARGET_NS / 1000000);
+	return -1;
 }
+
+static const struct fwd_flow_ops offload_ops = {
+	.burst = offload_burst,
+	.tick = offload_tick,
+	.max_sleep_ms = offload_max_sleep_ms,
+};
 
 /* ---- set-up and stats ---- */
 
@@ -954,6 +970,7 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 			return err;
 	}
 	loss_epoch(ctx);
+	ctx->flow_ops = &offload_ops;
 	return 0;
 }
 
@@ -1006,6 +1023,7 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 
 	if (!off)
 		return;
+	ctx->flow_ops = NULL;
 	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
 		free(off->w[k].slots);
 		free(off->w[k].arming);
