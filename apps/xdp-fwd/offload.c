@@ -81,7 +81,9 @@ struct off_xmit {
 	uint32_t nr_stats;          /* the device's ETH_SS_STATS count; 0: none we know */
 	uint32_t nr;                /* used entries of idx */
 	uint32_t idx[OFF_XMIT_STATS];
-	uint64_t x[2], r[2];        /* the last two samples: transmits, redirects towards it */
+	uint64_t x0, r0;            /* the first sample: transmits, redirects towards it */
+	uint64_t x, r[2];           /* the last sample's transmits; the last two's redirects */
+	uint64_t lost;              /* the most redirected by one sample and not transmitted by the next */
 	uint32_t samples;
 	uint32_t trial_samples;     /* checks while its trial flow ran without a redirect */
 	uint32_t peer;              /* its peer_ifindex (in the peer's namespace) */
@@ -94,6 +96,7 @@ struct fwd_offload {
 	int ioctl_fd;                        /* for SIOCETHTOOL */
 	_Atomic uint64_t targets_at;         /* the last delivery check */
 	_Atomic uint32_t bad_gen;            /* bumped when a target turns bad */
+	_Atomic uint32_t nr_bad;             /* interfaces that take no offload */
 	/* A target not yet proven takes one flow (a trial) until it delivers a redirected frame. */
 	_Atomic bool trial[FWD_MAX_PORTS];
 	_Atomic bool xmit_proven[FWD_MAX_PORTS]; /* the target took a redirected frame */
@@ -354,10 +357,11 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 	uint32_t ifindex;
 	bool head = true;
 
-	if (!ctx->off)
-		return;
 	ow = &ctx->off->w[w->idx];
 	ow->rx_full[in] = n >= cfg->batch;
+	/* No target takes offload (two interfaces): userspace forwards as without it, at its cost. */
+	if (atomic_load_explicit(&ctx->off->nr_bad, memory_order_relaxed) >= ctx->nr_ifaces)
+		return;
 	ifindex = ctx->off->ifindex[ctx->ports[in].iface];
 	for (uint32_t i = 0; i < n; i++) {
 		struct umem_steer_flow_key k;
@@ -529,6 +533,7 @@ static void mark_bad(struct fwd_ctx *ctx, uint32_t f, uint64_t took, uint64_t re
 
 	if (atomic_exchange(&off->bad_target[f], true))
 		return;
+	atomic_fetch_add(&off->nr_bad, 1);
 	atomic_fetch_add(&off->bad_gen, 1);
 	if (off->xmit[f].peer)
 		snprintf(peer, sizeof(peer), " (ifindex %u in its namespace)", off->xmit[f].peer);
@@ -609,11 +614,12 @@ static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, u
 	return ok;
 }
 
-/* Every OFF_TARGET_NS: a target whose transmit counters stood still over two periods while
- * frames were redirected to it in the first takes none (struct off_xmit). The transmit of a
- * redirected frame happens at the end of the NAPI poll that redirected it, microseconds later,
- * so the period after it covers every frame of the one before. Two interfaces only, where the
- * redirects towards each are known. */
+/* Every OFF_TARGET_NS: with its peer's NAPI a veth counts every redirected frame handed to it,
+ * taken or refused (struct off_xmit), within the NAPI poll that redirected it, microseconds
+ * later. So every frame redirected towards it by one sample is counted by the next: what is not
+ * was dropped unseen, and a target that drops 4 frames in a period, or half of a period's
+ * redirects, takes none (a peer without NAPI; GRO turned off there mid-flow loses a part of a
+ * period, then all). Two interfaces only, where the redirects towards each are known. */
 static void check_delivery(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
@@ -633,15 +639,23 @@ static void check_delivery(struct fwd_ctx *ctx)
 		if (!xmit_read(off, f, name, &xs))
 			continue;
 		rs = redirected_to(ctx, f);
-		if (x->samples && xs != x->x[1])
-			atomic_store(&off->xmit_proven[f], true);
-		if (x->samples >= 2 && x->r[1] > x->r[0] && xs == x->x[0]) {
-			mark_bad(ctx, f, 0, x->r[1] - x->r[0]);
-			continue;
+		if (!x->samples) {
+			x->x0 = xs;
+			x->r0 = x->r[0] = x->r[1] = rs;
 		}
-		x->x[0] = x->x[1];
+		if (x->samples && xs != x->x)
+			atomic_store(&off->xmit_proven[f], true);
+		if (x->samples && x->r[1] - x->r0 > xs - x->x0 && x->r[1] - x->r0 - (xs - x->x0) > x->lost) {
+			uint64_t lost = x->r[1] - x->r0 - (xs - x->x0), dl = lost - x->lost, dr = x->r[1] - x->r[0];
+
+			x->lost = lost;
+			if (dl >= 4 || dl * 2 >= dr) {
+				mark_bad(ctx, f, dr > dl ? dr - dl : 0, dr > dl ? dr : dl);
+				continue;
+			}
+		}
+		x->x = xs;
 		x->r[0] = x->r[1];
-		x->x[1] = xs;
 		x->r[1] = rs;
 		x->samples++;
 		if (!atomic_load(&off->xmit_proven[f])) {
@@ -922,7 +936,8 @@ static int open_flows(struct fwd_ctx *ctx, uint32_t f, uint32_t first)
 		if (!off->w[k].flows[f])
 			return -errno;
 	}
-	atomic_store(&off->bad_target[f], false);
+	if (atomic_exchange(&off->bad_target[f], false))
+		atomic_fetch_sub(&off->nr_bad, 1);
 	xmit_probe(off, f, cfg->ports[first].ifname);
 	return 0;
 }

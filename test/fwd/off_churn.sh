@@ -36,15 +36,11 @@ not_offloaded() {
 }
 
 log "plain xdp-fwd: the baseline loss"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json
-plain=$(churn)
-fwd_stop INT
+fwd_measure plain churn
 log "plain: $plain of $SENT lost"
 
 log "--offload-after 2: bounded gate work, every flow offloaded or counted"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 2 --json
-lost=$(churn)
-fwd_stop INT
+fwd_measure lost churn --offload-after 2
 installed=$(off_total m0@0 installed)
 log "offload: $lost of $SENT lost; $installed installed, $(not_offloaded m0@0) not offloaded"
 [ "$lost" -le $((plain + SENT / 20)) ] || fail "offload lost $lost frames of $SENT under churn, plain xdp-fwd $plain"
@@ -53,9 +49,7 @@ log "offload: $lost of $SENT lost; $installed installed, $(not_offloaded m0@0) n
 	fail "$installed flows installed and $(not_offloaded m0@0) counted not offloaded, of $FLOWS"
 
 log "--offload-max 5000: the rest counted full"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after 2 --offload-max 5000 --json
-churn >/dev/null
-fwd_stop INT
+fwd_measure _ churn --offload-after 2 --offload-max 5000
 installed=$(off_total m0@0 installed)
 log "offload-max 5000: $installed installed, $(off_total m0@0 full) full, $(not_offloaded m0@0) not offloaded"
 [ "$installed" -le 5000 ] || fail "$installed flows installed with --offload-max 5000"
