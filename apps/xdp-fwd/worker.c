@@ -369,13 +369,14 @@ static bool preempted(long *seen)
 }
 
 /* Sleeps until a socket has frames, another worker queued frames for this one, or the main
- * thread parks or stops the workers (the last two: the wake eventfd). TX completions and pages
- * other workers return to this one's pool (its fill rings refill from them) wake nothing: with
- * any of them possible, 1 ms at most. The flow stage says its own limit (offload: 1 ms while a
- * gate waits for the turns, 20 ms while flows are in the kernel, for its delivery check).
- * Otherwise the periodic duties (kernel counters, offload housekeeping: every 250 ms) bound it:
- * 1000 wakeups a second of an idle vCPU cost the kernel's forwarding on the same CPUs about a
- * tenth of its throughput at MTU 64000. */
+ * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
+ * other workers return to this one's pool (its fill rings refill from them) and an offload
+ * gate that waits for this worker's turns wake nothing: with any of them possible, 1 ms at
+ * most. Otherwise the periodic duties (kernel counters, offload housekeeping: every 250 ms)
+ * bound it. A worker whose traffic is all offloaded then wakes 50 times a second (offload's
+ * delivery check, flow_ops->max_sleep_ms), not 1000:
+ * at MTU 64000 those wakeups cost the kernel's forwarding on the same CPUs about a tenth of
+ * its throughput. */
 static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS + 1];
