@@ -1,22 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "offload.h"
 #include "route.h"
 #include "worker.h"
 
-#define OFF_SLOTS 4096u             /* flows a worker tracks (power of two) */
 #define OFF_PROBE 8u
+/* Arming flows whose gate a worker looks up per loop turn: the gate work of a turn is bounded
+ * whatever the number of arming flows (a scan of them all starved RX under short-flow churn). */
+#define OFF_GATE_BUDGET 16u
 #define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
 #define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
+/* The delivery check of redirect targets: a target that takes none is found within two periods,
+ * and its flows leave the kernel at the next loop turn. */
+#define OFF_TARGET_NS 20000000ull
+#define OFF_XMIT_STATS 128u /* ethtool counters of a target's XDP transmits we sum (64 queues) */
 /* l2 sources: a record at most this old is a MAC still sending (rewritten every 100 ms). */
 #define OFF_SOURCE_FRESH_NS (UMEM_STEER_L2_SOURCE_NS + OFF_HOUSEKEEP_NS)
 
@@ -28,31 +39,68 @@ struct off_flow {
 	uint64_t since_ns;     /* when the state began */
 	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
 	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint64_t released;     /* ARMING: the count last released, when have_released */
 	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
 	bool have_pre;         /* gated_pre is valid */
+	bool have_released;
 	uint32_t out_ifindex;
+	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
 	uint16_t in, out;      /* ports */
 	uint8_t state;
 	uint8_t l2;
+	uint8_t told;          /* OFF_TOLD_*: the reasons it was counted not offloaded */
 };
 
+/* A flow that reached --offload-after and was not installed is counted once per reason. */
+enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2 };
+
 struct off_iface_counters {
-	_Atomic uint64_t installed, expired, invalidated, full, refused, forced;
+	_Atomic uint64_t installed, expired, invalidated, full, refused, forced, no_target, untracked;
 	_Atomic int64_t flows;
 };
 
 struct off_worker {
 	struct off_flow *slots;
+	uint32_t nr_slots; /* a power of two */
+	uint32_t *arming;  /* slots of the arming flows, nr_arming of them */
+	uint32_t gate_at;  /* where release_gates goes on next turn */
 	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
 	uint32_t nr_arming;
+	uint32_t bad_gen; /* the fwd_offload's bad_gen its flows were last checked against */
 	uint64_t turn; /* loop turns so far */
 	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
 	bool rx_full[FWD_MAX_PORTS];
 	uint64_t housekeep_at;
 };
 
+/* A redirect target's XDP transmit counters (ethtool -S): on a veth, tx_queue_N_xdp_xmit and
+ * tx_queue_N_xdp_xmit_errors count every batch the devmap hands to ndo_xdp_xmit once its peer
+ * has NAPI (taken, or refused by a full ring); without NAPI the transmit fails before either is
+ * counted, and no other counter of either end sees the frames (measured on Linux 6.18). */
+struct off_xmit {
+	uint32_t nr_stats;          /* the device's ETH_SS_STATS count; 0: none we know */
+	uint32_t nr;                /* used entries of idx */
+	uint32_t idx[OFF_XMIT_STATS];
+	uint64_t x0, r0;            /* the first sample: transmits, redirects towards it */
+	uint64_t x, r[2];           /* the last sample's transmits; the last two's redirects */
+	uint64_t lost;              /* the most redirected by one sample and not transmitted by the next */
+	uint32_t samples;
+	uint32_t trial_samples;     /* checks while its trial flow ran without a redirect */
+	uint32_t peer;              /* its peer_ifindex (in the peer's namespace) */
+	uint32_t peer_idx;          /* the index of peer_ifindex; nr_stats: none */
+};
+
 struct fwd_offload {
 	struct off_worker w[FWD_MAX_WORKERS];
+	struct off_xmit xmit[FWD_MAX_PORTS]; /* by interface (under lock) */
+	int ioctl_fd;                        /* for SIOCETHTOOL */
+	_Atomic uint64_t targets_at;         /* the last delivery check */
+	_Atomic uint32_t bad_gen;            /* bumped when a target turns bad */
+	_Atomic uint32_t nr_bad;             /* interfaces that take no offload */
+	/* A target not yet proven takes one flow (a trial) until it delivers a redirected frame. */
+	_Atomic bool trial[FWD_MAX_PORTS];
+	_Atomic bool xmit_proven[FWD_MAX_PORTS]; /* the target took a redirected frame */
+	_Atomic bool watching; /* a trial runs: the workers take turns often (the check needs them) */
 	struct umem_steer_flows *main_flows[FWD_MAX_PORTS]; /* by interface, for the stats */
 	uint32_t ifindex[FWD_MAX_PORTS];                    /* by interface */
 	uint32_t first_port[FWD_MAX_PORTS];                 /* by interface */
@@ -157,7 +205,7 @@ static struct off_flow *slot_of(struct off_worker *ow, const struct umem_steer_f
 	struct off_flow *victim = NULL;
 
 	for (uint32_t i = 0; i < OFF_PROBE; i++) {
-		struct off_flow *e = &ow->slots[(h + i) & (OFF_SLOTS - 1)];
+		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
 
 		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
 			return e;
@@ -181,6 +229,22 @@ static struct off_iface_counters *ctr_of(struct fwd_ctx *ctx, const struct off_f
 	return &ctx->off->ctr[ctx->ports[e->in].iface];
 }
 
+static void arming_del(struct off_worker *ow, struct off_flow *e)
+{
+	uint32_t last = ow->arming[--ow->nr_arming];
+
+	ow->arming[e->arm_idx] = last;
+	ow->slots[last].arm_idx = e->arm_idx;
+}
+
+/* Counts flow e as not offloaded for reason told (once per flow and reason). */
+static void tell(_Atomic uint64_t *c, struct off_flow *e, uint8_t told)
+{
+	if (!(e->told & told))
+		bump(c);
+	e->told |= told;
+}
+
 static void to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now, bool remove)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -191,7 +255,7 @@ static void to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now, 
 			umem_steer_flows__delete(ow->flows[ctx->ports[e->in].iface], &e->key);
 		atomic_fetch_sub_explicit(&ctr_of(ctx, e)->flows, 1, memory_order_relaxed);
 		if (e->state == OFF_ARMING)
-			ow->nr_arming--;
+			arming_del(ow, e);
 	}
 	e->state = OFF_COUNTING;
 	e->frames = 0;
@@ -225,6 +289,20 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	return *ifindex != 0; /* 0: the interface is gone */
 }
 
+/* Whether a new flow may go to interface to: yes once it delivered redirected frames, else only
+ * as the one trial flow (which then proves it, or shows it drops them). */
+static bool may_try(struct fwd_ctx *ctx, uint32_t to)
+{
+	struct fwd_offload *off = ctx->off;
+
+	if (!off->xmit[to].nr || atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
+		return true; /* no counters to check it by (the link counters' check is slower) */
+	if (atomic_exchange(&off->trial[to], true))
+		return false;
+	atomic_store(&off->watching, true);
+	return true;
+}
+
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -234,14 +312,16 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	char line[256];
 	int err;
 
-	if (!target_of(w, e->in, eth, now, &out, &ifindex))
+	if (!target_of(w, e->in, eth, now, &out, &ifindex) || !may_try(ctx, ctx->ports[out].iface)) {
+		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
+	}
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
 				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
 							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex });
 	if (err == -ENOSPC) {
 		/* The table is full: the flow stays in userspace and counts again from zero. */
-		bump(&c->full);
+		tell(&c->full, e, OFF_TOLD_FULL);
 		e->frames = 0;
 		return;
 	}
@@ -262,11 +342,13 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
 	e->have_pre = false;
+	e->have_released = false;
 	e->pre_hi = UINT32_MAX;
-	ow->nr_arming++;
+	e->arm_idx = ow->nr_arming;
+	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
 }
 
-void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
+static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	const struct fwd_config *cfg = ctx->cfg;
@@ -275,10 +357,11 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 	uint32_t ifindex;
 	bool head = true;
 
-	if (!ctx->off)
-		return;
 	ow = &ctx->off->w[w->idx];
 	ow->rx_full[in] = n >= cfg->batch;
+	/* No target takes offload (two interfaces): userspace forwards as without it, at its cost. */
+	if (atomic_load_explicit(&ctx->off->nr_bad, memory_order_relaxed) >= ctx->nr_ifaces)
+		return;
 	ifindex = ctx->off->ifindex[ctx->ports[in].iface];
 	for (uint32_t i = 0; i < n; i++) {
 		struct umem_steer_flow_key k;
@@ -295,8 +378,11 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 		if (cfg->nr_rules && any_rule_matches(cfg, eth, d[i].len, cfg->ports[in].queue))
 			continue;
 		e = slot_of(ow, &k);
-		if (!e)
+		if (!e) {
+			/* Every slot of its window holds an installed flow: not tracked, so not offloaded. */
+			bump(&ctx->off->ctr[ctx->ports[in].iface].untracked);
 			continue;
+		}
 		e->seen_ns = now;
 		e->in = (uint16_t)in;
 		e->l2 = kind == UMEM_STEER_FLOW_L2;
@@ -322,54 +408,72 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 
 /* ---- per loop turn ---- */
 
-/* Arming flows whose frames userspace no longer holds report so: the gate opens at the next
- * frame, which then cannot overtake one of ours. */
-static void release_gates(struct fwd_worker *w, uint64_t now)
+/* Arming flow e: when userspace no longer holds its frames, it reports so: the gate opens at
+ * the next frame, which then cannot overtake one of ours. */
+static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
+	struct umem_steer_flows *f = ow->flows[ctx->ports[e->in].iface];
+	struct umem_steer_flow v;
 
-	for (uint32_t s = 0; s < OFF_SLOTS && ow->nr_arming; s++) {
-		struct off_flow *e = &ow->slots[s];
-		struct umem_steer_flows *f;
-		struct umem_steer_flow v;
+	if (umem_steer_flows__lookup(f, &e->key, &v)) {
+		to_counting(w, e, now, false); /* gone (evicted) */
+		return;
+	}
+	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
+	 * has no next frame yet (a short one) needs no more turns. */
+	if (v.open || (e->have_released && v.gated <= e->released)) {
+		arming_del(ow, e);
+		e->state = OFF_OFFLOADED;
+		e->since_ns = now;
+		return;
+	}
+	if (now - e->since_ns > OFF_ARM_MAX_NS) {
+		/* Userspace never caught up (its rings never ran empty): open anyway. Not
+		 * with v.gated: under a sustained overload the program gates more frames
+		 * between that lookup and this release, so the gate stayed shut for good
+		 * (and the flow in userspace). UINT64_MAX covers every frame ever gated. */
+		bump(&ctr_of(ctx, e)->forced);
+		umem_steer_flows__release(f, &e->key, UINT64_MAX);
+		e->released = UINT64_MAX; /* opens at the next frame: the next turn takes it as offloaded */
+		e->have_released = true;
+		return;
+	}
+	/* Frames queued before the add are seen here but not in gated. This turn's RX burst
+	 * came after the last lookup: when it did not fill the batch, every frame gated
+	 * before that lookup has been seen, so frames - gated_pre bounds from above those
+	 * that were not gated. Released as sent: frames minus that bound, never more than
+	 * the gated frames seen, so the gate opens only once all of them were sent. */
+	if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
+	    e->frames - e->gated_pre < e->pre_hi)
+		e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
+	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
+	if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port) &&
+	    !umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi)) {
+		e->released = e->frames - e->pre_hi;
+		e->have_released = true;
+	}
+	e->gated_pre = v.gated;
+	e->have_pre = true;
+}
 
-		if (e->state != OFF_ARMING)
-			continue;
-		f = ow->flows[ctx->ports[e->in].iface];
-		if (umem_steer_flows__lookup(f, &e->key, &v)) {
-			to_counting(w, e, now, false); /* gone (evicted) */
-			continue;
-		}
-		if (v.open) {
-			e->state = OFF_OFFLOADED;
-			e->since_ns = now;
-			ow->nr_arming--;
-			continue;
-		}
-		if (now - e->since_ns > OFF_ARM_MAX_NS) {
-			/* Userspace never caught up (its rings never ran empty): open anyway. Not
-			 * with v.gated: under a sustained overload the program gates more frames
-			 * between that lookup and this release, so the gate stayed shut for good
-			 * (and the flow in userspace). UINT64_MAX covers every frame ever gated. */
-			bump(&ctr_of(ctx, e)->forced);
-			umem_steer_flows__release(f, &e->key, UINT64_MAX);
-			e->since_ns = now; /* counted once, not every turn until the next frame */
-			continue;
-		}
-		/* Frames queued before the add are seen here but not in gated. This turn's RX burst
-		 * came after the last lookup: when it did not fill the batch, every frame gated
-		 * before that lookup has been seen, so frames - gated_pre bounds from above those
-		 * that were not gated. Released as sent: frames minus that bound, never more than
-		 * the gated frames seen, so the gate opens only once all of them were sent. */
-		if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
-		    e->frames - e->gated_pre < e->pre_hi)
-			e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
-		/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
-		if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port))
-			umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi);
-		e->gated_pre = v.gated;
-		e->have_pre = true;
+/* OFF_GATE_BUDGET arming flows a turn, in turn: a flow looked up less often only releases later
+ * (the bounds of release_gate hold over any number of turns). */
+static void release_gates(struct fwd_worker *w, uint64_t now)
+{
+	struct off_worker *ow = &w->ctx->off->w[w->idx];
+	uint32_t todo = ow->nr_arming < OFF_GATE_BUDGET ? ow->nr_arming : OFF_GATE_BUDGET;
+
+	for (uint32_t n = 0; n < todo && ow->nr_arming; n++) {
+		struct off_flow *e;
+
+		if (ow->gate_at >= ow->nr_arming)
+			ow->gate_at = 0;
+		e = &ow->slots[ow->arming[ow->gate_at]];
+		release_gate(w, e, now);
+		if (e->state == OFF_ARMING)
+			ow->gate_at++; /* else the last arming flow took its place */
 	}
 }
 
@@ -419,6 +523,157 @@ static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 	return n;
 }
 
+/* Interface f delivered `took` of `redirected` frames redirected to it: no more offload to it,
+ * its flows back to userspace at the workers' next turn; said once, with the fix. */
+static void mark_bad(struct fwd_ctx *ctx, uint32_t f, uint64_t took, uint64_t redirected)
+{
+	struct fwd_offload *off = ctx->off;
+	const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+	char peer[48] = "";
+
+	if (atomic_exchange(&off->bad_target[f], true))
+		return;
+	atomic_fetch_add(&off->nr_bad, 1);
+	atomic_fetch_add(&off->bad_gen, 1);
+	if (off->xmit[f].peer)
+		snprintf(peer, sizeof(peer), " (ifindex %u in its namespace)", off->xmit[f].peer);
+	fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it: a veth takes "
+		"redirected frames only with NAPI on its peer; turn it on there: `ethtool -K <peer> gro on` "
+		"or an XDP program on the peer%s. No more offload to %s: its flows go back to userspace\n",
+		name, (unsigned long long)took, (unsigned long long)redirected, peer, name);
+}
+
+static int ethtool_ioctl(int fd, const char *ifname, void *cmd)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	return ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
+}
+
+/* Finds interface f's XDP transmit counters (struct off_xmit); none on a device without them. */
+static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
+{
+	struct off_xmit *x = &off->xmit[f];
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+	struct ethtool_gstrings *gs;
+
+	*x = (struct off_xmit){ 0 };
+	atomic_store(&off->xmit_proven[f], false);
+	atomic_store(&off->trial[f], false);
+	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask || !ss.len ||
+	    ss.len > 65536)
+		return;
+	gs = calloc(1, sizeof(*gs) + (size_t)ss.len * ETH_GSTRING_LEN);
+	if (!gs)
+		return;
+	*gs = (struct ethtool_gstrings){ .cmd = ETHTOOL_GSTRINGS, .string_set = ETH_SS_STATS, .len = ss.len };
+	x->peer_idx = ss.len;
+	if (!ethtool_ioctl(off->ioctl_fd, ifname, gs)) {
+		for (uint32_t i = 0; i < gs->len && i < ss.len; i++) {
+			char name[ETH_GSTRING_LEN + 1] = { 0 };
+			size_t n;
+
+			memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+			n = strlen(name);
+			if (!strcmp(name, "peer_ifindex"))
+				x->peer_idx = i;
+			if (!strncmp(name, "tx_queue_", 9) && x->nr < OFF_XMIT_STATS &&
+			    ((n > 9 && !strcmp(name + n - 9, "_xdp_xmit")) ||
+			     (n > 16 && !strcmp(name + n - 16, "_xdp_xmit_errors"))))
+				x->idx[x->nr++] = i;
+		}
+		x->nr_stats = ss.len;
+	}
+	if (!x->nr)
+		x->nr_stats = 0;
+	free(gs);
+}
+
+/* The sum of interface f's XDP transmit counters; false when they cannot be read. */
+static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum)
+{
+	struct off_xmit *x = &off->xmit[f];
+	struct ethtool_stats *st = calloc(1, sizeof(*st) + (size_t)x->nr_stats * sizeof(uint64_t));
+	bool ok;
+
+	if (!st)
+		return false;
+	*st = (struct ethtool_stats){ .cmd = ETHTOOL_GSTATS, .n_stats = x->nr_stats };
+	ok = !ethtool_ioctl(off->ioctl_fd, ifname, st) && st->n_stats == x->nr_stats;
+	*sum = 0;
+	for (uint32_t i = 0; ok && i < x->nr; i++)
+		*sum += st->data[x->idx[i]];
+	if (ok && x->peer_idx < x->nr_stats)
+		x->peer = (uint32_t)st->data[x->peer_idx];
+	free(st);
+	return ok;
+}
+
+/* Every OFF_TARGET_NS: with its peer's NAPI a veth counts every redirected frame handed to it,
+ * taken or refused (struct off_xmit), within the NAPI poll that redirected it, microseconds
+ * later. So every frame redirected towards it by one sample is counted by the next: what is not
+ * was dropped unseen, and a target that drops 4 frames in a period, or half of a period's
+ * redirects, takes none (a peer without NAPI; GRO turned off there mid-flow loses a part of a
+ * period, then all). Two interfaces only, where the redirects towards each are known. */
+static void check_delivery(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+	bool watching = false;
+
+	if (ctx->nr_ifaces != 2)
+		return;
+	for (uint32_t f = 0; f < 2; f++) {
+		struct off_xmit *x = &off->xmit[f];
+		const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+		uint64_t xs, rs;
+
+		if (!x->nr || !off->ifindex[f] || atomic_load(&off->bad_target[f]))
+			continue;
+		/* Transmits first, redirects after: a frame counted redirected here is transmitted
+		 * (or not) before the next period's read. */
+		if (!xmit_read(off, f, name, &xs))
+			continue;
+		rs = redirected_to(ctx, f);
+		if (!x->samples) {
+			x->x0 = xs;
+			x->r0 = x->r[0] = x->r[1] = rs;
+		}
+		if (x->samples && xs != x->x)
+			atomic_store(&off->xmit_proven[f], true);
+		if (x->samples && x->r[1] - x->r0 > xs - x->x0 && x->r[1] - x->r0 - (xs - x->x0) > x->lost) {
+			uint64_t lost = x->r[1] - x->r0 - (xs - x->x0), dl = lost - x->lost, dr = x->r[1] - x->r[0];
+
+			x->lost = lost;
+			if (dl >= 4 || dl * 2 >= dr) {
+				mark_bad(ctx, f, dr > dl ? dr - dl : 0, dr > dl ? dr : dl);
+				continue;
+			}
+		}
+		x->x = xs;
+		x->r[0] = x->r[1];
+		x->r[1] = rs;
+		x->samples++;
+		if (!atomic_load(&off->xmit_proven[f])) {
+			/* A trial whose flow is gone (expired, or never installed) makes room for the next;
+			 * one that redirected nothing in three periods (a short flow) lets the others in
+			 * (the check above goes on for them). */
+			if (!atomic_load(&off->ctr[f ^ 1].flows)) {
+				atomic_store(&off->trial[f], false);
+			} else if (rs == x->r[0] && ++x->trial_samples >= 3) {
+				atomic_store(&off->xmit_proven[f], true);
+			} else {
+				watching = true;
+			}
+		}
+	}
+	atomic_store(&off->watching, watching);
+}
+
 /* Redirected frames an interface did not send are lost in the kernel: a veth whose peer has
  * neither GRO nor an XDP program drops them all (and counts them nowhere). Count the loss, say
  * so, and stop offloading to it. Only with two interfaces, where the redirects towards each are
@@ -450,13 +705,10 @@ static void check_targets(struct fwd_ctx *ctx)
 		dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
 		if (off->lost_before[f] + lost > atomic_load(&off->lost[f]))
 			atomic_store(&off->lost[f], off->lost_before[f] + lost); /* a count never goes back */
-		/* Ring overflows under load lose a share; a target that cannot take frames, all. */
-		if (dr >= 32 && dl * 2 >= dr && !atomic_exchange(&off->bad_target[f], true))
-			fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it (a veth "
-				"needs GRO or an XDP program on its peer to take them): no more offload to %s, "
-				"its flows go back to userspace\n",
-				ctx->cfg->ports[off->first_port[f]].ifname, (unsigned long long)(dr - dl),
-				(unsigned long long)dr, ctx->cfg->ports[off->first_port[f]].ifname);
+		/* Ring overflows under load lose a share; a target that cannot take frames, all.
+		 * Only where the transmit counters cannot tell (check_delivery). */
+		if (!off->xmit[f].nr && dr >= 32 && dl * 2 >= dr)
+			mark_bad(ctx, f, dr - dl, dr);
 		off->redirected_seen[f] = r;
 		off->lost_seen[f] = lost;
 	}
@@ -526,7 +778,7 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			refresh_sources(ctx, now);
 		pthread_mutex_unlock(&ctx->off->lock);
 	}
-	for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+	for (uint32_t s = 0; s < ow->nr_slots; s++) {
 		struct off_flow *e = &ow->slots[s];
 		struct umem_steer_flow v;
 		uint32_t out, ifindex;
@@ -552,18 +804,45 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			to_counting(w, e, now, true);
 			continue;
 		}
-		if (atomic_load_explicit(&ctx->off->bad_target[ctx->ports[e->out].iface], memory_order_relaxed))
+	}
+}
+
+/* A target turned bad (mark_bad): this worker's flows towards it leave the kernel. */
+static void drop_bad(struct fwd_worker *w, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+
+	for (uint32_t s = 0; s < ow->nr_slots; s++) {
+		struct off_flow *e = &ow->slots[s];
+
+		if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) &&
+		    atomic_load_explicit(&ctx->off->bad_target[ctx->ports[e->out].iface], memory_order_relaxed))
 			to_counting(w, e, now, true);
 	}
 }
 
-void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
+static void offload_tick(struct fwd_worker *w, uint64_t now)
 {
+	struct fwd_offload *off;
 	struct off_worker *ow;
 
 	if (!w->ctx->off)
 		return;
-	ow = &w->ctx->off->w[w->idx];
+	off = w->ctx->off;
+	ow = &off->w[w->idx];
+	if (now - atomic_load_explicit(&off->targets_at, memory_order_relaxed) >= OFF_TARGET_NS &&
+	    !pthread_mutex_trylock(&off->lock)) {
+		if (now - atomic_load(&off->targets_at) >= OFF_TARGET_NS) { /* not another worker's */
+			atomic_store(&off->targets_at, now);
+			check_delivery(w->ctx);
+		}
+		pthread_mutex_unlock(&off->lock);
+	}
+	if (ow->bad_gen != atomic_load_explicit(&off->bad_gen, memory_order_relaxed)) {
+		ow->bad_gen = atomic_load(&off->bad_gen);
+		drop_bad(w, now);
+	}
 	if (ow->nr_arming)
 		release_gates(w, now);
 	memset(ow->rx_full, 0, sizeof(ow->rx_full)); /* a turn without a burst drained the ring */
@@ -574,10 +853,26 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	}
 }
 
-bool fwd_offload_needs_turns(const struct fwd_worker *w)
+/* 1 ms while a gate or a target's trial waits for the turns; OFF_TARGET_NS while flows are in
+ * the kernel (the delivery check runs in the turns: a target that turns bad later is found
+ * within a few periods); otherwise no limit. */
+static int offload_max_sleep_ms(const struct fwd_worker *w)
 {
-	return w->ctx->off && w->ctx->off->w[w->idx].nr_arming;
+	const struct fwd_ctx *ctx = w->ctx;
+
+	if (ctx->off->w[w->idx].nr_arming || atomic_load_explicit(&ctx->off->watching, memory_order_relaxed))
+		return 1;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (atomic_load_explicit(&ctx->off->ctr[f].flows, memory_order_relaxed) > 0)
+			return (int)(OFF_TARGET_NS / 1000000);
+	return -1;
 }
+
+static const struct fwd_flow_ops offload_ops = {
+	.burst = offload_burst,
+	.tick = offload_tick,
+	.max_sleep_ms = offload_max_sleep_ms,
+};
 
 /* ---- set-up and stats ---- */
 
@@ -641,7 +936,9 @@ static int open_flows(struct fwd_ctx *ctx, uint32_t f, uint32_t first)
 		if (!off->w[k].flows[f])
 			return -errno;
 	}
-	atomic_store(&off->bad_target[f], false);
+	if (atomic_exchange(&off->bad_target[f], false))
+		atomic_fetch_sub(&off->nr_bad, 1);
+	xmit_probe(off, f, cfg->ports[first].ifname);
 	return 0;
 }
 
@@ -659,6 +956,7 @@ static void close_flows(struct fwd_offload *off, uint32_t f)
 int fwd_offload_init(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off;
+	uint32_t limit, slots;
 
 	if (!ctx->cfg->offload_after)
 		return 0;
@@ -667,9 +965,17 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 		return -ENOMEM;
 	ctx->off = off;
 	pthread_mutex_init(&off->lock, NULL);
+	off->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* < 0: the slower check only */
+	/* A tracker for every flow the table may hold, at half load (8-way probing fails rarely
+	 * there): any worker may see them all. */
+	limit = ctx->cfg->offload_max ? ctx->cfg->offload_max : UMEM_STEER_MAX_FLOWS;
+	for (slots = 1; slots < 2 * limit; slots *= 2)
+		;
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
-		off->w[k].slots = calloc(OFF_SLOTS, sizeof(*off->w[k].slots));
-		if (!off->w[k].slots)
+		off->w[k].nr_slots = slots;
+		off->w[k].slots = calloc(slots, sizeof(*off->w[k].slots));
+		off->w[k].arming = calloc(slots, sizeof(*off->w[k].arming));
+		if (!off->w[k].slots || !off->w[k].arming)
 			return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
@@ -679,6 +985,7 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 			return err;
 	}
 	loss_epoch(ctx);
+	ctx->flow_ops = &offload_ops;
 	return 0;
 }
 
@@ -693,7 +1000,7 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 
-		for (uint32_t s = 0; s < OFF_SLOTS; s++) {
+		for (uint32_t s = 0; s < off->w[k].nr_slots; s++) {
 			struct off_flow *e = &off->w[k].slots[s];
 			bool installed = e->state == OFF_ARMING || e->state == OFF_OFFLOADED;
 
@@ -731,11 +1038,16 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 
 	if (!off)
 		return;
-	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++)
+	ctx->flow_ops = NULL;
+	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
 		free(off->w[k].slots);
+		free(off->w[k].arming);
+	}
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
 		close_flows(off, f);
 	pthread_mutex_destroy(&off->lock);
+	if (off->ioctl_fd >= 0)
+		close(off->ioctl_fd);
 	free(off);
 	ctx->off = NULL;
 }
@@ -768,5 +1080,7 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->full = atomic_load(&k->full);
 	out->refused = atomic_load(&k->refused);
 	out->forced = atomic_load(&k->forced);
+	out->no_target = atomic_load(&k->no_target);
+	out->untracked = atomic_load(&k->untracked);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }

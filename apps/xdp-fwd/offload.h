@@ -19,9 +19,9 @@
 #include "stats.h"
 
 struct fwd_ctx;
-struct fwd_worker;
 
-/* After the ports and the steering programs exist; 0 or negative errno. No-op when off. */
+/* After the ports and the steering programs exist; 0 or negative errno. No-op when off. Sets
+ * ctx->flow_ops: the workers call offload through it (worker.h), offload never the loop. */
 int fwd_offload_init(struct fwd_ctx *ctx);
 void fwd_offload_fini(struct fwd_ctx *ctx);
 /* Main thread, workers parked. Interface f's steering program is about to go (the interface is
@@ -31,12 +31,6 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f);
 /* Main thread, workers parked: port first's interface has a new steering program (the
  * interface is back). 0 or negative errno; on error that interface is not offloaded to. */
 int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first);
-/* Worker: a burst d[0..n) received on port in was routed (not yet transmitted). */
-void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
-/* Worker: once per loop turn, after the transmits. */
-void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
-/* Worker: true while a flow's gate waits for this worker's turns (it must not sleep long). */
-bool fwd_offload_needs_turns(const struct fwd_worker *w);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 

@@ -47,6 +47,8 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->offload.full += s->offload.full;
 	sum->offload.refused += s->offload.refused;
 	sum->offload.forced += s->offload.forced;
+	sum->offload.no_target += s->offload.no_target;
+	sum->offload.untracked += s->offload.untracked;
 	sum->offload.flows += s->offload.flows;
 }
 
@@ -104,7 +106,8 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 		any = true;
 	}
-	if (cur->offload.installed || cur->offload.full || cur->offload.refused || cur->offload.lost) {
+	if (cur->offload.installed || cur->offload.full || cur->offload.refused || cur->offload.lost ||
+	    cur->offload.no_target || cur->offload.untracked) {
 		const struct fwd_offload_sample *a = &prev->offload, *b = &cur->offload;
 
 		fprintf(out, "  offload %spps %sbit/s flows %llu", fwd_fmt_si(rxp, sizeof(rxp), rate(a->packets, b->packets, dt)),
@@ -113,6 +116,12 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			fprintf(out, " lost %llu", (unsigned long long)(b->lost - a->lost));
 		if (b->full != a->full)
 			fprintf(out, " full %llu", (unsigned long long)(b->full - a->full));
+		if (b->refused != a->refused)
+			fprintf(out, " refused %llu", (unsigned long long)(b->refused - a->refused));
+		if (b->no_target != a->no_target)
+			fprintf(out, " no-target %llu", (unsigned long long)(b->no_target - a->no_target));
+		if (b->untracked != a->untracked)
+			fprintf(out, " untracked %llu", (unsigned long long)(b->untracked - a->untracked));
 	}
 	if (cur->link_down)
 		fputs("  link down", out);
@@ -206,7 +215,8 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 	fprintf(out,
 		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
-		"\"refused\":%llu,\"forced\":%llu,\"flows\":%llu}}", cur->link_down ? "true" : "false",
+		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"flows\":%llu}}",
+		cur->link_down ? "true" : "false",
 		(unsigned long long)(cur->offload.packets - prev->offload.packets),
 		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
 		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
@@ -218,6 +228,8 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		(unsigned long long)(cur->offload.full - prev->offload.full),
 		(unsigned long long)(cur->offload.refused - prev->offload.refused),
 		(unsigned long long)(cur->offload.forced - prev->offload.forced),
+		(unsigned long long)(cur->offload.no_target - prev->offload.no_target),
+		(unsigned long long)(cur->offload.untracked - prev->offload.untracked),
 		(unsigned long long)cur->offload.flows);
 }
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "idle.h"
-#include "offload.h"
 #include "route.h"
 #include "worker.h"
 
@@ -374,15 +373,16 @@ static bool preempted(long *seen)
  * other workers return to this one's pool (its fill rings refill from them) and an offload
  * gate that waits for this worker's turns wake nothing: with any of them possible, 1 ms at
  * most. Otherwise the periodic duties (kernel counters, offload housekeeping: every 250 ms)
- * bound it. A worker whose traffic is all offloaded then wakes 10 times a second, not 1000:
+ * bound it. A worker whose traffic is all offloaded then wakes 50 times a second (offload's
+ * delivery check, flow_ops->max_sleep_ms), not 1000:
  * at MTU 64000 those wakeups cost the kernel's forwarding on the same CPUs about a tenth of
  * its throughput. */
 static void idle_wait(struct fwd_worker *w)
 {
 	struct pollfd pfd[FWD_MAX_PORTS + 1];
 	uint32_t n = w->nr_ports;
-	int timeout = w->ctx->nr_workers > 1 || tx_inflight(w) || fwd_offload_needs_turns(w) ? FWD_IDLE_POLL_MS :
-											       FWD_IDLE_SLEEP_MS;
+	int timeout = w->ctx->nr_workers > 1 || tx_inflight(w) ? FWD_IDLE_POLL_MS : FWD_IDLE_SLEEP_MS;
+	int limit = w->ctx->flow_ops ? w->ctx->flow_ops->max_sleep_ms(w) : -1;
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct umem_port *port = w->ctx->ports[w->ports[k]].port;
@@ -391,6 +391,8 @@ static void idle_wait(struct fwd_worker *w)
 		pfd[k] = (struct pollfd){ .fd = port ? umem_port__fd(port) : -1, .events = POLLIN };
 	}
 	pfd[n] = (struct pollfd){ .fd = w->wake_open ? w->wake_fd : -1, .events = POLLIN };
+	if (limit >= 0 && limit < timeout)
+		timeout = limit;
 	wake_queued(w); /* whatever this turn queued, before this worker sleeps too */
 	atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with wake_queued's */
@@ -472,7 +474,8 @@ static void *worker_main(void *arg)
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
 			route(w, in, rx, (uint32_t)n, now);
-			fwd_offload_burst(w, in, rx, (uint32_t)n, now);
+			if (ctx->flow_ops)
+				ctx->flow_ops->burst(w, in, rx, (uint32_t)n, now);
 			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
@@ -483,7 +486,8 @@ static void *worker_main(void *arg)
 		for (uint32_t k = 0; k < w->nr_ports; k++)
 			if (ctx->ports[w->ports[k]].port)
 				work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
-		fwd_offload_tick(w, now);
+		if (ctx->flow_ops)
+			ctx->flow_ops->tick(w, now);
 		if (now - kstats_at >= FWD_KSTATS_NS) {
 			refresh_kernel_stats(w);
 			kstats_at = now;

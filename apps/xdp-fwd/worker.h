@@ -54,6 +54,19 @@ struct fwd_port {
 
 struct fwd_ctx;
 struct fwd_offload;
+struct fwd_worker;
+
+/* A per-flow stage of the worker's loop (--offload-after: offload.c), called by the worker and
+ * never calling it back: the worker knows this interface, not its implementation. */
+struct fwd_flow_ops {
+	/* A burst d[0..n) received on port in was routed (not yet transmitted). */
+	void (*burst)(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
+	/* Once per loop turn, after the transmits. */
+	void (*tick)(struct fwd_worker *w, uint64_t now);
+	/* The longest the worker may sleep without frames, in ms (its checks run in the turns);
+	 * negative: no limit. */
+	int (*max_sleep_ms)(const struct fwd_worker *w);
+};
 
 struct fwd_worker {
 	struct fwd_ctx *ctx;
@@ -96,6 +109,7 @@ struct fwd_ctx {
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
+	const struct fwd_flow_ops *flow_ops; /* NULL: none */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

@@ -79,7 +79,9 @@ void gen_frame_build(uint8_t *buf, uint32_t len, const struct gen_flow *flow, ui
 	memcpy(ip + 16, &flow->dst_ip, 4);
 	put16(ip + 10, gen_csum_fold(gen_csum_add(0, ip, GEN_IP_LEN)));
 
-	put16(udp, flow->src_port);
+	put16(udp, flow->nr_flows > 1 ? (uint16_t)(flow->src_port + seq / (flow->flow_frames ? flow->flow_frames : 1) %
+							     flow->nr_flows) :
+				       flow->src_port);
 	put16(udp + 2, flow->dst_port);
 	put16(udp + 4, (uint16_t)(pl_len + GEN_UDP_LEN));
 	put16(udp + 6, 0);

@@ -36,6 +36,9 @@ struct gen_flow {
 	uint8_t src_mac[6], dst_mac[6];
 	uint32_t src_ip, dst_ip; /* network order */
 	uint16_t src_port, dst_port; /* host order */
+	/* --flows N --flow-frames K: frame seq goes out from source port src_port + (seq / K) % N
+	 * (N flows, K frames in a row each); N 0 or 1: one flow. */
+	uint32_t nr_flows, flow_frames;
 };
 
 /* Writes a complete frame of len bytes (GEN_FRAME_MIN..GEN_FRAME_MAX) into buf: every byte

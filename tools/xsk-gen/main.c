@@ -158,6 +158,8 @@ static const struct cli_opt opts[] = {
 	{ "src-ip", 0, "IP", "gen: source IPv4 (default: the interface's)", CLI_SET(set_src_ip) },
 	{ "dst-ip", 0, "IP", "gen: destination IPv4 (default: the interface's only neighbour)", CLI_SET(set_dst_ip) },
 	{ "sport", 0, "PORT", "gen: UDP source port (default 9090)", CLI_SET(set_sport) },
+	{ "flows", 0, "N", "gen: N flows, source ports --sport on (default 1)", CLI_U32_AT(CFG, flow.nr_flows, 1, 65535) },
+	{ "flow-frames", 0, "K", "gen: with --flows, K frames of a flow in a row (default 1)", CLI_U32_AT(CFG, flow.flow_frames, 1, UINT32_MAX) },
 	{ "dport", 0, "PORT", "UDP destination port the sink takes (default 9091)", CLI_SET(set_dport) },
 	{ "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)", CLI_U32_AT(CFG, stream, 0, UINT32_MAX) },
 	{ "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)", CLI_U64_AT(CFG, first_seq, 0, UINT64_MAX / 2) },
@@ -195,6 +197,9 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 		cli_die(&cli, "unexpected argument '%s'", argv[next]);
 	if (!cfg->ifname)
 		cli_die(&cli, "-i IFNAME is required");
+	if (cfg->flow.nr_flows > 1 && cfg->flow.src_port + cfg->flow.nr_flows - 1 > 65535)
+		cli_die(&cli, "--flows %u from --sport %u: source ports beyond 65535", cfg->flow.nr_flows,
+			cfg->flow.src_port);
 	if (cfg->size_text && cfg->mix_text)
 		cli_die(&cli, "--size and --mix exclude each other");
 	if (cfg->size_text) {

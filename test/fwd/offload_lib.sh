@@ -1,0 +1,21 @@
+# The offload tests' readers of xdp-fwd's JSON (sourced after lib.sh).
+off_of() { # PORT FIELD < JSON lines: the field of PORT's "offload" object, one per line
+	sed 's/{"name":/\n&/g' | grep "^{\"name\":\"$1\"" | grep -o '"offload":{[^}]*}' |
+		grep -o "\"$2\":[0-9]*" | cut -d: -f2
+}
+# off_total PORT FIELD: a field of PORT's "offload" object in the total line.
+off_total() { grep '"type":"total"' "$WORK/fwd.out" | off_of "$@"; }
+# off_last PORT FIELD: the same in the last interval line.
+off_last() { grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | off_of "$@"; }
+# off_any PORT FIELD: the largest value over all interval lines.
+off_any() { grep '"type":"interval"' "$WORK/fwd.out" | off_of "$@" | sort -n | tail -1; }
+# fwd_measure VAR CMD FWD-ARGS...: CMD run through xdp-fwd between m0 and m1 (--json FWD-ARGS),
+# stopped after it; CMD's output in VAR, xdp-fwd's in $WORK/fwd.out as usual.
+fwd_measure() {
+	local var=$1 cmd=$2
+	shift 2
+	fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json "$@"
+	"$cmd" >"$WORK/measure.out"
+	fwd_stop INT
+	printf -v "$var" '%s' "$(cat "$WORK/measure.out")"
+}
