@@ -6,7 +6,9 @@
 #  - ordinary broadcast and learned unicast go where they always went;
 #  - the drops are counted per reason (JSON and text), the MAC table (SIGUSR1) holds the two
 #    senders only;
-#  - with --group-fwd-mask 0x4000 LLDP is relayed, LACP still not; restricted bits are refused.
+#  - with --group-fwd-mask 0x4000 LLDP is relayed, LACP still not; restricted bits are refused;
+#  - with --offload-after, a bad source's frames to an offloaded destination are not forwarded
+#    by the steering program either (they reach userspace, which drops and counts them).
 # Each receiver counts the tagged frames (test/fwd/l2frames.py) until a last broadcast (the
 # fence): one worker handles a port's frames in order, so every earlier frame is decided by then.
 . "$(dirname "$0")/lib.sh"
@@ -86,5 +88,24 @@ grep -Eq "^mac $TOPO_MAC0  port m0@0 +age [0-9.]+s$" "$WORK/fwd.out" || fail "ho
 fwd_stop TERM
 grep -Eq "^total [0-9.]+s  l2 macs 1$" "$WORK/fwd.out" || fail "no MAC count in the text totals"
 grep -A1 "^total" "$WORK/fwd.out" | grep -Eq "^m0@0 .*  drops: l2_reserved 1$" || fail "m0's total line lacks 'drops: l2_reserved 1'"
+
+log "offloaded unicast (--offload-after): frames from bad sources to it still go nowhere"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after 4 --json --interval 0.2
+before2=$(rx_frames 2)
+in_host 1 $FRAMES send eth0 "$TOPO_MAC1" bcast || fail "send from host 1"
+wait_for 10 test "$(rx_frames 2)" -gt "$before2" || fail "host 1's broadcast did not reach host 2"
+# Unicast from host 0 to host 1 until the steering program holds its flow.
+installed() {
+	in_host 0 $FRAMES send eth0 "$TOPO_MAC0" "uni@$TOPO_MAC1" || return 1
+	grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | grep -q '"flows":1}'
+}
+wait_for 10 installed || fail "the l2 flow to host 1 was not installed"
+receivers_start
+in_host 0 $FRAMES send eth0 "$TOPO_MAC0" "msrc@$TOPO_MAC1" "zsrc@$TOPO_MAC1" "uni@$TOPO_MAC1" fence ||
+	fail "send from host 0"
+receivers_check "fence 1 uni 1" "fence 1"
+fwd_stop TERM
+[ "$(port_total m0@0 l2_src_group)" = 1 ] || fail "m0@0 l2_src_group is $(port_total m0@0 l2_src_group), expected 1"
+[ "$(port_total m0@0 l2_src_zero)" = 1 ] || fail "m0@0 l2_src_zero is $(port_total m0@0 l2_src_zero), expected 1"
 no_xdp_left || fail "an XDP program is still attached after exit"
 log "ok"

@@ -5,7 +5,8 @@
   l2frames.py send IFACE SRC_MAC KIND[@DST_MAC]...
       one frame per KIND: lldp, lacp, pause (reserved destinations), stp (01:80:c2:00:00:00),
       msrc / zsrc (a broadcast from a multicast / the all-zero source), bcast, fence
-      (broadcasts), uni@MAC (unicast to MAC). Each carries "TAG:KIND;" in its payload.
+      (broadcasts), uni@MAC (unicast to MAC); msrc@MAC, zsrc@MAC: to MAC. Each carries
+      "TAG:KIND;" in its payload.
   l2frames.py recv IFACE READY_FILE [SECONDS]
       counts the tagged frames that arrive (not the host's own outgoing ones) until a fence
       arrives, then prints them as "KIND COUNT" lines; exit 1 on timeout (default 20 s).
@@ -24,7 +25,8 @@ def mac(s):
 
 
 def frame(kind, src):
-    dst, ethertype, body = BCAST, b"\x88\xb5", b""  # 0x88b5: IEEE local experimental
+    kind, _, to = kind.partition("@")
+    dst, ethertype, body = to or BCAST, b"\x88\xb5", b""  # 0x88b5: IEEE local experimental
     if kind == "lldp":
         dst, ethertype = "01:80:c2:00:00:0e", b"\x88\xcc"
     elif kind == "lacp":
@@ -37,9 +39,7 @@ def frame(kind, src):
         src = "01:00:5e:00:00:01"
     elif kind == "zsrc":
         src = "00:00:00:00:00:00"
-    elif kind.startswith("uni@"):
-        kind, dst = kind.split("@", 1)
-    elif kind not in ("bcast", "fence"):
+    elif kind not in ("bcast", "fence", "uni"):
         sys.exit(f"l2frames.py: unknown frame kind '{kind}'")
     payload = body + b"TAG:" + kind.encode() + b";"
     return mac(dst) + mac(src) + ethertype + payload.ljust(46, b"\0")
