@@ -76,6 +76,7 @@ done
 [ "$(port_total m1@0 tx_packets)" = 4 ] || fail "m1 sent $(port_total m1@0 tx_packets) frames, expected 4"
 [ "$(port_total m2@0 tx_packets)" = 4 ] || fail "m2 sent $(port_total m2@0 tx_packets) frames, expected 4"
 grep '"type":"total"' "$WORK/fwd.out" | grep -q '"l2":{"macs":2}}$' || fail "no MAC count in the totals"
+python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]' <"$WORK/fwd.out" || fail "the JSON output does not parse"
 
 log "--group-fwd-mask 0x4000 relays LLDP, never LACP (text output)"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --group-fwd-mask 0x4000 --interval 1000
