@@ -396,6 +396,13 @@ static __always_inline int is_host_control(const struct pkt *p)
 	       p->icmp6_type <= 137;
 }
 
+/* A source a bridge accepts (is_valid_ether_addr in br_handle_frame): frames from a group or
+ * the all-zero address are userspace's to drop and count, never an L2 flow's to forward. */
+static __always_inline int bridge_source(const struct pkt *p)
+{
+	return !(p->smac[0] & 1) && (p->smac[0] | p->smac[1] | p->smac[2] | p->smac[3] | p->smac[4] | p->smac[5]);
+}
+
 /* The flow that decides this frame, or NULL: the 5-tuple first (more specific), then the
  * destination MAC. Fragments, non-TCP/UDP, group addresses and ARP/ND never match. */
 static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, const struct pkt *p,
@@ -425,7 +432,7 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 		k->ifindex = ctx->ingress_ifindex;
 	}
 	if ((conf->kinds & (1u << UMEM_STEER_FLOW_L2)) && (p->f.fields & UMEM_STEER_M_DMAC) &&
-	    !(p->f.dmac[0] & 1) && !is_host_control(p)) {
+	    !(p->f.dmac[0] & 1) && bridge_source(p) && !is_host_control(p)) {
 		k->kind = UMEM_STEER_FLOW_L2;
 		k->vlan = (p->f.fields & UMEM_STEER_M_VLAN) ? p->f.vlan : 0;
 		__builtin_memcpy(k->dmac, p->f.dmac, 6);

@@ -97,6 +97,7 @@ struct fwd_config {
 	double interval;      /* seconds between stats lines */
 	uint32_t l2_aging;    /* seconds a learned MAC stays valid */
 	uint32_t l2_size;     /* MAC table slots (power of two) */
+	uint16_t group_fwd_mask; /* l2: reserved group addresses forwarded (l2_classify) */
 	uint32_t offload_after; /* frames of a flow through userspace before it is offloaded; 0 off */
 	uint32_t offload_idle;  /* seconds without a frame before an offloaded flow is removed */
 	uint32_t offload_max;   /* flows per interface; 0: the table's size */

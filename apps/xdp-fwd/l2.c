@@ -38,14 +38,6 @@ static bool live_at(const struct l2_table *t, uint64_t key, uint64_t seen_ns, ui
 	return key && (int64_t)(now_ns - seen_ns) <= (int64_t)t->aging_ns;
 }
 
-static bool live(const struct l2_table *t, struct l2_entry *e, uint64_t now_ns)
-{
-	/* Acquire: pairs with the learner's release, so the time read belongs to this key. */
-	uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
-
-	return live_at(t, key, atomic_load_explicit(&e->seen_ns, memory_order_relaxed), now_ns);
-}
-
 static void stat_add(_Atomic uint64_t *c)
 {
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
@@ -60,6 +52,7 @@ int l2_table_init(struct l2_table *t, uint32_t size, uint64_t aging_ns)
 		return -ENOMEM;
 	t->mask = size - 1;
 	t->aging_ns = aging_ns;
+	t->group_fwd_mask = 0;
 	atomic_init(&t->stats.learned, 0);
 	atomic_init(&t->stats.moved, 0);
 	atomic_init(&t->stats.evicted, 0);
@@ -152,11 +145,34 @@ int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_n
 	return L2_NO_PORT;
 }
 
-uint32_t l2_count(const struct l2_table *t, uint64_t now_ns)
+uint32_t l2_walk(const struct l2_table *t, uint64_t now_ns,
+		 void (*fn)(const struct l2_entry_view *e, void *arg), void *arg)
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i <= t->mask; i++)
-		n += live(t, &t->slots[i], now_ns);
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		struct l2_entry *e = &t->slots[i];
+		/* Acquire: pairs with the learner's release, so the time read belongs to this key. */
+		uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
+		uint64_t seen = atomic_load_explicit(&e->seen_ns, memory_order_relaxed);
+		struct l2_entry_view v;
+		uint64_t mac = KEY_MAC(key);
+
+		if (!live_at(t, key, seen, now_ns))
+			continue;
+		for (int b = 0; b < 6; b++)
+			v.mac[b] = (uint8_t)(mac >> (40 - 8 * b));
+		v.port = key_port(key);
+		/* Another worker's clock may be a little ahead of ours. */
+		v.age_ns = (int64_t)(now_ns - seen) > 0 ? now_ns - seen : 0;
+		if (fn)
+			fn(&v, arg);
+		n++;
+	}
 	return n;
+}
+
+uint32_t l2_count(const struct l2_table *t, uint64_t now_ns)
+{
+	return l2_walk(t, now_ns, NULL, NULL);
 }

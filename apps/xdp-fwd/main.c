@@ -7,8 +7,8 @@
  * --count) stop RX, let the workers drain TX completions, destroy the ports (which detaches
  * the XDP program and returns every buffer) and then the pools; the frames still out at that
  * point are reported and must be zero. Signals are blocked in every thread and taken by the
- * main thread with sigtimedwait(), which also paces the stats output (SIGUSR1: print them now)
- * and the handling of live interface changes (live.c).
+ * main thread with sigtimedwait(), which also paces the stats output (SIGUSR1: print them
+ * now, in l2 mode with the MAC table) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -436,6 +436,7 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		err = l2_table_init(&ctx->l2, cfg->l2_size, cfg->l2_aging * 1000000000ull);
 		if (err)
 			return err;
+		ctx->l2.group_fwd_mask = cfg->group_fwd_mask;
 	}
 	ctx->area = create_area(cfg, ctx->nr_workers);
 	if (!ctx->area) {
@@ -489,6 +490,8 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	fwd_sample(ctx, s);
+	if (ctx->cfg->mode == FWD_MODE_L2)
+		s->l2_macs = l2_count(&ctx->l2, fwd_now_ns());
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		uint32_t first = first_on_interface(ctx, i);
 
@@ -579,6 +582,10 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
 					"interval");
 			printed = fwd_out_ok(stdout);
+			if (now_asked && cfg->mode == FWD_MODE_L2) {
+				fwd_print_l2_table(stdout, ctx, now, seconds(now - t0));
+				printed = false; /* the next block goes below the table, not over it */
+			}
 		}
 		now_asked = false;
 		prev = cur;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "fwd.h"
+#include "l2.h"
 
 static bool is_pow2(uint64_t v)
 {
@@ -219,6 +220,25 @@ static int set_cpu_latency(void *v, const char *arg, char *err, size_t errlen)
 	return cli_parse_u32("cpu-latency", arg, 0, 2000000000, &cfg->cpu_latency_usecs, err, errlen);
 }
 
+/* Decimal or 0x hex, as the bridge's group_fwd_mask is written either way. */
+static int set_group_fwd_mask(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct fwd_config *cfg = v;
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || m > 0xffff)
+		return cli_fail(err, errlen, "--group-fwd-mask: '%s' is not a 16-bit mask (e.g. 0x4000 for LLDP, 01:80:c2:00:00:0e)", arg);
+	if (m & L2_GROUPFWD_RESTRICTED)
+		return cli_fail(err, errlen,
+				"--group-fwd-mask %s: bits 0-2 (0x0007) are restricted, as on a Linux bridge: :00 (STP) is always forwarded, :01 (pause) and :02 (LACP) never",
+				arg);
+	cfg->group_fwd_mask = (uint16_t)m;
+	return 0;
+}
+
 static int set_copy(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -337,6 +357,7 @@ static const struct cli_opt options[] = {
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
+	{ "group-fwd-mask", 0, "MASK", "l2: bit X forwards 01:80:c2:00:00:0X, which a bridge drops by default (e.g. 0x4000: LLDP); :00 (STP) is always forwarded, :01 and :02 never (default 0)", CLI_SET(set_group_fwd_mask) },
 	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
 	{ "quiet", 0, NULL, "no live stats; totals on exit only", CLI_FLAG_AT(CFG, quiet, true) },

@@ -94,9 +94,20 @@ static inline void fwd_route_burst(const struct fwd_route_io *io, enum fwd_mode 
 			fwd_swap_macs(io->data(io->arg, d[i].addr));
 			io->emit(io->arg, in, in, &d[i], len);
 		} else {
+			static const enum fwd_drop why[] = { [L2_RESERVED] = FWD_DROP_L2_RESERVED,
+							     [L2_SRC_GROUP] = FWD_DROP_L2_SRC_GROUP,
+							     [L2_SRC_ZERO] = FWD_DROP_L2_SRC_ZERO };
+			enum l2_verdict v;
 			int32_t out;
 
 			eth = io->data(io->arg, d[i].addr);
+			/* What a bridge neither learns from nor relays. */
+			v = l2_classify(eth, l2->group_fwd_mask);
+			if (v != L2_FORWARD) {
+				io->drop(io->arg, in, why[v], &d[i], len);
+				i += len;
+				continue;
+			}
 			l2_learn(l2, eth + 6, (int32_t)in, now);
 			out = l2_lookup(l2, eth, now);
 			if (out == L2_NO_PORT) {

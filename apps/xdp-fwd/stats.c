@@ -16,6 +16,9 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_XSK_TX_INVALID] = "xsk_tx_invalid",
 	[FWD_DROP_DOWN] = "down",
 	[FWD_DROP_TX_UNSENT] = "tx_unsent",
+	[FWD_DROP_L2_RESERVED] = "l2_reserved",
+	[FWD_DROP_L2_SRC_GROUP] = "l2_src_group",
+	[FWD_DROP_L2_SRC_ZERO] = "l2_src_zero",
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
@@ -254,10 +257,16 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 	fprintf(out, "\"inflight\":%lld}", (long long)cur->inflight);
 }
 
+static void json_close(FILE *out)
+{
+	fputs("}\n", out);
+	fflush(out);
+}
+
 void fwd_json_end(FILE *out)
 {
-	fputs("]}\n", out);
-	fflush(out);
+	fputc(']', out);
+	json_close(out);
 }
 
 /* ---- sampling and printing a run ---- */
@@ -361,10 +370,18 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 			if (first_of_interface(ctx, i))
 				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
 					       &prev->steer[i], &cur->steer[i]);
-		fwd_json_end(out);
+		if (cfg->mode != FWD_MODE_L2) {
+			fwd_json_end(out);
+			return;
+		}
+		fprintf(out, "],\"l2\":{\"macs\":%u}", cur->l2_macs);
+		json_close(out);
 		return;
 	}
-	fprintf(out, "%s %.1fs\n", kind, t);
+	fprintf(out, "%s %.1fs", kind, t);
+	if (cfg->mode == FWD_MODE_L2)
+		fprintf(out, "  l2 macs %u", cur->l2_macs);
+	fputc('\n', out);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_fmt_port_line(out, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
@@ -391,5 +408,39 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 		if (first_of_interface(ctx, i))
 			fwd_fmt_steer_line(out, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
 					   &prev->steer[i], &cur->steer[i]);
+	fflush(out);
+}
+
+struct l2_print {
+	FILE *out;
+	const struct fwd_ctx *ctx;
+	bool json, first;
+};
+
+static void l2_print_entry(const struct l2_entry_view *e, void *arg)
+{
+	struct l2_print *p = arg;
+	const uint8_t *m = e->mac;
+	const char *port = e->port >= 0 && (uint32_t)e->port < p->ctx->nr_ports ? p->ctx->ports[e->port].name : "?";
+
+	fprintf(p->out,
+		p->json ? "%s{\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"port\":\"%s\",\"age\":%.1f}" :
+			  "%smac %02x:%02x:%02x:%02x:%02x:%02x  port %-12s  age %.1fs\n",
+		p->json && !p->first ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5], port, (double)e->age_ns / 1e9);
+	p->first = false;
+}
+
+void fwd_print_l2_table(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t)
+{
+	struct l2_print p = { .out = out, .ctx = ctx, .json = ctx->cfg->json, .first = true };
+	uint32_t n;
+
+	if (p.json)
+		fprintf(out, "{\"type\":\"mac_table\",\"time\":%.3f,\"entries\":[", t);
+	n = l2_walk(&ctx->l2, now_ns, l2_print_entry, &p);
+	if (p.json)
+		fprintf(out, "],\"macs\":%u}\n", n);
+	else
+		fprintf(out, "mac table: %u entries\n", n);
 	fflush(out);
 }

@@ -28,6 +28,9 @@ enum fwd_drop {
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
 	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
 	FWD_DROP_TX_UNSENT,  /* queued for TX, never read by the kernel: closed with frames in its TX ring */
+	FWD_DROP_L2_RESERVED,  /* l2: to a reserved group address a bridge never relays (l2_classify) */
+	FWD_DROP_L2_SRC_GROUP, /* l2: from a group (multicast) source address */
+	FWD_DROP_L2_SRC_ZERO,  /* l2: from the all-zero source address */
 	FWD_DROP_MAX
 };
 
@@ -123,6 +126,7 @@ struct fwd_samples {
 	struct fwd_port_sample port[FWD_MAX_PORTS];
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
 	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
+	uint32_t l2_macs; /* l2: live MAC table entries (not a counter) */
 };
 
 struct fwd_ctx;
@@ -134,6 +138,9 @@ void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd
  * out, as lines or JSON (--json). */
 void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
 		     const struct fwd_samples *cur, double dt, double t, const char *kind);
+/* l2: the MAC table's live entries (MAC, port, age) to out, as lines or one JSON object of
+ * type "mac_table" (SIGUSR1 asks for it with the stats). */
+void fwd_print_l2_table(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t);
 /* Interfaces with a steering program (--rule): each gets a line. */
 uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx);
 /* Interfaces with several ports: each gets a sum line after the per-queue lines. */

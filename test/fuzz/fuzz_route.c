@@ -23,7 +23,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NMACS 8
+#define NMACS 9
 #define MAX_BURST 16
 
 static const uint8_t macs[NMACS][6] = {
@@ -33,6 +33,7 @@ static const uint8_t macs[NMACS][6] = {
 	{ 0x01, 0x00, 0x5e, 0, 0, 1 },          /* IPv4 multicast */
 	{ 0, 0, 0, 0, 0, 0 },                   /* zero: never learned */
 	{ 2, 0, 0, 0, 0, 8 },
+	{ 0x01, 0x80, 0xc2, 0, 0, 0x0e },       /* LLDP: reserved, never relayed */
 };
 
 struct ref_entry {
@@ -89,6 +90,21 @@ static void cover(struct harness *h, const struct umem_desc *d, uint32_t n, bool
 	}
 }
 
+/* The drop a bridge makes before learning (l2_classify), or -1: a group or zero source, a
+ * reserved destination. */
+static int ref_filtered(struct harness *h, const struct umem_desc *d)
+{
+	int dst = mac_index(h->orig[d->addr]), src = mac_index(h->orig[d->addr] + 6);
+
+	if (h->mode != FWD_MODE_L2 || d->len < FWD_ETH_HLEN)
+		return -1;
+	if (src >= 0 && (macs[src][0] & 1))
+		return FWD_DROP_L2_SRC_GROUP;
+	if (src == 6)
+		return FWD_DROP_L2_SRC_ZERO;
+	return dst == 8 ? FWD_DROP_L2_RESERVED : -1;
+}
+
 /* The reference bridge's decision for the frame at d (in this order: learn, then look up). */
 static int32_t ref_decide(struct harness *h, uint32_t in, const struct umem_desc *d)
 {
@@ -138,7 +154,10 @@ static void h_emit(void *arg, uint32_t in, uint32_t out, const struct umem_desc 
 		CHECK(out == in && !memcmp(now, o + 6, 6) && !memcmp(now + 6, o, 6),
 		      "reflect: not sent back with the MACs swapped");
 	if (h->mode == FWD_MODE_L2) {
-		int32_t want = ref_decide(h, in, d);
+		int32_t want;
+
+		CHECK(ref_filtered(h, d) < 0, "l2: forwarded a frame a bridge drops");
+		want = ref_decide(h, in, d);
 
 		CHECK(want != L2_NO_PORT && h->iface[want] != h->iface[in] &&
 		      out == h_via(h, in, h->iface[want]), "l2: sent to %u, the reference says %d", out, want);
@@ -151,6 +170,7 @@ static void h_flood(void *arg, uint32_t in, const struct umem_desc *d, uint32_t 
 
 	cover(h, d, n, true);
 	CHECK(h->mode == FWD_MODE_L2, "flood outside l2 mode");
+	CHECK(ref_filtered(h, d) < 0, "l2: flooded a frame a bridge drops");
 	CHECK(ref_decide(h, in, d) == L2_NO_PORT, "l2: flooded a frame to a known destination");
 }
 
@@ -159,6 +179,11 @@ static void h_drop(void *arg, uint32_t in, enum fwd_drop why, const struct umem_
 	struct harness *h = arg;
 
 	cover(h, d, n, false);
+	if (why == FWD_DROP_L2_RESERVED || why == FWD_DROP_L2_SRC_GROUP || why == FWD_DROP_L2_SRC_ZERO) {
+		CHECK(ref_filtered(h, d) == (int)why, "l2: dropped as %s, the reference says %d",
+		      fwd_drop_names[why], ref_filtered(h, d));
+		return;
+	}
 	CHECK(why == FWD_DROP_INVALID || why == FWD_DROP_NO_PORT, "drop reason %d", why);
 	if (why == FWD_DROP_NO_PORT) {
 		int32_t want = h->mode == FWD_MODE_L2 ? ref_decide(h, in, d) : L2_NO_PORT;
@@ -233,7 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (at >= size)
 			break;
 	}
-	CHECK_EQ(l2.stats.evicted, 0); /* 8 MACs never fill a probe window: the model holds */
+	CHECK_EQ(l2.stats.evicted, 0); /* 9 MACs never fill a probe window: the model holds */
 	l2_table_fini(&l2);
 	return 0;
 }

@@ -94,6 +94,12 @@ static void test_all_options(void)
 	CHECK(cfg.interval == 0.5, "interval");
 	CHECK_EQ(cfg.l2_aging, 7);
 	CHECK_EQ(cfg.l2_size, 256);
+	CHECK_EQ(cfg.group_fwd_mask, 0); /* default: every reserved address but :00 dropped */
+
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-m", "l2", "--group-fwd-mask", "0x4008"), 0);
+	CHECK_EQ(cfg.group_fwd_mask, 0x4008); /* LLDP and 802.1X */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "-m", "l2", "--group-fwd-mask", "16384"), 0);
+	CHECK_EQ(cfg.group_fwd_mask, 0x4000);
 
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "--mode", "reflect", "-z"), 0);
 	CHECK_EQ(cfg.mode, FWD_MODE_REFLECT);
@@ -136,6 +142,11 @@ static void test_bad_arguments(void)
 	BAD("--xdp-mode: unknown mode 'drv' (native, skb, auto)", "-i", "a", "-i", "b", "--xdp-mode", "drv");
 	BAD("no AF_XDP zero-copy", "-i", "a", "-i", "b", "--profile", "mvpp2", "--zero-copy");
 	BAD("unexpected argument 'b'", "-i", "a", "b");
+	BAD("--group-fwd-mask 0x4004: bits 0-2 (0x0007) are restricted", "-i", "a", "-i", "b", "--group-fwd-mask", "0x4004");
+	BAD("--group-fwd-mask 1: bits 0-2", "-i", "a", "-i", "b", "--group-fwd-mask", "1");
+	BAD("'0x10000' is not a 16-bit mask", "-i", "a", "-i", "b", "--group-fwd-mask", "0x10000");
+	BAD("'lldp' is not a 16-bit mask", "-i", "a", "-i", "b", "--group-fwd-mask", "lldp");
+	BAD("'-1' is not a 16-bit mask", "-i", "a", "-i", "b", "--group-fwd-mask", "-1");
 	BAD("--rule 'udp dport -> pass': not a steering rule", "-i", "a", "-i", "b", "--rule", "udp dport -> pass");
 }
 
