@@ -125,7 +125,7 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		fputs("    -", out);
 	else
 		fprintf(out, "%5.1f%%", hit);
-	fprintf(out, "  slow allocs %llu  inflight %lld\n",
+	fprintf(out, "  slow allocs %llu  pages held %lld\n",
 		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
 }
 
@@ -231,11 +231,9 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 		first ? "" : ",", name, (unsigned long long)(cur->allocs - prev->allocs),
 		(unsigned long long)(cur->slow - prev->slow),
 		(unsigned long long)(cur->recycled - prev->recycled));
-	if (hit < 0)
-		fputs("\"recycle_hit_pct\":null,", out);
-	else
+	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
 		fprintf(out, "\"recycle_hit_pct\":%.2f,", hit);
-	fprintf(out, "\"inflight\":%lld}", (long long)cur->inflight);
+	fprintf(out, "\"pages_held\":%lld}", (long long)cur->inflight);
 }
 
 void fwd_json_end(FILE *out)
@@ -348,7 +346,8 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 		fwd_json_end(out);
 		return;
 	}
-	fprintf(out, "%s %.1fs\n", kind, t);
+	/* t is the time since start; the rates are over the interval (the whole run for "total"). */
+	fprintf(out, strcmp(kind, "total") ? "elapsed %.1fs\n" : "total over %.1fs\n", t);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_fmt_port_line(out, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
