@@ -282,11 +282,24 @@ static int set_cpus(void *v, const char *a, char *e, size_t l)
 		for (int i = 0; i < n; i++) {
 			if (CPU_ISSET_S((size_t)c->cpus[i], setsz, allowed))
 				continue;
-			int cnt = CPU_COUNT_S(setsz, allowed);
+			char list[64] = "";
+			size_t len = 0;
 
+			/* The allowed set as a CPU list (0-1,4), as taskset -c would take it. */
+			for (int lo = 0; lo <= FWD_MAX_CPU && len < sizeof(list) - 1; lo++) {
+				int hi = lo;
+
+				if (!CPU_ISSET_S((size_t)lo, setsz, allowed))
+					continue;
+				while (hi < FWD_MAX_CPU && CPU_ISSET_S((size_t)hi + 1, setsz, allowed))
+					hi++;
+				len += (size_t)snprintf(list + len, sizeof(list) - len, hi > lo ? "%s%d-%d" : "%s%d",
+							len ? "," : "", lo, hi);
+				lo = hi;
+			}
 			CPU_FREE(allowed);
-			return cli_fail(e, l, "--cpus: CPU %d is not one this process may run on (%d CPUs allowed; nproc lists them)",
-					c->cpus[i], cnt);
+			return cli_fail(e, l, "--cpus: CPU %d is not one this process may run on (allowed: %s)",
+					c->cpus[i], list);
 		}
 	}
 	CPU_FREE(allowed);

@@ -142,7 +142,7 @@ static void test_bad_arguments(void)
 	while (cpu < CPU_SETSIZE - 1 && CPU_ISSET(cpu, &allowed))
 		cpu++;
 	snprintf(off, sizeof(off), "%d", cpu);
-	BAD("is not one this process may run on", "-i", "a", "-i", "b", "--cpus", off);
+	BAD("is not one this process may run on (allowed: ", "-i", "a", "-i", "b", "--cpus", off);
 	BAD("is not one this process may run on", "-i", "a", "-i", "b", "--cpus", "4095");
 	BAD("seconds", "-i", "a", "-i", "b", "--duration", "soon");
 	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
