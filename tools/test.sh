@@ -33,10 +33,11 @@ run_suite() { # dir cmake-args... -- ctest-args...
 	[ $# -gt 0 ] && shift
 	ct=("$@")
 	echo "=== $dir: configure ${cm[*]}"
-	cmake -S . -B "$dir" -DUMEM_WERROR=ON "${cm[@]}" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+	mkdir -p "$dir" # the logs live in the build folder, not beside it
+	cmake -S . -B "$dir" -DUMEM_WERROR=ON "${cm[@]}" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
 	echo "=== $dir: build"
-	if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
-		grep -E -B2 -A8 "error|Error" "$dir.build.log" | head -80
+	if ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
+		grep -E -B2 -A8 "error|Error" "$dir/build.log" | head -80
 		return 1
 	fi
 	[ "${ct[*]}" = "--build-only" ] && return 0
