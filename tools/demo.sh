@@ -14,7 +14,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--mtu) mtu=${2:?}; shift 2 ;;
 	--seconds) seconds=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
