@@ -3,6 +3,8 @@
 # build a client and a server namespace joined through a middle namespace, forward between the
 # two middle veths with xdp-fwd (wire mode), run ping and a short iperf3 through it while its
 # live stats scroll by, print a summary, and remove everything again, whatever way it ends.
+# It builds in an existing build/ (configured by hand or tools/test.sh), else in a temporary
+# folder removed at exit; it writes nothing into the source tree. Ctrl-C: exit 130.
 #   tools/demo.sh [--mtu N] [--seconds N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--mtu) mtu=${2:?}; shift 2 ;;
 	--seconds) seconds=${2:?}; shift 2 ;;
-	-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -23,17 +25,23 @@ fi
 
 prefix="fwdemo-$$"
 log=$(mktemp -d /tmp/xdp-fwd-demo.XXXXXX)
-fwd_pid="" tail_pid="" iperf_pid=""
+fwd_pid="" tail_pid="" iperf_pid="" fg_pid=""
+exec 3>&2 # the script's stderr, for cleanup: a trap can run inside a redirected command
 cleanup() {
 	local rc=$?
 	set +e
-	for pid in $tail_pid $iperf_pid $fwd_pid; do
+	trap '' INT TERM HUP # a second Ctrl-C (or timeout's signal to the group) must not cut this short
+	for pid in $fg_pid $tail_pid $iperf_pid $fwd_pid; do
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
 	tools/topo.sh down --prefix "$prefix"
 	rm -rf "$log"
-	[ $rc = 0 ] || echo "demo: failed (exit $rc); everything it set up is removed" >&2
+	case $rc in
+	0) ;;
+	130) echo "demo: interrupted; everything it set up is removed" >&3 ;;
+	*) echo "demo: failed (exit $rc); everything it set up is removed" >&3 ;;
+	esac
 	exit $rc
 }
 trap cleanup EXIT
@@ -41,12 +49,30 @@ trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# ping and iperf3 catch SIGINT and exit normally, and bash then forgets the Ctrl-C it saw while
+# they ran in the foreground; `wait` on a background job returns at once and runs the INT trap.
+run() {
+	local rc=0
+	"$@" &
+	fg_pid=$!
+	wait "$fg_pid" || rc=$?
+	fg_pid=""
+	return $rc
+}
 
 step "set-up and build"
-tools/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >build.configure.log 2>&1 || { cat build.configure.log; exit 1; }
-cmake --build build -j "$(nproc)" --target xdp-fwd >build.log 2>&1 || { cat build.log; exit 1; }
-fwd=build/apps/xdp-fwd/xdp-fwd
+tools/setup.sh --demo
+if [ -f build/CMakeCache.txt ]; then
+	bdir=build
+	echo "  building xdp-fwd in the existing build/"
+else
+	bdir=$log/build
+	echo "  building xdp-fwd in $bdir (removed at exit; a configured build/ is reused instead)"
+	cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$log/configure.log" 2>&1 ||
+		{ cat "$log/configure.log"; exit 1; }
+fi
+cmake --build "$bdir" -j "$(nproc)" --target xdp-fwd >"$log/build.log" 2>&1 || { cat "$log/build.log"; exit 1; }
+fwd=$bdir/apps/xdp-fwd/xdp-fwd
 
 step "topology (namespaces $prefix-*, MTU $mtu)"
 eval "$(tools/topo.sh up --prefix "$prefix" --mtu "$mtu")"
@@ -65,7 +91,7 @@ done
 cat "$log/fwd.err"
 
 step "ping client -> server through xdp-fwd"
-ip netns exec "$TOPO_H0" ping -c 3 -i 0.3 -W 2 "$TOPO_IP1"
+run ip netns exec "$TOPO_H0" ping -c 3 -i 0.3 -W 2 "$TOPO_IP1"
 
 step "iperf3 TCP for $seconds s, with xdp-fwd's live stats (one block per second)"
 ip netns exec "$TOPO_H1" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
@@ -76,7 +102,7 @@ for _ in $(seq 50); do
 done
 tail -n 0 -f "$log/fwd.out" &
 tail_pid=$!
-ip netns exec "$TOPO_H0" iperf3 -c "$TOPO_IP1" -p 5201 -t "$seconds" >"$log/iperf.out" 2>&1 ||
+run ip netns exec "$TOPO_H0" iperf3 -c "$TOPO_IP1" -p 5201 -t "$seconds" >"$log/iperf.out" 2>&1 ||
 	{ cat "$log/iperf.out"; exit 1; }
 sleep 1.1 # one more stats block: the end of the transfer
 kill "$tail_pid"; wait "$tail_pid" 2>/dev/null || true; tail_pid=""

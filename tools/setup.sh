@@ -3,14 +3,20 @@
 # Idempotent: installs only what is missing, and runs apt-get update only when it must.
 #   tools/setup.sh           native build, tests, benchmarks (qemu-system-x86, busybox-static,
 #                            cpio: the zc suite's guest, tools/zc-vm.sh)
+#   tools/setup.sh --demo    only what tools/demo.sh needs: the xdp-fwd build, ip, ping,
+#                            ethtool, iperf3
 #   tools/setup.sh --arm64   also the arm64 cross toolchain, arm64 libraries (multiarch) and
 #                            qemu-user for the emulated unit suite
 set -euo pipefail
 
-PKGS=(
-	build-essential cmake pkg-config clang llvm libclang-rt-14-dev bpftool
+DEMO_PKGS=(
+	build-essential cmake pkg-config clang bpftool
 	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
 	iproute2 iputils-ping ethtool iperf3 procps
+)
+PKGS=(
+	"${DEMO_PKGS[@]}"
+	llvm libclang-rt-14-dev
 	gnuplot-nox jq
 	python3 man-db groff-base
 	qemu-system-x86 busybox-static cpio xz-utils
@@ -22,7 +28,12 @@ ARM64_PKGS=(
 
 want=("${PKGS[@]}")
 arm64=0
-[ "${1:-}" = "--arm64" ] && { arm64=1; want+=("${ARM64_PKGS[@]}"); }
+case "${1:-}" in
+--arm64) arm64=1; want+=("${ARM64_PKGS[@]}") ;;
+--demo) want=("${DEMO_PKGS[@]}") ;;
+"") ;;
+*) echo "usage: $0 [--demo | --arm64]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

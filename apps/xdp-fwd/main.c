@@ -679,6 +679,7 @@ int main(int argc, char **argv)
 		for (uint32_t i = 0; i < ctx.nr_ports; i++)
 			fprintf(stderr, "xdp-fwd:   port %u %s: %s, XDP %s, worker %u\n", i, ctx.ports[i].name,
 				umem_port__mode_str(umem_port__mode(ctx.ports[i].port)),
+				umem_port__xdp_mode(ctx.ports[i].port) == UMEM_PORT_XDP_EXTERNAL ? "through the steering program" :
 				umem_port__xdp_mode_str(umem_port__xdp_mode(ctx.ports[i].port)), ctx.ports[i].worker);
 		/* What a frame in flight costs: the chunk each RX buffer takes out of the area. */
 		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",

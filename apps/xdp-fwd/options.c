@@ -2,6 +2,7 @@
 /* xdp-fwd option parsing: one table (cli.h) drives getopt_long and --help; the checks across
  * options and the port expansion are here. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static bool is_pow2(uint64_t v)
 int (*fwd_queue_count)(const char *ifname) = umem_port__queue_count;
 
 #define FWD_MAX_QUEUE 1023u
+#define FWD_MAX_CPU 4095 /* the largest CPU number --cpus takes */
 
 /* -i IFNAME[@QUEUE | @FIRST-LAST | @all]: one interface spec, expanded into ports by
  * expand_ports() once every option is known (wire mode pairs specs). */
@@ -267,7 +269,7 @@ int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max)
 				return -1;
 			hi = strtol(end + 1, &end, 10);
 		}
-		if (lo > hi || hi > 4095)
+		if (lo > hi || hi > FWD_MAX_CPU)
 			return -1;
 		for (long c = lo; c <= hi; c++) {
 			if (n == max)
@@ -292,6 +294,36 @@ static int set_cpus(void *v, const char *a, char *e, size_t l)
 	if (n < 0)
 		return cli_fail(e, l, "--cpus: '%s' is not a CPU list like 0,2-3 (at most %d CPUs)", a,
 			    FWD_MAX_WORKERS);
+	/* A CPU outside the allowed set (offline, absent, or excluded by taskset or a cpuset)
+	 * would only fail at pinning, after the ports are set up: refuse it here. */
+	size_t setsz = CPU_ALLOC_SIZE(FWD_MAX_CPU + 1);
+	cpu_set_t *allowed = CPU_ALLOC(FWD_MAX_CPU + 1);
+
+	if (allowed && !sched_getaffinity(0, setsz, allowed)) {
+		for (int i = 0; i < n; i++) {
+			if (CPU_ISSET_S((size_t)c->cpus[i], setsz, allowed))
+				continue;
+			char list[64] = "";
+			size_t len = 0;
+
+			/* The allowed set as a CPU list (0-1,4), as taskset -c would take it. */
+			for (int lo = 0; lo <= FWD_MAX_CPU && len < sizeof(list) - 1; lo++) {
+				int hi = lo;
+
+				if (!CPU_ISSET_S((size_t)lo, setsz, allowed))
+					continue;
+				while (hi < FWD_MAX_CPU && CPU_ISSET_S((size_t)hi + 1, setsz, allowed))
+					hi++;
+				len += (size_t)snprintf(list + len, sizeof(list) - len, hi > lo ? "%s%d-%d" : "%s%d",
+							len ? "," : "", lo, hi);
+				lo = hi;
+			}
+			CPU_FREE(allowed);
+			return cli_fail(e, l, "--cpus: CPU %d is not one this process may run on (allowed: %s)",
+					c->cpus[i], list);
+		}
+	}
+	CPU_FREE(allowed);
 	c->nr_cpus = (uint32_t)n;
 	return 0;
 }

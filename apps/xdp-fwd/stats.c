@@ -141,7 +141,7 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		fputs("    -", out);
 	else
 		fprintf(out, "%5.1f%%", hit);
-	fprintf(out, "  slow allocs %llu  inflight %lld\n",
+	fprintf(out, "  slow allocs %llu  pages held %lld\n",
 		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
 }
 
@@ -250,11 +250,9 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 		first ? "" : ",", name, (unsigned long long)(cur->allocs - prev->allocs),
 		(unsigned long long)(cur->slow - prev->slow),
 		(unsigned long long)(cur->recycled - prev->recycled));
-	if (hit < 0)
-		fputs("\"recycle_hit_pct\":null,", out);
-	else
+	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
 		fprintf(out, "\"recycle_hit_pct\":%.2f,", hit);
-	fprintf(out, "\"inflight\":%lld}", (long long)cur->inflight);
+	fprintf(out, "\"pages_held\":%lld}", (long long)cur->inflight);
 }
 
 static void json_close(FILE *out)
@@ -378,7 +376,8 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 		json_close(out);
 		return;
 	}
-	fprintf(out, "%s %.1fs", kind, t);
+	/* t is the time since start; the rates are over the interval (the whole run for "total"). */
+	fprintf(out, strcmp(kind, "total") ? "elapsed %.1fs" : "total over %.1fs", t);
 	if (cfg->mode == FWD_MODE_L2)
 		fprintf(out, "  l2 macs %u", cur->l2_macs);
 	fputc('\n', out);

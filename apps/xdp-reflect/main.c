@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 		lopts[i] = opts[i].opt;
 	memset(&lopts[NR_OPTS], 0, sizeof(lopts[NR_OPTS]));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:q:In:hV", lopts, NULL)) != -1) {
+	/* The leading ':' tells a missing argument (':') from an unknown option ('?'). */
+	while ((c = getopt_long(argc, argv, ":i:q:In:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': ifname = optarg; break;
 		case 'q': queue = number(optarg, "queue", UINT32_MAX); break;
@@ -137,9 +138,15 @@ int main(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("xdp-reflect (libumem) %d.%d\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR); return 0;
-		default: /* getopt's own message would name argv[0], a path */
-			fprintf(stderr, "xdp-reflect: bad option or missing argument '%s' (see --help)\n",
+		case ':': /* getopt's own messages would name argv[0], a path; these are cli.c's */
+			fprintf(stderr, "xdp-reflect: option '%s' needs an argument (see --help)\n",
 				argv[optind - 1]);
+			return 2;
+		default:
+			if (optopt && optopt < 256)
+				fprintf(stderr, "xdp-reflect: unknown option '-%c' (see --help)\n", optopt);
+			else
+				fprintf(stderr, "xdp-reflect: unknown option '%s' (see --help)\n", argv[optind - 1]);
 			return 2;
 		}
 	}

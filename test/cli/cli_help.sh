@@ -68,8 +68,8 @@ for p in "${programs[@]}"; do
 	rc=0
 	"${emu[@]}" "$bin" --no-such-option >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
 	[ $rc = 2 ] || fail "$name --no-such-option exited $rc, expected 2"
-	grep -q "^$name: .*no-such-option.*see --help" "$tmp/err" ||
-		fail "$name --no-such-option: message is not '$name: ... (see --help)': $(cat "$tmp/err")"
+	grep -qx "$name: unknown option '--no-such-option' (see --help)" "$tmp/err" ||
+		fail "$name --no-such-option: message is not '$name: unknown option '--no-such-option' (see --help)': $(cat "$tmp/err")"
 	[ ! -s "$tmp/out" ] || fail "$name --no-such-option wrote to stdout"
 done
 [ $errors = 0 ] || exit 1

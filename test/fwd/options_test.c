@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd option parsing: defaults, every option's effect, and the bad-argument messages. */
+#include <sched.h>
+
 #include "testutil.h"
 #include "fwd.h"
 #include <umem/port.h>
@@ -137,6 +139,17 @@ static void test_bad_arguments(void)
 	BAD("CPU list", "-i", "a", "-i", "b", "--cpus", "1-");
 	BAD("CPU list", "-i", "a", "-i", "b", "--cpus", "3-1");
 	BAD("2 workers", "-i", "a", "-i", "b", "--cpus", "0", "-w", "2");
+	/* A CPU outside sched_getaffinity's set is refused at parsing, not at pinning. */
+	cpu_set_t allowed;
+	char off[16];
+	int cpu = 0;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	while (cpu < CPU_SETSIZE - 1 && CPU_ISSET(cpu, &allowed))
+		cpu++;
+	snprintf(off, sizeof(off), "%d", cpu);
+	BAD("is not one this process may run on (allowed: ", "-i", "a", "-i", "b", "--cpus", off);
+	BAD("is not one this process may run on", "-i", "a", "-i", "b", "--cpus", "4095");
 	BAD("seconds", "-i", "a", "-i", "b", "--duration", "soon");
 	BAD("unknown profile", "-i", "a", "-i", "b", "--profile", "ixgbe");
 	BAD("--xdp-mode: unknown mode 'drv' (native, skb, auto)", "-i", "a", "-i", "b", "--xdp-mode", "drv");

@@ -103,7 +103,7 @@ static void test_pool_line_and_json(void)
 	pb.allocs += 100;
 	pb.inflight = 4100;
 	s = capture(pool_line, NULL);
-	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  inflight 4100"), "%s", s);
+	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  pages held 4100"), "%s", s);
 	free(s);
 
 	a = (struct fwd_port_sample){ 0 };
@@ -113,7 +113,7 @@ static void test_pool_line_and_json(void)
 	CHECK(strstr(s, "\"rx_bps\":5120,"), "%s", s);
 	CHECK(strstr(s, "\"no_port\":2,"), "%s", s);
 	CHECK(strstr(s, "},{\"name\":\"m1@0\""), "%s", s);
-	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"inflight\":4100}]}\n"), "%s", s);
+	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"pages_held\":4100}]}\n"), "%s", s);
 	/* One line per object, balanced braces. */
 	int depth = 0;
 	for (char *c = s; *c; c++) {
@@ -122,6 +122,13 @@ static void test_pool_line_and_json(void)
 		CHECK(*c != '\n' || c[1] == '\0', "more than one line: %s", s);
 	}
 	CHECK_EQ(depth, 0);
+	free(s);
+
+	/* An interval without allocations has no hit rate: the key is left out, not null. */
+	pb = pa;
+	s = capture(json, NULL);
+	CHECK(strstr(s, "\"allocs\":0,\"slow\":0,\"recycled\":0,\"pages_held\":4096}"), "%s", s);
+	CHECK(!strstr(s, "recycle_hit_pct") && !strstr(s, "null"), "%s", s);
 	free(s);
 }
 

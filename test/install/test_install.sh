@@ -14,7 +14,7 @@ install_prefix "$work"
 
 # Layout. xdp-fwd is checked when the tree has it.
 man=$PREFIX/share/man
-expect=(sbin/xdp-reflect bin/umem-steer bin/port-bench bin/steer-bench bin/xsk-gen bin/umem-bench
+expect=(sbin/xdp-reflect sbin/umem-steer sbin/port-bench sbin/steer-bench sbin/xsk-gen bin/umem-bench
 	share/man/man7/libumem.7 share/man/man8/xdp-reflect.8 share/man/man8/umem-steer.8
 	share/man/man8/xsk-gen.8 share/man/man8/port-bench.8 share/man/man8/steer-bench.8
 	share/man/man1/umem-bench.1)
@@ -27,11 +27,14 @@ done
 # Every installed program has a man page, and libumem(7) FILES names it and every BPF object.
 files=$(MANWIDTH=200 man -l "$man/man7/libumem.7" 2>/dev/null | sed -n '/^FILES/,/^SEE ALSO/p')
 [ -n "$files" ] || fail "libumem(7) has no FILES section (or man is missing)"
+# As xdp-tools: a program that needs root is in sbin/ with a section-8 page, the rest in bin/
+# with a section-1 page.
 for b in "$PREFIX"/bin/* "$PREFIX"/sbin/* "$LIBDIR"/umem/*.bpf.o; do
 	n=${b##*/}
-	case $n in
+	case $b in
 	*.bpf.o) ;;
-	*) ls "$man"/man[18]/"$n".[18] >/dev/null 2>&1 || fail "$n is installed without a man page" ;;
+	"$PREFIX"/bin/*) [ -f "$man/man1/$n.1" ] || fail "bin/$n is installed without a section-1 page" ;;
+	*) [ -f "$man/man8/$n.8" ] || fail "sbin/$n is installed without a section-8 page" ;;
 	esac
 	grep -qF -- "$n" <<<"$files" || fail "libumem(7) FILES does not name $n"
 done

@@ -64,7 +64,7 @@ int cli_parse_u64(const char *opt, const char *arg, uint64_t min, uint64_t max, 
 int cli_parse_u32(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out,
 		  char *err, size_t errlen)
 {
-	uint64_t v;
+	uint64_t v = 0; /* gcc -O3 cannot see that cli_parse_u64 sets it whenever it returns 0 */
 
 	if (cli_parse_u64(opt, arg, min, max, &v, err, errlen))
 		return -1;
