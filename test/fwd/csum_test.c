@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd partial checksums (csum.h): detection against a reference sum, completion in one
  * buffer and across a chain split at odd offsets, the frames left alone. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -219,8 +220,28 @@ static void test_burst(void)
 	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr) == 1, "tail not skipped");
 }
 
+/* The counters in the text line (when they moved) and in JSON. */
+static void test_stats(void)
+{
+	struct fwd_port_sample a = { 0 }, b = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
+	b.csum_partial = 5, b.csum_completed = 4, b.csum_uncompleted = 1;
+	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
+	fwd_json_port(f, true, "m0@0", &a, &b, 1.0);
+	fclose(f);
+	CHECK(strstr(buf, "csum partial 5 completed 4\n"), "%s", buf);
+	CHECK(strstr(buf, "csum") == strstr(buf, "csum partial 5"), "csum in an idle line: %s", buf);
+	CHECK(strstr(buf, "\"csum\":{\"partial\":5,\"completed\":4,\"uncompleted\":1}"), "%s", buf);
+	free(buf);
+}
+
 int main(void)
 {
+	test_stats();
 	test_one_buffer();
 	test_left_alone();
 	test_udp_zero();
