@@ -78,6 +78,7 @@ struct fwd_config {
 	bool hugepages;
 	bool need_wakeup;
 	bool multi_buffer;    /* XDP_USE_SG: frames larger than a chunk */
+	bool csum_complete;   /* complete partial TCP/UDP checksums (csum.h) */
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
 	uint32_t busy_poll_budget; /* 0: the batch size */
 	uint32_t idle_spin_usecs;  /* busy window after the last frame before sleeping in poll() */

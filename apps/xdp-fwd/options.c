@@ -241,6 +241,16 @@ static int set_group_fwd_mask(void *v, const char *arg, char *err, size_t errlen
 	return 0;
 }
 
+static int set_csum_complete(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct fwd_config *cfg = v;
+
+	if (strcmp(arg, "on") && strcmp(arg, "off"))
+		return cli_fail(err, errlen, "--csum-complete: '%s' is neither on nor off", arg);
+	cfg->csum_complete = !strcmp(arg, "on");
+	return 0;
+}
+
 static int set_copy(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -378,6 +388,7 @@ static const struct cli_opt options[] = {
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", CLI_U32_AT(CFG, busy_poll_budget, 1, 65535) },
 	{ "idle-spin", 0, "USECS|auto", "spin this long after the last frame, then sleep in poll() (0: sleep at once); auto (default): 50 µs, and at most 1/16 of the time spent working", CLI_SET(set_idle_spin) },
 	{ "cpu-latency", 0, "USECS", "while running, keep every idle CPU able to wake within USECS (the kernel's CPU latency QoS, /dev/cpu_dma_latency); 0: idle CPUs poll instead of halting (where the idle driver has a polling state), so a sleeping worker wakes without an IPI, at the power (on a VM: the host CPU time) of CPUs that never halt; default off", CLI_SET(set_cpu_latency) },
+	{ "csum-complete", 0, "on|off", "complete TCP/UDP checksums a sender left partial (its TX checksum offload: they hold the pseudo-header sum only); default on", CLI_SET(set_csum_complete) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },
@@ -422,6 +433,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
 	cfg->idle_spin_auto = true;
 	cfg->need_wakeup = true;
+	cfg->csum_complete = true;
 	cfg->reattach = true;
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;

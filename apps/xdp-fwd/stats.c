@@ -29,6 +29,9 @@ void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_count
 	s->tx_bytes = atomic_load_explicit(&c->tx_bytes, memory_order_relaxed);
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		s->drop[i] = atomic_load_explicit(&c->drop[i], memory_order_relaxed);
+	s->csum_partial = atomic_load_explicit(&c->csum_partial, memory_order_relaxed);
+	s->csum_completed = atomic_load_explicit(&c->csum_completed, memory_order_relaxed);
+	s->csum_uncompleted = atomic_load_explicit(&c->csum_uncompleted, memory_order_relaxed);
 }
 
 void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_sample *s)
@@ -40,6 +43,9 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		sum->drop[i] += s->drop[i];
 	sum->link_down |= s->link_down;
+	sum->csum_partial += s->csum_partial;
+	sum->csum_completed += s->csum_completed;
+	sum->csum_uncompleted += s->csum_uncompleted;
 	sum->offload.packets += s->offload.packets;
 	sum->offload.bytes += s->offload.bytes;
 	sum->offload.gated += s->offload.gated;
@@ -109,6 +115,9 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
 		any = true;
 	}
+	if (cur->csum_partial != prev->csum_partial)
+		fprintf(out, "  csum partial %llu completed %llu", (unsigned long long)(cur->csum_partial - prev->csum_partial),
+			(unsigned long long)(cur->csum_completed - prev->csum_completed));
 	if (cur->offload.installed || cur->offload.full || cur->offload.refused || cur->offload.lost ||
 	    cur->offload.no_target || cur->offload.untracked) {
 		const struct fwd_offload_sample *a = &prev->offload, *b = &cur->offload;
@@ -215,6 +224,10 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", fwd_drop_names[i],
 			(unsigned long long)(cur->drop[i] - prev->drop[i]));
+	fprintf(out, "},\"csum\":{\"partial\":%llu,\"completed\":%llu,\"uncompleted\":%llu",
+		(unsigned long long)(cur->csum_partial - prev->csum_partial),
+		(unsigned long long)(cur->csum_completed - prev->csum_completed),
+		(unsigned long long)(cur->csum_uncompleted - prev->csum_uncompleted));
 	fprintf(out,
 		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"

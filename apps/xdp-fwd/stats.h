@@ -41,6 +41,8 @@ extern const char *const fwd_drop_names[FWD_DROP_MAX];
 struct fwd_port_counters {
 	_Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	_Atomic uint64_t drop[FWD_DROP_MAX];
+	/* TCP/UDP frames with a partial checksum (csum.h): found, completed, left as they were. */
+	_Atomic uint64_t csum_partial, csum_completed, csum_uncompleted;
 };
 
 static inline void fwd_count(_Atomic uint64_t *c, uint64_t n)
@@ -66,6 +68,7 @@ struct fwd_offload_sample {
 struct fwd_port_sample {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t drop[FWD_DROP_MAX];
+	uint64_t csum_partial, csum_completed, csum_uncompleted;
 	struct fwd_offload_sample offload;
 	bool link_down; /* its interface is down or without carrier now (main.c), or gone */
 };

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "csum.h"
 #include "idle.h"
 #include "route.h"
 #include "worker.h"
@@ -473,6 +474,12 @@ static void *worker_main(void *arg)
 			count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
+			if (fwd_csum_burst(route_data, w, rx, (uint32_t)n, ctx->ports[in].skip_contd,
+					   ctx->cfg->csum_complete, &ctx->ports[in].ctr) &&
+			    !ctx->ports[in].csum_warned) {
+				ctx->ports[in].csum_warned = true;
+				fwd_csum_warn(stderr, ctx->ports[in].name, ctx->cfg->csum_complete);
+			}
 			route(w, in, rx, (uint32_t)n, now);
 			if (ctx->flow_ops)
 				ctx->flow_ops->burst(w, in, rx, (uint32_t)n, now);

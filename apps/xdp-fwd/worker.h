@@ -45,6 +45,7 @@ struct fwd_port {
 	uint32_t iface; /* index among the distinct interfaces, in order of first appearance */
 	char name[IF_NAMESIZE + 8]; /* "ifname@queue" */
 	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
+	bool csum_warned; /* worker only: the partial checksum warning was printed (csum.h) */
 	/* NULL while the interface is gone. Written only by the main thread with every worker
 	 * parked (fwd_workers_park), so a worker sees it change only across its park. */
 	/* Kernel drop counters of the sockets closed so far (a reopened socket counts from 0). */

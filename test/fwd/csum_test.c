@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd partial checksums (csum.h): detection against a reference sum, completion in one
+ * buffer and across a chain split at odd offsets, the frames left alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "csum.h"
+
+/* Reference: RFC 1071 over 16-bit words, independent of fwd_csum_add's 32-bit loop. */
+static uint32_t ref_sum(uint32_t s, const uint8_t *p, uint32_t len)
+{
+	for (uint32_t i = 0; i + 1 < len; i += 2)
+		s += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		s += (uint32_t)p[len - 1] << 8;
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return s;
+}
+
+static uint8_t frame[9100];
+
+/* An IPv4 (v6) TCP or UDP frame with plen payload bytes, an optional VLAN tag; returns the
+ * frame length and the pseudo-header sum's fold in *pseudo, the field offset in *field. */
+static uint32_t build(int v6, int udp, int vlan, uint32_t plen, uint16_t *pseudo, uint32_t *field)
+{
+	uint32_t l3 = 14 + (vlan ? 4 : 0), l4, hl = udp ? 8 : 20, s;
+	uint8_t proto = udp ? 17 : 6;
+
+	memset(frame, 0, sizeof(frame));
+	if (vlan) {
+		frame[12] = 0x81, frame[13] = 0x00, frame[16] = v6 ? 0x86 : 0x08, frame[17] = v6 ? 0xdd : 0x00;
+	} else {
+		frame[12] = v6 ? 0x86 : 0x08, frame[13] = v6 ? 0xdd : 0x00;
+	}
+	uint8_t *ip = frame + l3;
+	if (v6) {
+		ip[0] = 0x60;
+		ip[4] = (uint8_t)((hl + plen) >> 8), ip[5] = (uint8_t)(hl + plen);
+		ip[6] = proto, ip[7] = 64;
+		for (int i = 0; i < 32; i++)
+			ip[8 + i] = (uint8_t)(0x20 + 7 * i);
+		l4 = l3 + 40;
+		s = ref_sum(0, ip + 8, 32);
+	} else {
+		uint32_t tot = 20 + hl + plen;
+		ip[0] = 0x45, ip[2] = (uint8_t)(tot >> 8), ip[3] = (uint8_t)tot, ip[6] = 0x40, ip[8] = 64, ip[9] = proto;
+		memcpy(ip + 12, "\x0a\x4d\x00\x01\x0a\x4d\x00\x02", 8);
+		l4 = l3 + 20;
+		s = ref_sum(0, ip + 12, 8);
+	}
+	for (uint32_t i = 0; i < hl + plen; i++)
+		frame[l4 + i] = (uint8_t)(i * 131 + 17);
+	if (udp)
+		frame[l4 + 4] = (uint8_t)((hl + plen) >> 8), frame[l4 + 5] = (uint8_t)(hl + plen);
+	*pseudo = (uint16_t)ref_sum(s + proto + hl + plen, NULL, 0);
+	*field = l4 + (udp ? 6 : 16);
+	frame[*field] = (uint8_t)(*pseudo >> 8), frame[*field + 1] = (uint8_t)*pseudo; /* partial */
+	return l4 + hl + plen;
+}
+
+/* True when the frame's L4 checksum verifies (pseudo + segment folds to 0xffff). */
+static bool verifies(uint16_t pseudo, uint32_t field, uint32_t len, int udp)
+{
+	uint32_t l4 = field - (udp ? 6 : 16);
+
+	return ref_sum(pseudo, frame + l4, len - l4) == 0xffff;
+}
+
+static bool complete1(uint32_t len)
+{
+	struct fwd_csum_loc loc;
+	uint8_t *seg = frame;
+
+	if (!fwd_csum_find(frame, len, &loc))
+		return false;
+	return fwd_csum_complete(&loc, &seg, &len, 1);
+}
+
+static void test_one_buffer(void)
+{
+	for (int v6 = 0; v6 < 2; v6++)
+		for (int udp = 0; udp < 2; udp++)
+			for (int vlan = 0; vlan < 2; vlan++)
+				for (uint32_t plen = 0; plen < 40; plen += 7) {
+					uint16_t ps;
+					uint32_t field, len = build(v6, udp, vlan, plen, &ps, &field);
+
+					CHECK(!verifies(ps, field, len, udp), "partial frame verifies already");
+					CHECK(complete1(len), "v6 %d udp %d vlan %d plen %u: not found", v6, udp, vlan, plen);
+					CHECK(verifies(ps, field, len, udp), "v6 %d udp %d plen %u: wrong sum", v6, udp, plen);
+					/* Complete now: the field is no longer the pseudo sum. */
+					CHECK(!complete1(len), "a completed frame found partial again");
+				}
+}
+
+static void test_left_alone(void)
+{
+	uint16_t ps;
+	uint32_t field, len;
+	uint8_t copy[sizeof(frame)];
+	struct fwd_csum_loc loc;
+
+	/* A wrong checksum (not the pseudo sum): untouched. */
+	len = build(0, 0, 0, 100, &ps, &field);
+	frame[field] ^= 0x12;
+	memcpy(copy, frame, len);
+	CHECK(!fwd_csum_find(frame, len, &loc), "wrong checksum taken for partial");
+	CHECK(!memcmp(copy, frame, len), "changed");
+	/* UDP over IPv4 without a checksum. */
+	len = build(0, 1, 0, 10, &ps, &field);
+	frame[field] = frame[field + 1] = 0;
+	CHECK(!fwd_csum_find(frame, len, &loc), "UDP checksum 0 taken for partial");
+	/* A fragment (MF set). */
+	len = build(0, 0, 0, 10, &ps, &field);
+	frame[14 + 6] = 0x20;
+	CHECK(!fwd_csum_find(frame, len, &loc), "fragment taken for partial");
+	/* Not IP; ICMP; truncated before the field. */
+	len = build(0, 0, 0, 10, &ps, &field);
+	frame[12] = 0x08, frame[13] = 0x06;
+	CHECK(!fwd_csum_find(frame, len, &loc), "ARP");
+	len = build(0, 0, 0, 10, &ps, &field);
+	frame[14 + 9] = 1;
+	CHECK(!fwd_csum_find(frame, len, &loc), "ICMP");
+	len = build(0, 0, 0, 10, &ps, &field);
+	CHECK(!fwd_csum_find(frame, field + 1, &loc), "truncated");
+	/* The IP length beyond the buffer: found, not completed, unchanged. */
+	len = build(0, 0, 0, 10, &ps, &field);
+	CHECK(fwd_csum_find(frame, len, &loc), "find");
+	memcpy(copy, frame, len);
+	uint8_t *seg = frame;
+	uint32_t short_len = len - 1;
+	CHECK(!fwd_csum_complete(&loc, &seg, &short_len, 1), "completed beyond the buffer");
+	CHECK(!memcmp(copy, frame, len), "changed");
+}
+
+static void test_udp_zero(void)
+{
+	uint16_t ps;
+	uint32_t field, len = build(0, 1, 0, 20, &ps, &field);
+	uint32_t l4 = field - 6, x;
+	uint16_t w;
+
+	/* Two payload bytes chosen so that the real checksum is 0: it must go out as 0xffff. */
+	frame[l4 + 8] = frame[l4 + 9] = 0;
+	frame[field] = frame[field + 1] = 0;
+	x = ref_sum(ps, frame + l4, len - l4);
+	w = (uint16_t)(0xffff - x);
+	frame[l4 + 8] = (uint8_t)(w >> 8), frame[l4 + 9] = (uint8_t)w;
+	frame[field] = (uint8_t)(ps >> 8), frame[field + 1] = (uint8_t)ps;
+	CHECK(complete1(len), "not found");
+	CHECK(frame[field] == 0xff && frame[field + 1] == 0xff, "UDP 0 written as %02x%02x", frame[field],
+	      frame[field + 1]);
+}
+
+/* Chains split at odd offsets give the one-buffer result. */
+static void test_chain(void)
+{
+	static const uint32_t cuts[][2] = { { 73, 74 }, { 75, 3001 }, { 4000, 4001 }, { 77, 8901 } };
+
+	for (int v6 = 0; v6 < 2; v6++)
+		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+			uint16_t ps;
+			uint32_t field, len = build(v6, 0, 0, 8900 + (uint32_t)c, &ps, &field);
+			uint32_t a = cuts[c][0], b = cuts[c][1] > a ? cuts[c][1] : a + 1;
+			static uint8_t s0[9100], s1[9100], s2[9100];
+			uint8_t *seg[3] = { s0, s1, s2 };
+			uint32_t seg_len[3] = { a, b - a, len - b };
+			struct fwd_csum_loc loc;
+
+			memcpy(s0, frame, a);
+			memcpy(s1, frame + a, b - a);
+			memcpy(s2, frame + b, len - b);
+			CHECK(fwd_csum_find(s0, a, &loc), "chain head not found");
+			CHECK(fwd_csum_complete(&loc, seg, seg_len, 3), "chain not completed");
+			CHECK(complete1(len), "one buffer");
+			CHECK(verifies(ps, field, len, 0), "one buffer wrong");
+			CHECK(s0[field] == frame[field] && s0[field + 1] == frame[field + 1], "chain %zu v6 %d: %02x%02x != %02x%02x",
+			      c, v6, s0[field], s0[field + 1], frame[field], frame[field + 1]);
+		}
+}
+
+/* The burst walker: chain links, counters, the completion switch, a cut chain's tail skipped. */
+static uint8_t bufs[4][4096];
+
+static uint8_t *buf_data(void *arg, uint64_t addr)
+{
+	(void)arg;
+	return bufs[addr];
+}
+
+static void test_burst(void)
+{
+	struct fwd_port_counters ctr;
+	uint16_t ps;
+	uint32_t field, len = build(0, 0, 0, 5000, &ps, &field);
+	struct umem_desc d[4] = {
+		{ .addr = 0, .len = 100 }, /* a frame that is not partial */
+		{ .addr = 1, .len = 3000, .options = UMEM_DESC_F_CONTD }, /* a partial one in two */
+		{ .addr = 2, .len = len - 3000 },
+		{ .addr = 3, .len = 3000, .options = UMEM_DESC_F_CONTD }, /* cut by the burst's end */
+	};
+
+	memset(&ctr, 0, sizeof(ctr));
+	memset(bufs[0], 0, 100);
+	memcpy(bufs[1], frame, 3000);
+	memcpy(bufs[2], frame + 3000, len - 3000);
+	memcpy(bufs[3], frame, 3000);
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, false, &ctr) == 2, "partial frames");
+	CHECK(ctr.csum_partial == 2 && ctr.csum_completed == 0 && ctr.csum_uncompleted == 2, "off: counters");
+	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "off: changed");
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, true, &ctr) == 2, "partial frames");
+	CHECK(ctr.csum_partial == 4 && ctr.csum_completed == 1 && ctr.csum_uncompleted == 3, "on: counters");
+	CHECK(complete1(len), "one buffer");
+	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "on: wrong sum");
+	/* The first two descriptors the tail of a cut chain: only d[3] is looked at. */
+	d[0].options = UMEM_DESC_F_CONTD;
+	d[1].options = 0;
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr) == 1, "tail not skipped");
+}
+
+/* The counters in the text line (when they moved) and in JSON. */
+static void test_stats(void)
+{
+	struct fwd_port_sample a = { 0 }, b = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
+	b.csum_partial = 5, b.csum_completed = 4, b.csum_uncompleted = 1;
+	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
+	fwd_json_port(f, true, "m0@0", &a, &b, 1.0);
+	fclose(f);
+	CHECK(strstr(buf, "csum partial 5 completed 4\n"), "%s", buf);
+	CHECK(strstr(buf, "csum") == strstr(buf, "csum partial 5"), "csum in an idle line: %s", buf);
+	CHECK(strstr(buf, "\"csum\":{\"partial\":5,\"completed\":4,\"uncompleted\":1}"), "%s", buf);
+	free(buf);
+}
+
+int main(void)
+{
+	test_stats();
+	test_one_buffer();
+	test_left_alone();
+	test_udp_zero();
+	test_chain();
+	test_burst();
+	printf("fwd_csum: ok\n");
+	return 0;
+}
