@@ -218,6 +218,7 @@ int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len)
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), ret = -ENOENT;
 	uint32_t ino = 0;
 
+	who[0] = '\0'; /* the callers print it when this fails too */
 	if (fd < 0)
 		return -errno;
 	if (send(fd, &req, sizeof(req), 0) < 0) {

@@ -759,17 +759,18 @@ int umem_port__tx_drain(struct umem_port *p, uint32_t timeout_ms)
 
 	if (!p)
 		return -EINVAL;
+	/* Once: the producer is the kernel's to read, it cannot be moved back, so after the
+	 * take-back nothing may kick (the kernel could then send buffers the pool holds again)
+	 * and a second call (destroy's) only collects completions, never puts these again. */
 	q = p->q;
 	for (uint32_t ms = 0; ms < timeout_ms; ms++) {
-		if (!tx_ring_empty(p))
+		if (!tx_ring_empty(p) && !p->tx_taken)
 			umem__port_tx_kick(p);
 		umem_port__complete(p);
 		if (!atomic_load_explicit(&q->tx_outstanding, memory_order_relaxed))
 			return 0;
 		poll(NULL, 0, 1);
 	}
-	/* Once: the producer is the kernel's to read, it cannot be moved back, so a second
-	 * call (destroy's) must not put these buffers again. */
 	if (p->tx_taken)
 		return 0;
 	p->tx_taken = true;

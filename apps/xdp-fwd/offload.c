@@ -295,8 +295,11 @@ static bool may_try(struct fwd_ctx *ctx, uint32_t to)
 {
 	struct fwd_offload *off = ctx->off;
 
-	if (!off->xmit[to].nr || atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
-		return true; /* no counters to check it by (the link counters' check is slower) */
+	/* No counters to check it by (the link counters' check is slower), or more than two
+	 * interfaces, where check_delivery cannot tell the redirects towards each. */
+	if (!off->xmit[to].nr || ctx->nr_ifaces != 2 ||
+	    atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
+		return true;
 	if (atomic_exchange(&off->trial[to], true))
 		return false;
 	atomic_store(&off->watching, true);
@@ -594,13 +597,27 @@ static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
 	free(gs);
 }
 
+#define XMIT_STATS_HEADROOM 256u
+
 /* The sum of interface f's XDP transmit counters; false when they cannot be read. */
 static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum)
 {
 	struct off_xmit *x = &off->xmit[f];
-	struct ethtool_stats *st = calloc(1, sizeof(*st) + (size_t)x->nr_stats * sizeof(uint64_t));
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+	struct ethtool_stats *st;
 	bool ok;
 
+	/* ETHTOOL_GSTATS writes as many counters as the device has now, whatever n_stats says, and
+	 * a veth's count follows its queue count (ethtool -L): read it first, and probe again when
+	 * it changed. The headroom covers a change between the two calls. */
+	if (ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask || ss.len != x->nr_stats) {
+		xmit_probe(off, f, ifname);
+		return false;
+	}
+	st = calloc(1, sizeof(*st) + ((size_t)x->nr_stats + XMIT_STATS_HEADROOM) * sizeof(uint64_t));
 	if (!st)
 		return false;
 	*st = (struct ethtool_stats){ .cmd = ETHTOOL_GSTATS, .n_stats = x->nr_stats };
@@ -634,6 +651,13 @@ static void check_delivery(struct fwd_ctx *ctx)
 
 		if (!x->nr || !off->ifindex[f] || atomic_load(&off->bad_target[f]))
 			continue;
+		/* Nothing in the kernel towards f: no ioctl (each takes rtnl, from a worker), and the
+		 * next flow starts from fresh baselines (the other table may have been replaced). */
+		if (!atomic_load(&off->ctr[f ^ 1].flows) && !atomic_load(&off->trial[f])) {
+			x->samples = 0;
+			x->lost = 0;
+			continue;
+		}
 		/* Transmits first, redirects after: a frame counted redirected here is transmitted
 		 * (or not) before the next period's read. */
 		if (!xmit_read(off, f, name, &xs))
