@@ -10,7 +10,7 @@
 #                           rules, and that start works
 #   steer_live.sh unpriv    umem-steer as nobody names the privilege it lacks
 #   steer_live.sh stats     xdp-fwd's stats (text and JSON) list a rule umem-steer added while
-#                           it runs, with its hits, and drop it once removed
+#                           it runs, and drop it once removed
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${UMEM_BUILD_DIR:?}
@@ -114,6 +114,24 @@ unpriv)
 		grep -q "no umem_steer program attached" "$W/np.err" && fail "$1 as nobody says there is no program"
 	done
 	steer show a0 >/dev/null || fail "show as root"
+	;;
+stats)
+	# JSON, then the text lines: the run-time rule appears with its id, and goes when removed.
+	fwd -r "$IDLE_RULE" --json --interval 0.2
+	steer add a0 'udp dport 7001 -> pass' >"$W/add" || fail "add"
+	id=$(awk '{print $2}' "$W/add")
+	wait_for 10 grep -q "{\"rule\":\"udp dport 7001 -> pass\",\"id\":$id,\"hits\":0}" "$W/fwd.out" ||
+		fail "JSON stats do not list the rule added at run time"
+	grep -q "{\"rule\":\"$IDLE_RULE\",\"id\":0," "$W/fwd.out" || fail "JSON stats lost the -r rule"
+	steer remove a0 "$id" >/dev/null || fail "remove"
+	n=$(wc -l <"$W/fwd.out")
+	wait_for 10 bash -c "[ \$(tail -n +$((n + 2)) '$W/fwd.out' | wc -l) -ge 2 ]" || fail "no stats after the remove"
+	tail -n +$((n + 2)) "$W/fwd.out" | grep -q "dport 7001" && fail "JSON stats still list the removed rule"
+	netns_stop "$FWD_PID"
+	fwd -r "$IDLE_RULE" --interval 0.2
+	steer add a0 'prio 3 tcp dport 7002 -> drop' >/dev/null || fail "add (text)"
+	wait_for 10 grep -q "^steer a0 .*rule hits 'prio 3 tcp dport 7002 -> drop' 0, '$IDLE_RULE' 0" "$W/fwd.out" ||
+		fail "text stats do not list the rule added at run time (in table order)"
 	;;
 *)
 	fail "unknown case $CASE"
