@@ -80,7 +80,8 @@ struct umem_steer_opts {
 UMEM_API struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts);
 
 /* Opens the steering program already attached to ifname (by any process) to inspect or edit
- * it. The handle does not own the attachment. NULL and errno (ENOENT: none there). */
+ * it. The handle does not own the attachment. NULL and errno (ENOENT: none there; EPERM: a
+ * program is attached but this process lacks CAP_BPF and CAP_NET_ADMIN to open it). */
 UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
 
 /* Detaches the program if this handle attached it, and frees the handle. NULL is a no-op. */
