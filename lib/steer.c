@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/file.h>
@@ -101,6 +102,30 @@ void umem__steer_lock_remove(struct umem_steer *s)
 	if (!flock(fd, LOCK_EX))
 		unlink(path);
 	close(fd);
+}
+
+void umem__steer_lock_sweep(void)
+{
+	DIR *d = opendir(UMEM_STEER_LOCK_DIR);
+	struct dirent *e;
+	unsigned int id;
+	char tail;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd;
+
+		if (sscanf(e->d_name, "steer-prog%u.lock%c", &id, &tail) != 1)
+			continue;
+		/* A program no fd references any more has no writer either (a handle holds one). */
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == ENOENT)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
 }
 
 /* Writes t into the idle bank, then makes it active: the program sees the old or the new table,

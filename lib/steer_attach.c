@@ -252,6 +252,7 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 	t.owner_pid = getpid();
 	t.owner_start = umem__proc_start_time(t.owner_pid);
 	t.nr_sockets = s->nr_sockets;
+	umem__steer_lock_sweep(); /* after clear_stale: a replaced program's file goes too */
 	/* Bank 1 then the index 0 → 1: the same path as every later change. */
 	if (bpf_map_update_elem(s->tables_fd, &zero, &t, BPF_ANY) ||
 	    bpf_map_update_elem(s->tables_fd, &one, &t, BPF_ANY) ||
