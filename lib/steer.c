@@ -56,7 +56,18 @@ int umem__steer_lock_path(struct umem_steer *s, char *buf, size_t len)
 	return 0;
 }
 
-/* The locked fd (>= 0) or negative errno. */
+static int lock_fd(int fd)
+{
+	int err;
+
+	while ((err = flock(fd, LOCK_EX)) && errno == EINTR)
+		;
+	return err;
+}
+
+/* The locked fd (>= 0) or negative errno. Without /run, the program's fd itself is locked:
+ * BPF fds share one anonymous inode, so that serializes every such writer on the machine
+ * (coarse, but just as safe for a killed writer). */
 static int table_lock(struct umem_steer *s)
 {
 	char path[64];
@@ -67,15 +78,20 @@ static int table_lock(struct umem_steer *s)
 	for (int tries = 0; tries < 8; tries++) {
 		struct stat held, named;
 
-		if (mkdir(UMEM_STEER_LOCK_DIR, 0755) && errno != EEXIST)
+		if (mkdir(UMEM_STEER_LOCK_DIR, 0755) && errno != EEXIST) {
+			if (errno == ENOENT) /* no /run (a minimal VM guest) */
+				return lock_fd(s->prog_fd) ? -errno : s->prog_fd;
 			break;
+		}
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0)
 			break;
-		while ((err = flock(fd, LOCK_EX)) && errno == EINTR)
-			;
-		if (err)
+		if (lock_fd(fd)) {
+			err = errno;
+			close(fd);
+			errno = err;
 			break;
+		}
 		/* The owner unlinks the file at detach: a lock won on an unlinked file guards nothing. */
 		if (!fstat(fd, &held) && !stat(path, &named) && held.st_ino == named.st_ino)
 			return fd;
@@ -86,9 +102,12 @@ static int table_lock(struct umem_steer *s)
 	return err ? err : -EIO;
 }
 
-static void table_unlock(int fd)
+static void table_unlock(struct umem_steer *s, int fd)
 {
-	close(fd); /* releases the flock */
+	if (fd == s->prog_fd)
+		flock(fd, LOCK_UN);
+	else
+		close(fd); /* releases the flock */
 }
 
 void umem__steer_lock_remove(struct umem_steer *s)
@@ -244,7 +263,7 @@ int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule)
 	if ((err = check_rule(s, rule)) || (fd = err = table_lock(s)) < 0)
 		return err;
 	err = add_rule_locked(s, rule);
-	table_unlock(fd);
+	table_unlock(s, fd);
 	return err;
 }
 
@@ -278,7 +297,7 @@ int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_s
 	if ((fd = table_lock(s)) < 0)
 		return fd;
 	err = remove_rule_locked(s, id, removed);
-	table_unlock(fd);
+	table_unlock(s, fd);
 	return err;
 }
 
@@ -329,7 +348,7 @@ static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt,
 			t.nr_rules = 0;
 		err = table_publish(s, &t, bank);
 	}
-	table_unlock(fd);
+	table_unlock(s, fd);
 	return err;
 }
 
