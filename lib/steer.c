@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "steer_internal.h"
 #include "xdp_attach.h"
@@ -28,6 +32,119 @@ int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uin
 		return -errno ? -errno : -EIO;
 	}
 	return 0;
+}
+
+/* ---- writers' lock ----
+ *
+ * Every table edit reads the active bank, changes a copy and publishes it into the idle bank:
+ * two writers at once would both build on the same table and one change (and its id) would be
+ * lost. Writers, in any process, hold an exclusive flock(2) on a file named after the program's
+ * id (global, unlike an ifindex, across network namespaces) for the whole read-modify-publish.
+ * The kernel drops the lock when its holder dies, so a writer killed mid-edit blocks no one, and
+ * it leaves the table as it was (the active bank switches in one map write, last). A lock or
+ * generation word kept in a BPF map would stay taken by a killed writer, and userspace has no
+ * compare-and-swap on map values to make a retry loop of it. */
+
+int umem__steer_lock_path(struct umem_steer *s, char *buf, size_t len)
+{
+	struct bpf_prog_info pi = {};
+	uint32_t n = sizeof(pi);
+
+	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &n))
+		return -errno;
+	snprintf(buf, len, UMEM_STEER_LOCK_DIR "/steer-prog%u.lock", pi.id);
+	return 0;
+}
+
+static int lock_fd(int fd)
+{
+	int err;
+
+	while ((err = flock(fd, LOCK_EX)) && errno == EINTR)
+		;
+	return err;
+}
+
+/* The locked fd (>= 0) or negative errno. Without /run, the program's fd itself is locked:
+ * BPF fds share one anonymous inode, so that serializes every such writer on the machine
+ * (coarse, but just as safe for a killed writer). */
+static int table_lock(struct umem_steer *s)
+{
+	char path[64];
+	int fd, err;
+
+	if ((err = umem__steer_lock_path(s, path, sizeof(path))))
+		return err;
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat held, named;
+
+		if (mkdir(UMEM_STEER_LOCK_DIR, 0755) && errno != EEXIST) {
+			if (errno == ENOENT) /* no /run (a minimal VM guest) */
+				return lock_fd(s->prog_fd) ? -errno : s->prog_fd;
+			break;
+		}
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			break;
+		if (lock_fd(fd)) {
+			err = errno;
+			close(fd);
+			errno = err;
+			break;
+		}
+		/* The owner unlinks the file at detach: a lock won on an unlinked file guards nothing. */
+		if (!fstat(fd, &held) && !stat(path, &named) && held.st_ino == named.st_ino)
+			return fd;
+		close(fd);
+	}
+	err = -errno;
+	pr_warn("steer %s: cannot lock %s for a table edit: %s\n", s->ifname, path, strerror(errno));
+	return err ? err : -EIO;
+}
+
+static void table_unlock(struct umem_steer *s, int fd)
+{
+	if (fd == s->prog_fd)
+		flock(fd, LOCK_UN);
+	else
+		close(fd); /* releases the flock */
+}
+
+void umem__steer_lock_remove(struct umem_steer *s)
+{
+	char path[64];
+	int fd;
+
+	if (umem__steer_lock_path(s, path, sizeof(path)) || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	/* Under the lock, so no writer is between its read and its publish. */
+	if (!flock(fd, LOCK_EX))
+		unlink(path);
+	close(fd);
+}
+
+void umem__steer_lock_sweep(void)
+{
+	DIR *d = opendir(UMEM_STEER_LOCK_DIR);
+	struct dirent *e;
+	unsigned int id;
+	char tail;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd;
+
+		if (sscanf(e->d_name, "steer-prog%u.lock%c", &id, &tail) != 1)
+			continue;
+		/* A program no fd references any more has no writer either (a handle holds one). */
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == ENOENT)
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
 }
 
 /* Writes t into the idle bank, then makes it active: the program sees the old or the new table,
@@ -105,16 +222,14 @@ static int zero_counter(struct umem_steer *s, int fd, uint32_t key)
 	return err;
 }
 
-int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule)
+static int add_rule_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 {
 	struct umem_steer_table t;
 	uint64_t used = 0;
 	uint32_t bank, pos, id;
 	int err;
 
-	if (!s || !rule)
-		return -EINVAL;
-	if ((err = check_rule(s, rule)) || (err = umem__steer_table_read(s, &t, &bank)))
+	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
 	if (t.nr_rules >= UMEM_STEER_MAX_RULES) {
 		pr_warn("steer %s: rule table full (%u rules)\n", s->ifname, UMEM_STEER_MAX_RULES);
@@ -139,14 +254,25 @@ int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule)
 	return 0;
 }
 
-int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
+int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule)
+{
+	int err, fd;
+
+	if (!s || !rule)
+		return -EINVAL;
+	if ((err = check_rule(s, rule)) || (fd = err = table_lock(s)) < 0)
+		return err;
+	err = add_rule_locked(s, rule);
+	table_unlock(s, fd);
+	return err;
+}
+
+static int remove_rule_locked(struct umem_steer *s, uint32_t id, struct umem_steer_rule *out)
 {
 	struct umem_steer_table t;
 	uint32_t bank, pos;
 	int err;
 
-	if (!s)
-		return -EINVAL;
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
 	for (pos = 0; pos < t.nr_rules && t.rules[pos].id != id; pos++)
@@ -155,9 +281,29 @@ int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
 		pr_warn("steer %s: no rule with id %u\n", s->ifname, id);
 		return -ENOENT;
 	}
+	if (out)
+		*out = t.rules[pos];
 	memmove(&t.rules[pos], &t.rules[pos + 1], (t.nr_rules - pos - 1) * sizeof(t.rules[0]));
 	t.nr_rules--;
 	return table_publish(s, &t, bank);
+}
+
+int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
+{
+	int err, fd;
+
+	if (!s)
+		return -EINVAL;
+	if ((fd = table_lock(s)) < 0)
+		return fd;
+	err = remove_rule_locked(s, id, removed);
+	table_unlock(s, fd);
+	return err;
+}
+
+int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
+{
+	return umem_steer__remove_rule_get(s, id, NULL);
 }
 
 int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max)
@@ -181,7 +327,7 @@ static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt,
 {
 	struct umem_steer_table t;
 	uint32_t bank;
-	int err;
+	int err, fd;
 
 	if (!s)
 		return -EINVAL;
@@ -191,15 +337,19 @@ static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt,
 		pr_warn("steer %s: unknown table flags 0x%x\n", s->ifname, *flags & ~TABLE_FLAGS_ALL);
 		return -EINVAL;
 	}
-	if ((err = umem__steer_table_read(s, &t, &bank)))
-		return err;
-	if (dflt)
-		t.default_action = *dflt;
-	if (flags)
-		t.flags = *flags;
-	if (clear_rules)
-		t.nr_rules = 0;
-	return table_publish(s, &t, bank);
+	if ((fd = table_lock(s)) < 0)
+		return fd;
+	if (!(err = umem__steer_table_read(s, &t, &bank))) {
+		if (dflt)
+			t.default_action = *dflt;
+		if (flags)
+			t.flags = *flags;
+		if (clear_rules)
+			t.nr_rules = 0;
+		err = table_publish(s, &t, bank);
+	}
+	table_unlock(s, fd);
+	return err;
 }
 
 int umem_steer__clear_rules(struct umem_steer *s)

@@ -94,6 +94,35 @@ static void close_fds(struct umem_steer *s)
 			close(*fds[i]);
 }
 
+/* Why no program of ours was found: -EPERM with a message when an XDP program is attached that
+ * this process may not open (without CAP_BPF/CAP_SYS_ADMIN every program looks foreign), else
+ * -ENOENT with a message saying how one gets there. */
+static int explain_none(const struct umem_steer *s)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	uint32_t ids[2];
+
+	if (!bpf_xdp_query((int)s->ifindex, 0, &q)) {
+		ids[0] = q.drv_prog_id;
+		ids[1] = q.skb_prog_id;
+		for (int i = 0; i < 2; i++) {
+			int fd = ids[i] ? bpf_prog_get_fd_by_id(ids[i]) : -1;
+
+			if (fd >= 0) {
+				close(fd);
+			} else if (ids[i] && (errno == EPERM || errno == EACCES)) {
+				pr_warn("steer %s: cannot open XDP program %u: %s; reading or editing the "
+					"steering program needs CAP_BPF and CAP_NET_ADMIN (or root)\n",
+					s->ifname, ids[i], strerror(errno));
+				return -EPERM;
+			}
+		}
+	}
+	pr_warn("steer %s: no umem_steer program attached (xdp-fwd attaches it only with a rule: "
+		"start it with -r 'prio 65535 any -> queue' to add rules at run time)\n", s->ifname);
+	return -ENOENT;
+}
+
 struct umem_steer *umem_steer__open(const char *ifname)
 {
 	struct umem_steer *s;
@@ -112,8 +141,7 @@ struct umem_steer *umem_steer__open(const char *ifname)
 	if ((err = umem__xdp_find((int)s->ifindex, UMEM_STEER_PROG_NAME, &f)))
 		goto err_free;
 	if (!f.prog_id) {
-		pr_warn("steer %s: no umem_steer program attached\n", ifname);
-		err = -ENOENT;
+		err = explain_none(s);
 		goto err_free;
 	}
 	s->mode = f.xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
@@ -224,6 +252,7 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 	t.owner_pid = getpid();
 	t.owner_start = umem__proc_start_time(t.owner_pid);
 	t.nr_sockets = s->nr_sockets;
+	umem__steer_lock_sweep(); /* after clear_stale: a replaced program's file goes too */
 	/* Bank 1 then the index 0 → 1: the same path as every later change. */
 	if (bpf_map_update_elem(s->tables_fd, &zero, &t, BPF_ANY) ||
 	    bpf_map_update_elem(s->tables_fd, &one, &t, BPF_ANY) ||
@@ -322,6 +351,8 @@ void umem_steer__detach(struct umem_steer *s)
 {
 	if (!s)
 		return;
+	if (s->skel && s->prog_fd >= 0)
+		umem__steer_lock_remove(s);
 	if (s->link_fd >= 0)
 		close(s->link_fd); /* the last reference to the link: the kernel detaches */
 	if (s->xdp_prog) {

@@ -32,7 +32,16 @@ struct umem_steer {
 	int nr_cpus;
 };
 
+/* Folder of the writers' lock files (one per program id, see steer.c). */
+#define UMEM_STEER_LOCK_DIR "/run/umem"
+
 /* steer.c */
+/* The writers' lock file of the handle's program. */
+UMEM_PRIVATE int umem__steer_lock_path(struct umem_steer *s, char *buf, size_t len);
+/* By the handle that loaded the program, as it goes: removes the lock file. */
+UMEM_PRIVATE void umem__steer_lock_remove(struct umem_steer *s);
+/* Removes the lock files of programs that no longer exist (owners killed before detach). */
+UMEM_PRIVATE void umem__steer_lock_sweep(void);
 UMEM_PRIVATE int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uint32_t *bank);
 UMEM_PRIVATE int umem__steer_check_action(struct umem_steer *s, const struct umem_steer_action *a);
 /* Whether the process that attached the table's program still runs (pid and start time). */

@@ -342,6 +342,7 @@ static void fwd_close_steering(struct fwd_ctx *ctx, uint32_t first)
 	fwd_steer_sockets(ctx, first, false);
 	umem_steer__detach(s);
 	ctx->steer[first] = NULL;
+	ctx->steer_view[first].of = NULL; /* a new handle may get the same address */
 }
 
 static void detach_steering(struct fwd_ctx *ctx)
@@ -489,6 +490,8 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 /* The stats sample, with the kernel's share of --offload-after beside each port's counters. */
 static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_rule_view_refresh(&ctx->steer_view[i], ctx->steer[i], ctx->cfg, ctx->rule_id[i]);
 	fwd_sample(ctx, s);
 	if (ctx->cfg->mode == FWD_MODE_L2)
 		s->l2_macs = l2_count(&ctx->l2, fwd_now_ns());

@@ -212,6 +212,41 @@ static int if_has_ipv4(const char *ifname)
 
 int (*fwd_if_has_ipv4)(const char *ifname) = if_has_ipv4;
 
+void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,
+			   const uint32_t *cfg_id)
+{
+	struct umem_steer_info info = { .sz = sizeof(info) };
+	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
+	int n;
+
+	if (!s) {
+		v->of = NULL;
+		v->nr = 0;
+		return;
+	}
+	/* The generation is in the table itself: one lookup tells whether the rules changed. */
+	if (umem_steer__info(s, &info) || (v->of == s && v->gen == info.generation))
+		return;
+	n = umem_steer__rules(s, rules, UMEM_STEER_MAX_RULES);
+	if (n < 0)
+		return;
+	v->nr = 0;
+	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++) {
+		uint32_t k = v->nr++, c;
+
+		v->id[k] = rules[r].id;
+		v->text[k] = v->buf[k];
+		for (c = 0; c < cfg->nr_rules && cfg_id[c] != rules[r].id; c++)
+			;
+		if (c < cfg->nr_rules)
+			v->text[k] = cfg->rule_text[c];
+		else
+			umem_steer_rule__format(&rules[r], v->buf[k], sizeof(v->buf[k]));
+	}
+	v->of = s;
+	v->gen = info.generation;
+}
+
 int fwd_warn_rules(const struct fwd_config *cfg, FILE *out)
 {
 	int r = fwd_rule_passing_arp(cfg), warned = 0;

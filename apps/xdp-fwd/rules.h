@@ -19,4 +19,19 @@ int fwd_rules_check(const struct fwd_config *cfg);
  * warnings. */
 uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out);
 
+/* The rules of one interface's steering table as the stats name them, -r rules and those
+ * umem-steer added at run time alike: re-read when the table's generation (or the program)
+ * changes. text[r] is the -r text for a start-up rule, the formatted rule otherwise. */
+struct fwd_rule_view {
+	const struct umem_steer *of; /* the handle read; NULL: never read */
+	uint64_t gen;
+	uint32_t nr;
+	uint32_t id[UMEM_STEER_MAX_RULES];
+	const char *text[UMEM_STEER_MAX_RULES];
+	char buf[UMEM_STEER_MAX_RULES][128];
+};
+/* Refreshes v from s (NULL: empty) when stale; cfg_id[r] is the id -r rule r got. */
+void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,
+			   const uint32_t *cfg_id);
+
 #endif

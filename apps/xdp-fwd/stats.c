@@ -154,24 +154,21 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
 }
 
-void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s)
+/* A rule's hits since prev; an id given to a new rule meanwhile starts again from 0. */
+static unsigned long long hits_since(const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur,
+				     uint32_t id)
 {
-	for (int r = 0; r < FWD_MAX_RULES; r++)
-		sum->hits[r] += s->hits[r];
-	sum->drop += s->drop;
-	sum->pass += s->pass;
-	sum->no_socket += s->no_socket;
+	return cur->hits[id] >= prev->hits[id] ? cur->hits[id] - prev->hits[id] : cur->hits[id];
 }
 
-void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
-			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, const uint32_t *ids,
+			uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
 {
 	fprintf(out, "steer %-6s drop %llu  pass %llu  no_socket %llu  rule hits", ifname,
 		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
 		(unsigned long long)(cur->no_socket - prev->no_socket));
 	for (uint32_t r = 0; r < nr_rules; r++)
-		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r],
-			(unsigned long long)(cur->hits[r] - prev->hits[r]));
+		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r], hits_since(prev, cur, ids[r]));
 	fputc('\n', out);
 }
 
@@ -189,14 +186,14 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
 {
 	fprintf(out, "%s{\"ifname\":\"%s\",\"rules\":[", first ? "],\"steer\":[" : ",", ifname);
 	for (uint32_t r = 0; r < nr_rules; r++) {
 		fprintf(out, "%s{\"rule\":", r ? "," : "");
 		json_string(out, rule_text[r]);
-		fprintf(out, ",\"hits\":%llu}", (unsigned long long)(cur->hits[r] - prev->hits[r]));
+		fprintf(out, ",\"id\":%u,\"hits\":%llu}", ids[r], hits_since(prev, cur, ids[r]));
 	}
 	fprintf(out, "],\"drop\":%llu,\"pass\":%llu,\"no_socket\":%llu}",
 		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
@@ -299,16 +296,22 @@ void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd
 	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
 
 	if (st) {
-		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
-			if (!umem_steer__rule_counter(st, ctx->rule_id[first][r], &c))
-				cur.hits[r] = c.packets;
+		for (uint32_t r = 0; r < ctx->steer_view[first].nr; r++)
+			if (!umem_steer__rule_counter(st, ctx->steer_view[first].id[r], &c))
+				cur.hits[ctx->steer_view[first].id[r]] = c.packets;
 		if (!umem_steer__action_counters(st, a)) {
 			cur.drop = a[UMEM_STEER_S_DROP].packets;
 			cur.pass = a[UMEM_STEER_S_PASS].packets;
 			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
 		}
 	}
-	fwd_steer_sample_add(&cur, &ctx->steer_base[first]);
+	/* Closed programs' counts carry over for the -r rules only: they get their ids again on
+	 * the next program, while run-time rules die with theirs. */
+	cur.drop += ctx->steer_base[first].drop;
+	cur.pass += ctx->steer_base[first].pass;
+	cur.no_socket += ctx->steer_base[first].no_socket;
+	for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
+		cur.hits[ctx->rule_id[first][r]] += ctx->steer_base[first].hits[ctx->rule_id[first][r]];
 	*out = cur;
 }
 
@@ -379,7 +382,8 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 		}
 		for (uint32_t i = 0, n = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
 			if (first_of_interface(ctx, i))
-				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, ctx->steer_view[i].text,
+					       ctx->steer_view[i].id, ctx->steer_view[i].nr,
 					       &prev->steer[i], &cur->steer[i]);
 		if (cfg->mode != FWD_MODE_L2) {
 			fwd_json_end(out);
@@ -418,7 +422,8 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 	}
 	for (uint32_t i = 0; cfg->nr_rules && i < ctx->nr_ports; i++)
 		if (first_of_interface(ctx, i))
-			fwd_fmt_steer_line(out, cfg->ports[i].ifname, cfg->rule_text, cfg->nr_rules,
+			fwd_fmt_steer_line(out, cfg->ports[i].ifname, ctx->steer_view[i].text,
+					   ctx->steer_view[i].id, ctx->steer_view[i].nr,
 					   &prev->steer[i], &cur->steer[i]);
 	fflush(out);
 }

@@ -103,15 +103,15 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
  * kept frames from xdp-fwd: dropped, passed to the kernel, or sent to an empty socket slot
  * (which the program passes to the kernel too). Frames in = received + these. */
 struct fwd_steer_sample {
-	uint64_t hits[FWD_MAX_RULES];
+	uint64_t hits[UMEM_STEER_MAX_RULES]; /* by rule id */
 	uint64_t drop, pass, no_socket;
 };
 
-void fwd_steer_sample_add(struct fwd_steer_sample *sum, const struct fwd_steer_sample *s);
-void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, uint32_t nr_rules,
-			const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
+/* hits are by rule id: rule r is named rule_text[r] and has id ids[r]. */
+void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, const uint32_t *ids,
+			uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
 /* ,"steer":[ ... ] after the pools: call with first for the first interface, then end. */
-void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text,
+void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
 
 /* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it

@@ -17,6 +17,7 @@
 
 #include "fwd.h"
 #include "l2.h"
+#include "rules.h"
 #include "stats.h"
 
 #define FWD_XQ_SIZE 4096u /* cross-worker queue entries (descriptors) */
@@ -121,6 +122,7 @@ struct fwd_ctx {
 	struct fwd_steer_sample steer_base[FWD_MAX_PORTS];
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
 	uint64_t steer_gen[FWD_MAX_PORTS]; /* table generation last checked (live edits) */
+	struct fwd_rule_view steer_view[FWD_MAX_PORTS]; /* the rules the stats show (rules.h) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
 	_Atomic uint32_t parked;     /* workers waiting there */
 };

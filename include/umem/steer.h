@@ -17,8 +17,11 @@
  * A part of a process that finds the program already attached (by xdp-fwd, say) uses
  * umem_steer__open() instead: attach refuses a second steerer while the first owner lives.
  *
- * Threading: a handle is not thread-safe; one process should edit an interface's rules at a
- * time (the table is switched atomically, but two editors can lose each other's change).
+ * Concurrency: a handle is not thread-safe. Edits of the table (add, remove, clear, default,
+ * table flags) are serialized across handles and processes by an flock(2) on a file in
+ * /run/umem named after the program's id, held for the whole edit and dropped by the kernel if
+ * the writer dies: no edit is lost and every rule id is given to one rule at a time. Readers
+ * take no lock (the program and they see a whole table, old or new).
  * Errors: negative errno, with a message through the libumem print callback.
  */
 #ifndef UMEM_STEER_H
@@ -77,7 +80,8 @@ struct umem_steer_opts {
 UMEM_API struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts);
 
 /* Opens the steering program already attached to ifname (by any process) to inspect or edit
- * it. The handle does not own the attachment. NULL and errno (ENOENT: none there). */
+ * it. The handle does not own the attachment. NULL and errno (ENOENT: none there; EPERM: a
+ * program is attached but this process lacks CAP_BPF and CAP_NET_ADMIN to open it). */
 UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
 
 /* Detaches the program if this handle attached it, and frees the handle. NULL is a no-op. */
@@ -89,6 +93,8 @@ UMEM_API void umem_steer__detach(struct umem_steer *s);
 UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
 /* -ENOENT if no rule has that id. */
 UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
+/* remove_rule that also copies the rule it removed into *removed (may be NULL). */
+UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
 /* Removes every rule. */
 UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
 /* Copies up to max rules in evaluation order; returns how many there are (may exceed max). */

@@ -70,6 +70,8 @@ grep -Eq "udp dport 5001 -> sock 0 +3 " "$TMP/show.out" || fail "rule counter 50
 grep -Eq "udp dport 5002 -> sock 1 +3 " "$TMP/show.out" || fail "rule counter 5002"
 grep -Eq "arp -> pass +[1-9]" "$TMP/show.out" || fail "ARP did not reach the kernel through its rule"
 grep -q "bpf_link" "$TMP/show.out" || fail "attachment kind"
+PROG=$(sed -n 's/^program \([0-9]*\),.*/\1/p' "$TMP/show.out")
+[ -e "/run/umem/steer-prog$PROG.lock" ] || fail "no writers' lock file for program $PROG"
 kill -9 -- "-$LAST"
 wait_for 5 gone "$LAST" || fail "owner survived kill -9"
 wait_for 5 bash -c "! ip -n $NA link show $IA | grep -q xdp" || fail "program outlived its owner"
@@ -77,6 +79,8 @@ wait_for 5 ping_ok || fail "no traffic after the owner died"
 
 echo "== libxdp attachment: kill -9 leaves it; the next start replaces it"
 start libxdp --libxdp --default drop "$IA" "${RULES[@]}"
+# The killed owner could not remove its lock file: the next attach does, its program gone.
+[ -e "/run/umem/steer-prog$PROG.lock" ] && fail "lock file of the killed owner's program $PROG left"
 kill -9 -- "-$LAST"
 wait_for 5 gone "$LAST" || fail "owner survived kill -9"
 xdp_on_a || fail "expected the libxdp attachment to outlive its owner"

@@ -18,6 +18,9 @@ struct cmd {
 	int (*run)(struct umem_steer *s, char **argv, int argc);
 };
 
+/* A command's result when it has printed its own error. */
+#define REPORTED 1
+
 static int cmd_show(struct umem_steer *s, char **argv, int argc);
 static int cmd_add(struct umem_steer *s, char **argv, int argc);
 static int cmd_remove(struct umem_steer *s, char **argv, int argc);
@@ -176,14 +179,25 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 
 static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 {
-	char *end;
+	struct umem_steer_rule r;
+	char *end, text[256];
 	unsigned long id = strtoul(argv[0], &end, 0);
+	int err;
 
-	if (*end || end == argv[0]) {
-		fprintf(stderr, "umem-steer: bad rule id '%s'\n", argv[0]);
+	if (*end || end == argv[0] || argv[0][0] == '-' || id >= UMEM_STEER_MAX_RULES) {
+		fprintf(stderr, "umem-steer: bad rule id '%s' (0..%u)\n", argv[0], UMEM_STEER_MAX_RULES - 1);
 		return -EINVAL;
 	}
-	return umem_steer__remove_rule(s, id);
+	err = umem_steer__remove_rule_get(s, id, &r);
+	if (err == -ENOENT) {
+		fprintf(stderr, "umem-steer: remove: no rule with id %lu\n", id);
+		return REPORTED;
+	}
+	if (err)
+		return err;
+	umem_steer_rule__format(&r, text, sizeof(text));
+	printf("rule %u removed: %s\n", r.id, text);
+	return 0;
 }
 
 static int cmd_clear(struct umem_steer *s, char **argv, int argc)
@@ -233,8 +247,9 @@ int main(int argc, char **argv)
 		return 1;
 	err = cmd->run(s, argv + op + 2, nargs);
 	umem_steer__detach(s); /* opened, not owned: this only closes */
-	if (err) {
+	if (err < 0)
 		fprintf(stderr, "umem-steer: %s %s: %s\n", cmd->name, argv[op + 1], strerror(-err));
+	if (err) {
 		return 1;
 	}
 	return 0;
