@@ -118,6 +118,8 @@ UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
 
 /* area.c */
+/* Up to n pages from the store; when it is dry and reclaim is set, idle return rings first. */
+UMEM_PRIVATE int umem__area_get(struct umem_area *a, uint64_t *addrs, uint32_t n, bool reclaim);
 UMEM_PRIVATE void umem__area_outside(struct umem_area *a, uint64_t addr, const char *what)
 	__attribute__((noreturn, cold));
 /* The page of addr; aborts naming what for an address outside the area. Inline: put_bulk

@@ -195,21 +195,24 @@ uint32_t umem__pools_reclaim(struct umem_area *a)
 				break;
 		}
 	}
-	if (total)
-		pr_debug("area: reclaimed %u page(s) from idle return rings\n", total);
+	/* No message here: the caller holds the area lock, and the print callback may call into
+	 * the area (umem_area__get_pages logs the count after unlocking). */
 	return total;
 }
 
 /* ---- the slow allocation paths ---------------------------------------------------------- */
 
 static void put_flush(struct umem_pool *p);
+static void frag_close(struct umem_pool *p);
 
 /* Takes up to n pages from the area for p: owner set, held. Counted as one slow allocation when
  * alloc is set (the page the caller gets; the rest are counted fast when taken from the cache). */
 static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n, bool alloc)
 {
 	struct umem_pool_fast *f = &p->f;
-	int got = umem_area__get_pages(p->area, addrs, n);
+	/* Only an allocation may reclaim idle rings: prefill builds a working set, and taking
+	 * another's (or its own) would only move pages between rings. */
+	int got = umem__area_get(p->area, addrs, n, alloc);
 
 	if (got <= 0)
 		return 0;
@@ -234,20 +237,25 @@ static void pool_refill(struct umem_pool *p)
 	struct umem_pool_fast *f = &p->f;
 	uint32_t n = 0;
 
-	/* A reclaimer draining this ring right now: the area has the pages. */
+	/* A reclaimer draining this ring right now: the area has the pages. That ring is busy,
+	 * not empty, so alloc.empty does not count it. */
 	if (umem__ring_trylock(&p->ring)) {
 		n = umem__ring_pop(&p->ring, f->cache + f->count, UMEM_POOL_REFILL);
 		umem__ring_unlock(&p->ring);
+		if (!n)
+			UMEM__STAT(f, alloc_empty, 1);
 	}
 	if (n) {
 		f->count += n;
 		UMEM__STAT(f, alloc_refill, 1);
 		return;
 	}
-	UMEM__STAT(f, alloc_empty, 1);
 	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL, true);
-	/* The area is dry: the put slot may hold a page whose other holders are gone. */
+	/* The area is dry: the put slot may hold a page whose other holders are gone, and the
+	 * current fragment page may have none left (closing it recycles it then). */
 	if (!f->count) {
+		if (f->frag_page != UMEM_NO_PAGE)
+			frag_close(p);
 		put_flush(p);
 		if (f->count)
 			UMEM__STAT(f, alloc_fast, 1); /* from the cache it was recycled into */
@@ -393,6 +401,10 @@ int umem_pool__flush(struct umem_pool *p)
 		return -EINVAL;
 	}
 	OWNER_ONLY(p, "flush");
+	/* The current fragment page too: with no fragment left it is at rest and goes below;
+	 * with some, it returns when the last one does. */
+	if (p->f.frag_page != UMEM_NO_PAGE)
+		frag_close(p);
 	put_flush(p);
 	if (p->f.count) {
 		total = p->f.count;
@@ -819,6 +831,8 @@ int umem_pool__destroy(struct umem_pool *p)
 	if (!p)
 		return 0;
 	a = p->area;
+	/* Not OWNER_ONLY: the guard's cleanup would run after the pool may be freed below. */
+	struct owner_guard og = owner_enter(p, "destroy");
 	/* The current fragment page stops taking fragments and the put slot is subtracted; pages
 	 * at rest go to the cache or ring, released below. */
 	if (p->f.frag_page != UMEM_NO_PAGE)
@@ -851,6 +865,7 @@ int umem_pool__destroy(struct umem_pool *p)
 	if (out)
 		pr_warn("pool: destroyed with %lld page(s) in flight; freed when the last returns\n",
 			(long long)out);
+	owner_exit(&og);
 	if (atomic_fetch_sub_explicit(&p->life, 1, memory_order_acq_rel) == 1)
 		pool_free(p, false);
 	return (int)out;

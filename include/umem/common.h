@@ -44,7 +44,10 @@ typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_
 	__attribute__((format(printf, 2, 0)));
 
 /* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
- * NULL silences the library. Messages start with "libumem: ". */
+ * NULL silences the library. Messages start with "libumem: ". The library holds none of its
+ * locks while it calls fn, so fn may call any area function (umem_area__free_pages,
+ * umem_put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
+ * the thread whose call logged, inside that call. */
 UMEM_API umem_print_fn_t umem_set_print(umem_print_fn_t fn);
 
 #ifdef __cplusplus
