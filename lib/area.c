@@ -28,7 +28,8 @@ struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_op
 	uint64_t size;
 	int err = -EINVAL, mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
 
-	if (!OPTS_CHECK(opts, umem_area_opts, "area"))
+	if (!OPTS_CHECK(opts, umem_area_opts, "area") ||
+	    !OPTS_PAD(opts, umem_area_opts, chunk_size, sizeof(struct umem_area_opts), "area"))
 		goto fail;
 	page_size = OPTS_GET(opts, page_size, 0) ?: UMEM_PAGE_SIZE_DEFAULT;
 	flags = OPTS_GET(opts, flags, 0);

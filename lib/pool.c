@@ -79,7 +79,8 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 		pr_warn("pool: NULL area\n");
 		goto fail;
 	}
-	if (!OPTS_CHECK(opts, umem_pool_opts, "pool"))
+	if (!OPTS_CHECK(opts, umem_pool_opts, "pool") ||
+	    !OPTS_PAD(opts, umem_pool_opts, ring_size, sizeof(struct umem_pool_opts), "pool"))
 		goto fail;
 	ring_size = OPTS_GET(opts, ring_size, 0) ?: UMEM_POOL_RING_DEFAULT;
 	if (ring_size < 64 || ring_size > 65536 || (ring_size & (ring_size - 1))) {

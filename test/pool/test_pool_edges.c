@@ -8,6 +8,7 @@
  *  frag_flush     an empty current fragment page goes back on flush and on a dry refill
  *  empty_stat     alloc.empty counts empty rings, not a busy one
  *  debug_env      LIBUMEM_DEBUG=no / false / off leave debug mode off
+ *  opts_padding   an options struct's reserved padding must be zero (a later field goes there)
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -224,6 +225,41 @@ static void debug_env(void)
 	unsetenv("LIBUMEM_DEBUG");
 }
 
+static void opts_padding(void)
+{
+	struct umem_pool_opts po;
+	struct umem_area_opts ao;
+	struct umem_area *a;
+
+	/* UMEM_OPTS zeroes the padding: accepted. */
+	UMEM_OPTS(umem_area_opts, good, .page_size = 4096);
+	a = umem_area__create(4, &good);
+	CHECK(a, "UMEM_OPTS area: %s", strerror(errno));
+	UMEM_OPTS(umem_pool_opts, pgood, .ring_size = 64);
+	struct umem_pool *p = umem_pool__create(a, &pgood);
+	CHECK(p, "UMEM_OPTS pool: %s", strerror(errno));
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	/* Junk in the reserved bytes (after the last field): refused, as a later field's value. */
+	memset(&po, 0xa5, sizeof(po));
+	po.sz = sizeof(po);
+	po.ring_size = 64;
+	errno = 0;
+	CHECK(!umem_pool__create(a, &po) && errno == EINVAL, "pool opts with junk padding accepted");
+	memset(&ao, 0xa5, sizeof(ao));
+	ao.sz = sizeof(ao);
+	ao.page_size = 4096;
+	ao.flags = 0;
+	ao.chunk_size = 0;
+	errno = 0;
+	CHECK(!umem_area__create(4, &ao) && errno == EINVAL, "area opts with junk padding accepted");
+	/* An older caller's sz that stops before the padding is not read past. */
+	po.sz = offsetof(struct umem_pool_opts, ring_size) + sizeof(po.ring_size);
+	p = umem_pool__create(a, &po);
+	CHECK(p, "short pool opts: %s", strerror(errno));
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -233,7 +269,7 @@ int main(int argc, char **argv)
 		{ "classes_share", classes_share }, { "prefill_dry", prefill_dry },
 		{ "null_inline", null_inline },     { "print_unlocked", print_unlocked },
 		{ "frag_flush", frag_flush },       { "empty_stat", empty_stat },
-		{ "debug_env", debug_env },
+		{ "debug_env", debug_env },         { "opts_padding", opts_padding },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
