@@ -379,13 +379,27 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 			charged = 1; /* the refill counted the first page */
 		}
 		uint32_t take = n - k < f->count ? n - k : f->count;
-		for (uint32_t i = 0; i < take; i++) {
-			uint64_t a = f->cache[--f->count];
+		if (!f->debug) {
+			/* Locals: the stores below could alias the pool's fields. */
+			struct umem_page *pages = f->pages;
+			uint32_t shift = f->page_shift, cnt = f->count;
 
-			atomic_store_explicit(&f->pages[a >> f->page_shift].refcnt, 1, memory_order_relaxed);
-			if (f->debug)
+			for (uint32_t i = 0; i < take; i++) {
+				uint64_t a = f->cache[--cnt];
+
+				atomic_store_explicit(&pages[a >> shift].refcnt, 1, memory_order_relaxed);
+				addrs[k++] = a;
+			}
+			f->count = cnt;
+		} else {
+			for (uint32_t i = 0; i < take; i++) {
+				uint64_t a = f->cache[--f->count];
+
+				atomic_store_explicit(&f->pages[a >> f->page_shift].refcnt, 1,
+						      memory_order_relaxed);
 				umem__track_alloc(p->area, a, f->area->page_size);
-			addrs[k++] = a;
+				addrs[k++] = a;
+			}
 		}
 		UMEM__STAT(f, alloc_fast, take - charged);
 	}
@@ -590,7 +604,38 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	struct umem_pool *run_owner = NULL;
 	uint32_t run_len = 0;
 
+	/* The owner's common case, as the inline put's shortcut: the last reference on one of its
+	 * whole pages (count 1, not the fragment page nor the slot's, not followed by another
+	 * address on it) goes to its cache with a plain store. Kept in locals: the stores to
+	 * the counts and the cache could alias the pool's fields. Counted once for the batch. */
+	uint32_t cached = 0;
+	bool quick = self && !a->f.debug;
+	struct umem_page *pages = a->f.pages;
+	uint32_t shift = a->f.page_shift;
+	uint64_t size = a->f.size;
+
 	for (uint32_t i = 0, k; i < n; i += k) {
+		if (quick) {
+			uint64_t fp = self->f.frag_page, pp = self->f.put_page, *cache = self->f.cache;
+			uint32_t cnt = self->f.count, j = i;
+
+			for (; j < n && cnt < UMEM_POOL_CACHE_SIZE; j++) {
+				uint64_t ad = addrs[j], pno = ad >> shift, base = pno << shift;
+				struct umem_page *q = &pages[ad < size ? pno : 0];
+
+				if (ad >= size || q->owner != self || base == fp || base == pp ||
+				    (j + 1 < n && addrs[j + 1] >> shift == pno) ||
+				    atomic_load_explicit(&q->refcnt, memory_order_acquire) != 1)
+					break;
+				atomic_store_explicit(&q->refcnt, 0, memory_order_relaxed);
+				cache[cnt++] = base;
+			}
+			cached += j - i;
+			self->f.count = cnt;
+			if (j == n)
+				break;
+			i = j;
+		}
 		uint64_t addr = addrs[i];
 		struct umem_page *pg = umem__area_page(a, addr, "put");
 
@@ -617,6 +662,8 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	}
 	if (run_len)
 		pool_push(run_owner, run, run_len);
+	if (cached)
+		UMEM__STAT(&self->f, recycle_cached, cached);
 }
 
 void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)

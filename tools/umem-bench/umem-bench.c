@@ -1004,7 +1004,7 @@ static void print_text(const struct report *rp)
 			printf("WARNING: the machine is busy (load average %.2f on %ld CPUs): other work "
 			       "skews these numbers, above all the two-thread paths; run again when "
 			       "quiet, several times\n\n", rp->load_start, sysconf(_SC_NPROCESSORS_ONLN));
-		printf("%-15s %8s %19s %10s %8s %8s %12s\n", "path", "ns/op", "[min - max] ns",
+		printf("%-17s %8s %19s %10s %8s %8s %12s\n", "path", "ns/op", "[min - max] ns",
 		       COUNTER_UNIT "/op", "x mutex", "x fast", "slow/area*");
 		for (size_t i = 0; i < NR_PATHS; i++) {
 			const struct result *r = &rp->res[i];
@@ -1020,7 +1020,7 @@ static void print_text(const struct report *rp)
 				snprintf(xm, sizeof(xm), "%.2f", r->ns / mutex->ns);
 			if (fast)
 				snprintf(xf, sizeof(xf), "%.2f", r->ns / fast->ns);
-			printf("%-15s %8.2f %19s %10.1f %8s %8s %12s\n", r->path->name, r->ns, range,
+			printf("%-17s %8.2f %19s %10.1f %8s %8s %12s\n", r->path->name, r->ns, range,
 			       r->cycles, xm, xf, slow);
 		}
 		printf("* slow-path allocation calls / pages taken from the area, after warm-up\n");
