@@ -2,15 +2,23 @@
 /* The area: the mmap'd region, its out-of-band page metadata, and the bulk page store. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "internal.h"
 
+/* LIBUMEM_DEBUG: unset, empty, 0, no, false or off (any case) leave debug mode off. */
 static bool env_debug(void)
 {
+	static const char *const off[] = { "0", "no", "false", "off" };
 	const char *e = getenv("LIBUMEM_DEBUG");
 
-	return e && *e && strcmp(e, "0") != 0;
+	if (!e || !*e)
+		return false;
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		if (!strcasecmp(e, off[i]))
+			return false;
+	return true;
 }
 
 struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_opts *opts)
@@ -20,7 +28,8 @@ struct umem_area *umem_area__create(uint32_t nr_pages, const struct umem_area_op
 	uint64_t size;
 	int err = -EINVAL, mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE;
 
-	if (!OPTS_CHECK(opts, umem_area_opts, "area"))
+	if (!OPTS_CHECK(opts, umem_area_opts, "area") ||
+	    !OPTS_PAD(opts, umem_area_opts, chunk_size, sizeof(struct umem_area_opts), "area"))
 		goto fail;
 	page_size = OPTS_GET(opts, page_size, 0) ?: UMEM_PAGE_SIZE_DEFAULT;
 	flags = OPTS_GET(opts, flags, 0);
@@ -185,23 +194,31 @@ void umem__store_put(struct umem_area *a, const uint64_t *addrs, uint32_t n)
 	}
 }
 
+int umem__area_get(struct umem_area *a, uint64_t *addrs, uint32_t n, bool reclaim)
+{
+	uint32_t k, got = 0;
+
+	pthread_mutex_lock(&a->lock);
+	k = umem__store_get(a, addrs, n);
+	/* Dry: pages idle pools keep in their return rings are nobody's working set. */
+	if (!k && reclaim && (got = area_reclaim(a)))
+		k = umem__store_get(a, addrs, n);
+	pthread_mutex_unlock(&a->lock);
+	/* Logged unlocked: the print callback may call into the area. */
+	if (got)
+		pr_debug("area: reclaimed %u page(s) from idle return rings\n", got);
+	return (int)k;
+}
+
 int umem_area__get_pages(struct umem_area *a, uint64_t *addrs, uint32_t n)
 {
-	uint32_t k;
-
 	if (!a || !addrs) {
 		pr_warn("area get_pages: NULL %s\n", a ? "addrs" : "area");
 		return -EINVAL;
 	}
 	if (!n)
 		return 0;
-	pthread_mutex_lock(&a->lock);
-	k = umem__store_get(a, addrs, n);
-	/* Dry: pages idle pools keep in their return rings are nobody's working set. */
-	if (!k && area_reclaim(a))
-		k = umem__store_get(a, addrs, n);
-	pthread_mutex_unlock(&a->lock);
-	return (int)k;
+	return umem__area_get(a, addrs, n, true);
 }
 
 int umem_area__put_pages(struct umem_area *a, const uint64_t *addrs, uint32_t n)

@@ -121,6 +121,21 @@ int umem_classes__alloc(struct umem_classes *c, uint32_t size, uint64_t *addr, u
 		pr_warn("classes alloc: NULL addr\n");
 		return -EINVAL;
 	}
+	int err = umem_pool__alloc_frag(c->pools[i], c->bounds[i], addr, truesize);
+
+	if (err != -ENOMEM)
+		return err;
+	/* Dry: the siblings' idle pages (alloc caches, return rings, an empty fragment page)
+	 * go back to the area, so the set's memory follows the traffic mix. Every pool of the
+	 * set is the caller's, so flushing them is an owner's call. */
+	uint32_t freed = 0;
+	for (uint32_t j = 0; j < c->nr; j++)
+		if (j != (uint32_t)i) {
+			int k = umem_pool__flush(c->pools[j]);
+			freed += k > 0 ? (uint32_t)k : 0;
+		}
+	if (!freed)
+		return -ENOMEM;
 	return umem_pool__alloc_frag(c->pools[i], c->bounds[i], addr, truesize);
 }
 

@@ -19,6 +19,13 @@
  * struct this library knows must be zero. Logs "<what>: ..." naming the struct and fails. */
 UMEM_PRIVATE bool umem__opts_check(const void *opts, size_t known, const char *type, const char *what);
 #define OPTS_CHECK(opts, type, what) umem__opts_check((opts), sizeof(struct type), #type, what)
+/* The reserved padding of an options struct, from the end of field after up to offset to,
+ * must be zero (as far as the caller's sz reaches): a later field may be placed there. */
+UMEM_PRIVATE bool umem__opts_pad(const void *opts, size_t from, size_t to, const char *type,
+				 const char *what);
+#define OPTS_PAD(opts, type, after, to, what)                                                   \
+	umem__opts_pad((opts), offsetof(struct type, after) + sizeof(((struct type *)0)->after), \
+		       (to), #type, what)
 /* Output structs (stats): sz must be at least min (the first release's struct). */
 UMEM_PRIVATE bool umem__out_check(const void *out, size_t min, const char *type, const char *what);
 
@@ -118,6 +125,8 @@ UMEM_PRIVATE uint64_t umem__ring_close(struct umem_ring *r);
 UMEM_PRIVATE uint32_t umem__ring_pop_until(struct umem_ring *r, uint64_t end, uint64_t *addrs, uint32_t max);
 
 /* area.c */
+/* Up to n pages from the store; when it is dry and reclaim is set, idle return rings first. */
+UMEM_PRIVATE int umem__area_get(struct umem_area *a, uint64_t *addrs, uint32_t n, bool reclaim);
 UMEM_PRIVATE void umem__area_outside(struct umem_area *a, uint64_t addr, const char *what)
 	__attribute__((noreturn, cold));
 /* The page of addr; aborts naming what for an address outside the area. Inline: put_bulk

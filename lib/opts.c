@@ -32,6 +32,23 @@ bool umem__opts_check(const void *opts, size_t known, const char *type, const ch
 	return true;
 }
 
+bool umem__opts_pad(const void *opts, size_t from, size_t to, const char *type, const char *what)
+{
+	size_t sz;
+
+	if (!opts)
+		return true;
+	sz = *(const size_t *)opts;
+	for (size_t i = from; i < to && i < sz; i++) {
+		if (((const unsigned char *)opts)[i]) {
+			pr_warn("%s: %s has non-zero byte %zu in its reserved padding (zero the struct: "
+				"UMEM_OPTS does)\n", what, type, i);
+			return false;
+		}
+	}
+	return true;
+}
+
 bool umem__out_check(const void *out, size_t min, const char *type, const char *what)
 {
 	size_t sz;

@@ -79,7 +79,8 @@ struct umem_pool *umem_pool__create(struct umem_area *area, const struct umem_po
 		pr_warn("pool: NULL area\n");
 		goto fail;
 	}
-	if (!OPTS_CHECK(opts, umem_pool_opts, "pool"))
+	if (!OPTS_CHECK(opts, umem_pool_opts, "pool") ||
+	    !OPTS_PAD(opts, umem_pool_opts, ring_size, sizeof(struct umem_pool_opts), "pool"))
 		goto fail;
 	ring_size = OPTS_GET(opts, ring_size, 0) ?: UMEM_POOL_RING_DEFAULT;
 	if (ring_size < 64 || ring_size > 65536 || (ring_size & (ring_size - 1))) {
@@ -195,21 +196,24 @@ uint32_t umem__pools_reclaim(struct umem_area *a)
 				break;
 		}
 	}
-	if (total)
-		pr_debug("area: reclaimed %u page(s) from idle return rings\n", total);
+	/* No message here: the caller holds the area lock, and the print callback may call into
+	 * the area (umem_area__get_pages logs the count after unlocking). */
 	return total;
 }
 
 /* ---- the slow allocation paths ---------------------------------------------------------- */
 
 static void put_flush(struct umem_pool *p);
+static void frag_close(struct umem_pool *p);
 
 /* Takes up to n pages from the area for p: owner set, held. Counted as one slow allocation when
  * alloc is set (the page the caller gets; the rest are counted fast when taken from the cache). */
 static int pool_take_from_area(struct umem_pool *p, uint64_t *addrs, uint32_t n, bool alloc)
 {
 	struct umem_pool_fast *f = &p->f;
-	int got = umem_area__get_pages(p->area, addrs, n);
+	/* Only an allocation may reclaim idle rings: prefill builds a working set, and taking
+	 * another's (or its own) would only move pages between rings. */
+	int got = umem__area_get(p->area, addrs, n, alloc);
 
 	if (got <= 0)
 		return 0;
@@ -234,20 +238,25 @@ static void pool_refill(struct umem_pool *p)
 	struct umem_pool_fast *f = &p->f;
 	uint32_t n = 0;
 
-	/* A reclaimer draining this ring right now: the area has the pages. */
+	/* A reclaimer draining this ring right now: the area has the pages. That ring is busy,
+	 * not empty, so alloc.empty does not count it. */
 	if (umem__ring_trylock(&p->ring)) {
 		n = umem__ring_pop(&p->ring, f->cache + f->count, UMEM_POOL_REFILL);
 		umem__ring_unlock(&p->ring);
+		if (!n)
+			UMEM__STAT(f, alloc_empty, 1);
 	}
 	if (n) {
 		f->count += n;
 		UMEM__STAT(f, alloc_refill, 1);
 		return;
 	}
-	UMEM__STAT(f, alloc_empty, 1);
 	f->count += (uint32_t)pool_take_from_area(p, f->cache + f->count, UMEM_POOL_REFILL, true);
-	/* The area is dry: the put slot may hold a page whose other holders are gone. */
+	/* The area is dry: the put slot may hold a page whose other holders are gone, and the
+	 * current fragment page may have none left (closing it recycles it then). */
 	if (!f->count) {
+		if (f->frag_page != UMEM_NO_PAGE)
+			frag_close(p);
 		put_flush(p);
 		if (f->count)
 			UMEM__STAT(f, alloc_fast, 1); /* from the cache it was recycled into */
@@ -370,13 +379,27 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 			charged = 1; /* the refill counted the first page */
 		}
 		uint32_t take = n - k < f->count ? n - k : f->count;
-		for (uint32_t i = 0; i < take; i++) {
-			uint64_t a = f->cache[--f->count];
+		if (!f->debug) {
+			/* Locals: the stores below could alias the pool's fields. */
+			struct umem_page *pages = f->pages;
+			uint32_t shift = f->page_shift, cnt = f->count;
 
-			atomic_store_explicit(&f->pages[a >> f->page_shift].refcnt, 1, memory_order_relaxed);
-			if (f->debug)
+			for (uint32_t i = 0; i < take; i++) {
+				uint64_t a = f->cache[--cnt];
+
+				atomic_store_explicit(&pages[a >> shift].refcnt, 1, memory_order_relaxed);
+				addrs[k++] = a;
+			}
+			f->count = cnt;
+		} else {
+			for (uint32_t i = 0; i < take; i++) {
+				uint64_t a = f->cache[--f->count];
+
+				atomic_store_explicit(&f->pages[a >> f->page_shift].refcnt, 1,
+						      memory_order_relaxed);
 				umem__track_alloc(p->area, a, f->area->page_size);
-			addrs[k++] = a;
+				addrs[k++] = a;
+			}
 		}
 		UMEM__STAT(f, alloc_fast, take - charged);
 	}
@@ -393,6 +416,10 @@ int umem_pool__flush(struct umem_pool *p)
 		return -EINVAL;
 	}
 	OWNER_ONLY(p, "flush");
+	/* The current fragment page too: with no fragment left it is at rest and goes below;
+	 * with some, it returns when the last one does. */
+	if (p->f.frag_page != UMEM_NO_PAGE)
+		frag_close(p);
 	put_flush(p);
 	if (p->f.count) {
 		total = p->f.count;
@@ -577,7 +604,38 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	struct umem_pool *run_owner = NULL;
 	uint32_t run_len = 0;
 
+	/* The owner's common case, as the inline put's shortcut: the last reference on one of its
+	 * whole pages (count 1, not the fragment page nor the slot's, not followed by another
+	 * address on it) goes to its cache with a plain store. Kept in locals: the stores to
+	 * the counts and the cache could alias the pool's fields. Counted once for the batch. */
+	uint32_t cached = 0;
+	bool quick = self && !a->f.debug;
+	struct umem_page *pages = a->f.pages;
+	uint32_t shift = a->f.page_shift;
+	uint64_t size = a->f.size;
+
 	for (uint32_t i = 0, k; i < n; i += k) {
+		if (quick) {
+			uint64_t fp = self->f.frag_page, pp = self->f.put_page, *cache = self->f.cache;
+			uint32_t cnt = self->f.count, j = i;
+
+			for (; j < n && cnt < UMEM_POOL_CACHE_SIZE; j++) {
+				uint64_t ad = addrs[j], pno = ad >> shift, base = pno << shift;
+				struct umem_page *q = &pages[ad < size ? pno : 0];
+
+				if (ad >= size || q->owner != self || base == fp || base == pp ||
+				    (j + 1 < n && addrs[j + 1] >> shift == pno) ||
+				    atomic_load_explicit(&q->refcnt, memory_order_acquire) != 1)
+					break;
+				atomic_store_explicit(&q->refcnt, 0, memory_order_relaxed);
+				cache[cnt++] = base;
+			}
+			cached += j - i;
+			self->f.count = cnt;
+			if (j == n)
+				break;
+			i = j;
+		}
 		uint64_t addr = addrs[i];
 		struct umem_page *pg = umem__area_page(a, addr, "put");
 
@@ -604,6 +662,8 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 	}
 	if (run_len)
 		pool_push(run_owner, run, run_len);
+	if (cached)
+		UMEM__STAT(&self->f, recycle_cached, cached);
 }
 
 void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
@@ -819,6 +879,8 @@ int umem_pool__destroy(struct umem_pool *p)
 	if (!p)
 		return 0;
 	a = p->area;
+	/* Not OWNER_ONLY: the guard's cleanup would run after the pool may be freed below. */
+	struct owner_guard og = owner_enter(p, "destroy");
 	/* The current fragment page stops taking fragments and the put slot is subtracted; pages
 	 * at rest go to the cache or ring, released below. */
 	if (p->f.frag_page != UMEM_NO_PAGE)
@@ -851,6 +913,7 @@ int umem_pool__destroy(struct umem_pool *p)
 	if (out)
 		pr_warn("pool: destroyed with %lld page(s) in flight; freed when the last returns\n",
 			(long long)out);
+	owner_exit(&og);
 	if (atomic_fetch_sub_explicit(&p->life, 1, memory_order_acq_rel) == 1)
 		pool_free(p, false);
 	return (int)out;

@@ -270,7 +270,8 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 	struct xdp_found f;
 	int err;
 
-	if (!OPTS_CHECK(opts, umem_steer_opts, "steer")) {
+	if (!OPTS_CHECK(opts, umem_steer_opts, "steer") ||
+	    !OPTS_PAD(opts, umem_steer_opts, nr_sockets, offsetof(struct umem_steer_opts, default_action), "steer")) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -38,7 +38,9 @@ UMEM_API struct umem_classes *umem_classes__create(struct umem_area *area,
 UMEM_API int umem_classes__destroy(struct umem_classes *c);
 
 /* A buffer of the smallest class that holds size bytes: -EINVAL for 0 or above the largest
- * class, -ENOMEM when the area is exhausted. truesize (may be NULL) as in umem_pool__alloc_frag. */
+ * class, -ENOMEM when the area is exhausted. A class that runs dry first flushes its siblings
+ * (umem_pool__flush: their cached and returned pages, and an empty fragment page, go back to
+ * the area), so pages idle in one class serve another. truesize (may be NULL) as in umem_pool__alloc_frag. */
 UMEM_API int umem_classes__alloc(struct umem_classes *c, uint32_t size, uint64_t *addr,
 				 uint32_t *truesize);
 /* Drops a reference; pages of the set's pools go back to their cache. */

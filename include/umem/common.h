@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,9 +31,14 @@ extern "C" {
  * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); zeroes every other
  * field. A struct from a newer caller (larger sz) is accepted when the bytes this library does
  * not know are zero, and refused with -EINVAL and a message naming the struct otherwise; sz = 0
- * is refused. Output structs (the stats) use the same macro: set .sz before the call. */
-#define UMEM_OPTS(type, name, ...) \
-	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+ * is refused. Output structs (the stats) use the same macro: set .sz before the call. The
+ * memset zeroes the structs' reserved padding too (an initializer leaves unnamed members
+ * indeterminate, C11 6.7.9), which the library checks: a later field may take its place. */
+#define UMEM_OPTS(type, name, ...)                                                  \
+	struct type name = ({                                                       \
+		memset(&name, 0, sizeof(struct type));                              \
+		(struct type){ .sz = sizeof(struct type), __VA_ARGS__ };            \
+	})
 
 enum umem_print_level {
 	UMEM_WARN,
@@ -44,7 +50,10 @@ typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_
 	__attribute__((format(printf, 2, 0)));
 
 /* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
- * NULL silences the library. Messages start with "libumem: ". */
+ * NULL silences the library. Messages start with "libumem: ". The library holds none of its
+ * locks while it calls fn, so fn may call any area function (umem_area__free_pages,
+ * umem_put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
+ * the thread whose call logged, inside that call. */
 UMEM_API umem_print_fn_t umem_set_print(umem_print_fn_t fn);
 
 #ifdef __cplusplus

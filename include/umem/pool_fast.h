@@ -120,7 +120,8 @@ static inline UMEM__HOT int umem_pool__alloc(struct umem_pool *pool, uint64_t *a
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
-	if (umem_likely(p->count && !p->debug)) {
+	/* NULL pool or addr: the out-of-line half says so (-EINVAL), as for every other call. */
+	if (umem_likely(p && addr && p->count && !p->debug)) {
 		uint64_t a = p->cache[--p->count];
 
 		atomic_store_explicit(&p->pages[a >> p->page_shift].refcnt, 1, memory_order_relaxed);
@@ -135,7 +136,7 @@ static inline UMEM__HOT void umem_pool__put(struct umem_pool *pool, uint64_t add
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
-	if (umem_likely(addr < p->area_size)) {
+	if (umem_likely(p && addr < p->area_size)) {
 		struct umem_page *pg = &p->pages[addr >> p->page_shift];
 		uint64_t base = addr >> p->page_shift << p->page_shift;
 		int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_acquire);
@@ -274,7 +275,7 @@ static inline UMEM__HOT int umem_pool__ref(struct umem_pool *pool, uint64_t addr
 {
 	struct umem_pool_fast *p = (struct umem_pool_fast *)pool;
 
-	if (umem_likely(addr < p->area_size && n - 1 < UMEM_REF_MAX - 1)) {
+	if (umem_likely(p && addr < p->area_size && n - 1 < UMEM_REF_MAX - 1)) {
 		struct umem_page *pg = &p->pages[addr >> p->page_shift];
 		int32_t r = atomic_load_explicit(&pg->refcnt, memory_order_relaxed);
 

@@ -14,7 +14,7 @@ fi
 
 paths=(loop mutex_freelist pool_fast pool_bulk pool_ring pool_ring_bulk mutex_xthread pool_slow
        frag_64 frag_256 frag_1500 frag_2048 frag_1500_32k frag_64_bulk frag_ref)
-optional=(dpdk_mempool)
+optional=(dpdk_mempool dpdk_mempool_bulk)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -28,7 +28,12 @@ for o in --json --rounds --ops --only --memory --help --version; do
 done
 
 # The full run, briefly.
-"$bench" --rounds 1 --ops 10000 --json >"$tmp/all.json" || fail "umem-bench --json exited $?"
+"$bench" --rounds 1 --ops 10000 --json >"$tmp/all.json" 2>"$tmp/all.err" || fail "umem-bench --json exited $?"
+# A default run logs no library error (a frame larger than the page is skipped, not asked for).
+! grep -q "libumem:" "$tmp/all.err" || fail "a plain run printed: $(grep libumem: "$tmp/all.err")"
+# The CPU is named, so figures of different machines are not compared by mistake.
+jq -e '.cpu | (.vendor, .family, .model, .name) | type == "string"' "$tmp/all.json" >/dev/null ||
+	fail "no cpu vendor/family/model in the JSON: $(jq -c .cpu "$tmp/all.json")"
 jq -e . "$tmp/all.json" >/dev/null || fail "output is not JSON"
 jq -e '.failed == []' "$tmp/all.json" >/dev/null || fail "paths failed to set up: $(jq -c .failed "$tmp/all.json")"
 expected=("${paths[@]}")
@@ -56,7 +61,7 @@ jq -e '[.memory[] | .frame_bytes as $f | (.frag_4k, .frag_16k, .frag_32k, .frag_
 jq -e '.memory[3].frag_4k == null and .memory[3].frag_64k != null' "$tmp/all.json" >/dev/null ||
 	fail "9000-B frames: expected n/a on 4 KiB pages and a value on 64 KiB pages"
 # Every target is evaluated, except the DPDK one in a build without DPDK.
-jq -e '(.targets | length) == 11 and all(.targets[]; .met != null or (.target | test("dpdk")))' "$tmp/all.json" \
+jq -e '(.targets | length) == 12 and all(.targets[]; .met != null or (.target | test("dpdk")))' "$tmp/all.json" \
 	>/dev/null || fail "a target was not evaluated in a full run"
 
 # --only: exactly the paths named; text mode reports the steady state.
@@ -65,6 +70,7 @@ jq -e '(.targets | length) == 11 and all(.targets[]; .met != null or (.target | 
 	fail "--only pool_fast,frag_ref ran: $(jq -c '[.results[].name]' "$tmp/only.json")"
 "$bench" --rounds 1 --ops 1000 --only pool_fast >"$tmp/only.txt"
 grep -q "slow-path allocations after warm-up: 0" "$tmp/only.txt" || fail "text output lacks the steady-state line"
+grep -qE "^cpu: .* family .* model " "$tmp/only.txt" || fail "the text header does not name the CPU"
 # The kernel's reference figure names its public source, the benchmark module.
 grep -q "kernel page_pool fast path: .*bench_page_pool_simple" "$tmp/only.txt" ||
 	fail "the kernel's reference line does not name its source: $(grep 'kernel page_pool' "$tmp/only.txt")"

@@ -3,7 +3,8 @@
  * Debug mode's single-owner rule, deterministically. Linked with --wrap=umem__track_alloc, so
  * thread A stops inside an allocation (debug mode tracks every one); thread B then allocates
  * from the same pool and must abort, naming the rule. A hand-over between calls (the pool used
- * by one thread, then by another after a join) stays legal.
+ * by one thread, then by another after a join) stays legal. With the argument "destroy", B
+ * destroys the pool instead, which the rule covers too.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +21,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int armed, inside;
 static struct umem_pool *pool;
+static int use_destroy;
 
 void __wrap_umem__track_alloc(struct umem_area *a, uint64_t addr, uint32_t len)
 {
@@ -64,12 +66,17 @@ static void scenario(void)
 		pthread_cond_wait(&cv, &mu);
 	armed = 0;
 	pthread_mutex_unlock(&mu);
-	umem_pool__alloc(pool, &a);
+	if (use_destroy)
+		umem_pool__destroy(pool);
+	else
+		umem_pool__alloc(pool, &a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char out[4096] = "";
+
+	use_destroy = argc > 1 && !strcmp(argv[1], "destroy");
 	int status = child_run(scenario, out, sizeof(out));
 
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "did not abort:\n%s", out);
