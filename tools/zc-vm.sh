@@ -183,8 +183,7 @@ add_file() {
 add_libs_arm64() {
 	local interp lib d found
 	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p')
-	[ -n "$interp" ] || return 0
-	if [ ! -e "$ROOT$interp" ]; then
+	if [ -n "$interp" ] && [ ! -e "$ROOT$interp" ]; then
 		mkdir -p "$ROOT$(dirname "$interp")"
 		cp -L "/usr/aarch64-linux-gnu/lib/$(basename "$interp")" "$ROOT$interp" ||
 			die "no arm64 loader $interp (Debian package libc6-arm64-cross)"
