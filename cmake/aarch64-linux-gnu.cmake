@@ -2,6 +2,7 @@
 # the arm64 libraries installed through multiarch (tools/setup.sh --arm64). Tests run under
 # qemu-user:  cmake -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 #             cmake --build build-arm64 && ctest --test-dir build-arm64 -L unit
+# and the arm64vm suite in an arm64 QEMU guest (tools/zc-vm.sh --arch arm64): -L arm64vm
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

@@ -6,7 +6,7 @@
 #   tools/setup.sh --demo    only what tools/demo.sh needs: the xdp-fwd build, ip, ping,
 #                            ethtool, iperf3
 #   tools/setup.sh --arm64   also the arm64 cross toolchain, arm64 libraries (multiarch) and
-#                            qemu-user for the emulated unit suite
+#                            qemu-user for the emulated unit suite, qemu-system-arm for the arm64vm guest
 set -euo pipefail
 
 DEMO_PKGS=(
@@ -22,7 +22,7 @@ PKGS=(
 	qemu-system-x86 busybox-static cpio xz-utils
 )
 ARM64_PKGS=(
-	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-system-arm
 	libxdp-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libcap-dev:arm64
 )
 

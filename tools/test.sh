@@ -68,9 +68,9 @@ run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo --
 run_suite build-release -DCMAKE_BUILD_TYPE=Release -- -L unit
 ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=address -- -L 'unit|netns|bpf'
 run_suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=thread -- -L 'threads'
-# arm64 cross build; its unit suite runs under qemu-user.
+# arm64 cross build: its unit suite under qemu-user, the arm64vm suite in an arm64 QEMU guest.
 if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
-	run_suite build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -- -L unit
+	run_suite build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -- -L 'unit|arm64vm'
 else
 	echo "=== build-arm64: skipped (run tools/setup.sh --arm64 as root)"
 fi

@@ -2,15 +2,22 @@
 # Runs a command inside a QEMU guest whose NICs do AF_XDP zero-copy (virtio-net), and turns the
 # guest's exit code into ours: the zc test suite's runner.
 #
-#   tools/zc-vm.sh fetch                      fetch and verify the pinned guest kernel, print its folder
-#   tools/zc-vm.sh run [OPTIONS] -- CMD ARGS  boot a guest, run CMD in it, exit with its code
+#   tools/zc-vm.sh [--arch A] fetch                      fetch and verify the pinned guest kernel,
+#                                                        print its folder
+#   tools/zc-vm.sh [--arch A] run [OPTIONS] -- CMD ARGS  boot a guest, run CMD in it, exit with
+#                                                        its code
+#     --arch A            x86_64 (default; qemu-system-x86_64, KVM not needed) or arm64
+#                         (qemu-system-aarch64 -M virt -cpu max under TCG, Debian package
+#                         qemu-system-arm); the files given must be built for that architecture
+#                         (arm64: build-arm64, cmake/aarch64-linux-gnu.cmake)
 #     --file PATH[=NAME]  put PATH into the guest as /zc/NAME (default: its base name); a
 #                         dynamically linked program brings its shared libraries and loader
 #     --timeout SECS      wall-clock limit of the whole guest run (default 180)
 #     --mem MIB           guest memory (default 512)
 #
-# The guest: the pinned Debian kernel (below), an initramfs of busybox, the kernel's failover,
-# net_failover and virtio_net modules and the given files, no host networking. Four
+# The guest: the pinned Debian kernel (below), an initramfs of busybox (the guest's architecture:
+# the host's busybox-static, or for arm64 the one from Debian's busybox-static:arm64, downloaded
+# the same way as the kernel), the kernel's failover, net_failover, virtio_net and veth modules and the given files, no host networking. Four
 # virtio-net-pci NICs (disable-legacy=on,iommu_platform=on: without the platform IOMMU feature
 # virtio_net refuses the zero-copy bind with EINVAL) on two of QEMU's internal hubs:
 #   hub 0: eth0 (52:54:00:00:00:10) <-> eth1 (52:54:00:00:00:11)
@@ -22,7 +29,9 @@
 # QEMU, the mirror or the pinned kernel version cannot be had; 1 when the guest never reports
 # (timeout, panic). The guest is killed on every exit path.
 #
-# QEMU: $UMEM_ZC_QEMU, else qemu-system-x86_64 from PATH. Mirror: $UMEM_ZC_MIRROR, else Debian's.
+# QEMU: $UMEM_ZC_QEMU, else qemu-system-x86_64 (arm64: qemu-system-aarch64) from PATH. Mirror:
+# $UMEM_ZC_MIRROR, else the URI apt's configured sources use for this system's release (apt-get
+# indextargets), so a machine behind a private Debian mirror fetches from it as it is.
 # Kernel cache: $UMEM_ZC_CACHE, else /var/cache/libumem-zc when it can be created, else
 # ~/.cache/libumem-zc. It keeps the .deb (checked against the pinned SHA-256) and the files
 # taken from it, so CI runs on one machine download it once.
@@ -30,12 +39,25 @@ set -euo pipefail
 
 # The pinned guest kernel: 6.18 is the first Debian kernel whose virtio_net advertises AF_XDP
 # zero-copy (6.12's has the RX code but not NETDEV_XDP_ACT_XSK_ZEROCOPY).
-KPKG=linux-image-6.18.15+deb13-amd64
+ARCH=x86_64
+if [ "${1:-}" = --arch ]; then ARCH=${2:-}; shift 2 || true; fi
 KVER=6.18.15-1~bpo13+1
-KSHA256=d38a7af6260782a47cd615ad717347a528b45f076245b4deabb3f1ecf8459186
 KSUITE=trixie-backports
-KMIRROR=${UMEM_ZC_MIRROR:-http://deb.debian.org/debian}
-KMODULES=(kernel/net/core/failover kernel/drivers/net/net_failover kernel/drivers/net/virtio_net)
+case $ARCH in
+x86_64|amd64)
+	ARCH=x86_64 DEBARCH=amd64 QEMU_DEF=qemu-system-x86_64 QEMU_PKG=qemu-system-x86 CONSOLE=ttyS0
+	QEMU_MACHINE=()
+	KSHA256=d38a7af6260782a47cd615ad717347a528b45f076245b4deabb3f1ecf8459186 ;;
+arm64|aarch64)
+	ARCH=arm64 DEBARCH=arm64 QEMU_DEF=qemu-system-aarch64 QEMU_PKG=qemu-system-arm CONSOLE=ttyAMA0
+	QEMU_MACHINE=(-M virt)
+	KSHA256=219d3ec8b0ca52ad0da5c0f95e42375ac5bf688800ec327ec8426ed92847ccae
+	;;
+*) echo "zc-vm: unknown --arch '$ARCH' (x86_64 or arm64)" >&2; exit 2 ;;
+esac
+KPKG=linux-image-6.18.15+deb13-$DEBARCH
+KMODULES=(kernel/net/core/failover kernel/drivers/net/net_failover kernel/drivers/net/virtio_net
+	kernel/drivers/net/veth)
 
 me=zc-vm
 skip() { echo "$me: SKIP: $*" >&2; exit 77; }
@@ -51,13 +73,26 @@ cache_dir() {
 	fi
 }
 
+# apt_mirror: the URI apt's sources use for this system's own release (main), without a slash at
+# the end; $UMEM_ZC_MIRROR overrides it.
+apt_mirror() {
+	local rel uri
+	if [ -n "${UMEM_ZC_MIRROR:-}" ]; then echo "$UMEM_ZC_MIRROR"; return; fi
+	rel=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	uri=$(apt-get indextargets --format '$(RELEASE) $(COMPONENT) $(REPO_URI)' 2>/dev/null |
+		awk -v r="$rel" '$1 == r && $2 == "main" { print $3; exit }')
+	[ -n "$uri" ] || skip "apt's sources have no 'main' of this system's release (${rel:-unknown}):" \
+		"cannot tell where to fetch $KPKG from (or set UMEM_ZC_MIRROR)"
+	echo "${uri%/}"
+}
+
 # fetch: leaves vmlinuz and the modules (uncompressed, busybox insmod takes no .xz) in
 # $KDIR; skips (77) when the mirror cannot be reached or no longer has the pinned version.
 fetch() {
 	local cache ver_dir apt deb opts have
 	cache=$(cache_dir)
 	mkdir -p "$cache" || skip "cannot create the kernel cache $cache"
-	KDIR=$cache/$KVER
+	KDIR=$cache/${KVER}_$DEBARCH
 	[ -f "$KDIR/ok" ] && return 0
 	command -v apt-get >/dev/null || skip "apt-get not found: cannot fetch $KPKG"
 	command -v dpkg-deb >/dev/null || skip "dpkg-deb not found: cannot unpack $KPKG"
@@ -65,7 +100,8 @@ fetch() {
 	exec 9>"$cache/.lock"
 	flock -w 600 9 || skip "the kernel cache $cache stayed locked for 10 minutes"
 	[ -f "$KDIR/ok" ] && return 0
-	apt=$cache/apt
+	KMIRROR=$(apt_mirror)
+	apt=$cache/apt-$DEBARCH
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $KMIRROR $KSUITE main" \
 		>"$apt/sources.list"
@@ -73,14 +109,14 @@ fetch() {
 	# package is only downloaded and unpacked, never installed.
 	opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=-
 	      -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache"
-	      -o APT::Architectures=amd64 -o APT::Sandbox::User=root -o Debug::NoLocking=1 -q)
+	      -o APT::Architectures=$DEBARCH -o APT::Sandbox::User=root -o Debug::NoLocking=1 -q)
 	deb=$cache/$KPKG.deb
 	if [ ! -f "$deb" ] || ! echo "$KSHA256  $deb" | sha256sum -c --status; then
 		rm -f "$deb"
 		rm -f "$apt"/lists/*Packages*
 		# apt-get update exits 0 when a list fails to download: look for the list itself.
 		apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 || true
-		compgen -G "$apt/lists/*_dists_${KSUITE}_main_binary-amd64_Packages*" >/dev/null ||
+		compgen -G "$apt/lists/*_dists_${KSUITE}_main_binary-${DEBARCH}_Packages*" >/dev/null ||
 			skip "cannot read the package list of $KMIRROR $KSUITE:" \
 				"$(grep -A1 -E '^(E|Err):' "$apt/update.log" | head -n 2 | tr -s '\n ' ' ')"
 		if ! apt-cache "${opts[@]}" show "$KPKG=$KVER" >/dev/null 2>&1; then
@@ -90,7 +126,7 @@ fetch() {
 		fi
 		(cd "$cache" && apt-get "${opts[@]}" download "$KPKG=$KVER" >"$apt/download.log" 2>&1) ||
 			skip "download of $KPKG $KVER failed: $(tail -n 2 "$apt/download.log" | tr '\n' ' ')"
-		mv "$cache/${KPKG}_${KVER/:/%3a}_amd64.deb" "$deb"
+		mv "$cache/${KPKG}_${KVER/:/%3a}_$DEBARCH.deb" "$deb"
 		echo "$KSHA256  $deb" | sha256sum -c --status ||
 			{ rm -f "$deb"; skip "$KPKG $KVER from $KMIRROR does not have the pinned SHA-256 $KSHA256"; }
 	fi
@@ -111,6 +147,15 @@ fetch() {
 		*) cp "$f" "$KDIR.tmp/$(basename "$m").ko" ;;
 		esac
 	done
+	if [ "$DEBARCH" = arm64 ]; then
+		# The guest's busybox: the static arm64 build of this system's release, from apt's own
+		# sources (multiarch, tools/setup.sh --arm64); apt checks its signature and checksum.
+		(cd "$KDIR.tmp/x" && apt-get -q download busybox-static:arm64 >"$apt/busybox.log" 2>&1) ||
+			{ rm -rf "$KDIR.tmp"; skip "apt-get download busybox-static:arm64 failed (run tools/setup.sh --arm64): $(tail -n 1 "$apt/busybox.log")"; }
+		dpkg-deb --fsys-tarfile "$KDIR.tmp"/x/busybox-static_*_arm64.deb |
+			tar -x -O ./bin/busybox >"$KDIR.tmp/busybox" || die "unpacking busybox-static:arm64 failed"
+		chmod +x "$KDIR.tmp/busybox"
+	fi
 	rm -rf "$KDIR.tmp/x" "$KDIR"
 	touch "$KDIR.tmp/ok"
 	mv "$KDIR.tmp" "$KDIR"
@@ -122,13 +167,37 @@ add_file() {
 	[ -f "$src" ] || die "no file $src"
 	mkdir -p "$ROOT/$(dirname "$dest")"
 	cp -L "$src" "$ROOT/$dest"
-	if ldd "$src" >/dev/null 2>&1; then
+	if [ "$ARCH" = arm64 ]; then
+		add_libs_arm64 "$src"
+	elif ldd "$src" >/dev/null 2>&1; then
 		for lib in $(ldd "$src" | grep -o '/[^ ]*'); do
 			[ -e "$ROOT$lib" ] && continue
 			mkdir -p "$ROOT$(dirname "$lib")"
 			cp -L "$lib" "$ROOT$lib"
 		done
 	fi
+}
+
+# add_libs_arm64 ELF: an arm64 program's loader and libraries (DT_NEEDED, recursively), taken
+# from the multiarch folders; the host's ldd cannot read it.
+add_libs_arm64() {
+	local interp lib d found
+	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p')
+	if [ -n "$interp" ] && [ ! -e "$ROOT$interp" ]; then
+		mkdir -p "$ROOT$(dirname "$interp")"
+		cp -L "/usr/aarch64-linux-gnu/lib/$(basename "$interp")" "$ROOT$interp" ||
+			die "no arm64 loader $interp (Debian package libc6-arm64-cross)"
+	fi
+	for lib in $(readelf -d "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+		[ -e "$ROOT/lib/$lib" ] && continue
+		found=""
+		for d in /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib; do
+			[ -e "$d/$lib" ] && { found=$d/$lib; break; }
+		done
+		[ -n "$found" ] || die "no arm64 $lib for $1 (tools/setup.sh --arm64)"
+		cp -L "$found" "$ROOT/lib/$lib"
+		add_libs_arm64 "$found"
+	done
 }
 
 run() {
@@ -143,11 +212,13 @@ run() {
 		esac
 	done
 	[ $# -gt 0 ] || die "no guest command (run ... -- CMD ARGS)"
-	[ "$(uname -m)" = x86_64 ] || skip "the guest is x86_64 and this host is $(uname -m)"
-	qemu=$(command -v "${UMEM_ZC_QEMU:-qemu-system-x86_64}") ||
-		skip "${UMEM_ZC_QEMU:-qemu-system-x86_64} not found (Debian package qemu-system-x86; tools/setup.sh installs it)"
-	busybox=$(command -v busybox) || skip "busybox not found (Debian package busybox-static)"
-	ldd "$busybox" >/dev/null 2>&1 && skip "$busybox is linked dynamically: the guest needs busybox-static"
+	[ "$(uname -m)" = x86_64 ] || skip "the runner needs an x86_64 host and this one is $(uname -m)"
+	qemu=$(command -v "${UMEM_ZC_QEMU:-$QEMU_DEF}") ||
+		skip "${UMEM_ZC_QEMU:-$QEMU_DEF} not found (Debian package $QEMU_PKG; tools/setup.sh installs it)"
+	if [ "$ARCH" = x86_64 ]; then
+		busybox=$(command -v busybox) || skip "busybox not found (Debian package busybox-static)"
+		ldd "$busybox" >/dev/null 2>&1 && skip "$busybox is linked dynamically: the guest needs busybox-static"
+	fi
 	command -v cpio >/dev/null || skip "cpio not found (Debian package cpio)"
 	fetch
 
@@ -157,6 +228,7 @@ run() {
 	trap 'exit 1' INT TERM HUP
 	ROOT=$WORK/root
 	mkdir -p "$ROOT"/{bin,dev,proc,sys,tmp,zc,lib/modules}
+	[ "$ARCH" = x86_64 ] || busybox=$KDIR/busybox
 	cp "$busybox" "$ROOT/bin/busybox"
 	for f in "${KMODULES[@]}"; do cp "$KDIR/$(basename "$f").ko" "$ROOT/lib/modules/"; done
 	for f in "${files[@]}"; do
@@ -174,7 +246,7 @@ run() {
 	mount -t devtmpfs dev /dev
 	mount -t tmpfs tmp /tmp
 	mount -t bpf bpf /sys/fs/bpf
-	for m in failover net_failover virtio_net; do
+	for m in failover net_failover virtio_net veth; do
 		insmod /lib/modules/$m.ko || echo "zc-guest: insmod $m failed"
 	done
 	n=0
@@ -195,10 +267,10 @@ run() {
 		       -device "virtio-net-pci,netdev=n$i,mac=52:54:00:00:00:1$i,disable-legacy=on,iommu_platform=on")
 	done
 	# panic=-1 + -no-reboot: a panicking guest ends QEMU at once instead of waiting for the timeout.
-	timeout -k 5 "$timeout" "$qemu" -accel tcg -cpu max -smp 1 -m "$mem" -nodefaults -no-reboot \
+	timeout -k 5 "$timeout" "$qemu" "${QEMU_MACHINE[@]}" -accel tcg -cpu max -smp 1 -m "$mem" -nodefaults -no-reboot \
 		-display none -serial "file:$WORK/console" -monitor none \
 		-kernel "$KDIR/vmlinuz" -initrd "$WORK/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 ipv6.disable=1 rdinit=/init" \
+		-append "console=$CONSOLE panic=-1 quiet loglevel=4 ipv6.disable=1 rdinit=/init" \
 		"${nics[@]}" </dev/null >"$WORK/qemu.log" 2>&1 &
 	QPID=$!
 	local rc=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/zc-vm.sh's own exits: a missing QEMU and an unreachable mirror skip (77) with a message
+# tools/zc-vm.sh's own exits: a missing QEMU (x86_64 and arm64) and an unreachable mirror skip (77)
 # naming what is missing; a guest that does not finish fails (1) at the timeout; a runner that
 # is stopped takes its guest with it. Nothing is left running and no scratch folder stays.
 set -uo pipefail
@@ -14,12 +14,21 @@ rc=$?
 [ $rc = 77 ] && grep -q "SKIP: /nonexistent/qemu not found (Debian package qemu-system-x86" "$T/err" ||
 	fail "missing QEMU: exit $rc, $(cat "$T/err")"
 
+UMEM_ZC_QEMU=/nonexistent/qemu bash "$VM" --arch arm64 run -- true 2>"$T/err"
+rc=$?
+[ $rc = 77 ] && grep -q "SKIP: /nonexistent/qemu not found (Debian package qemu-system-arm" "$T/err" ||
+	fail "missing qemu-system-aarch64: exit $rc, $(cat "$T/err")"
+
 mkdir "$T/cache"
+UMEM_ZC_CACHE=$T/cache UMEM_ZC_MIRROR=http://127.0.0.1:9/debian bash "$VM" --arch arm64 fetch 2>"$T/err"
+rc=$?
+[ $rc = 77 ] && grep -q "SKIP: cannot read the package list of http://127.0.0.1:9/debian" "$T/err" ||
+	fail "arm64, unreachable mirror: exit $rc, $(cat "$T/err")"
 UMEM_ZC_CACHE=$T/cache UMEM_ZC_MIRROR=http://127.0.0.1:9/debian bash "$VM" fetch 2>"$T/err"
 rc=$?
 [ $rc = 77 ] && grep -q "SKIP: cannot read the package list of http://127.0.0.1:9/debian" "$T/err" ||
 	fail "unreachable mirror: exit $rc, $(cat "$T/err")"
-[ ! -e "$T/cache/6.18.15-1~bpo13+1" ] || fail "a kernel folder was left after a failed fetch"
+[ -z "$(ls -d "$T"/cache/6.18.15-1~bpo13+1* 2>/dev/null)" ] || fail "a kernel folder was left after a failed fetch"
 
 # The remaining checks boot guests: they need what the zc suite needs.
 bash "$VM" fetch >/dev/null 2>"$T/err" || { cat "$T/err"; exit 77; }
