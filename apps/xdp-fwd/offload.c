@@ -663,6 +663,12 @@ static void check_delivery(struct fwd_ctx *ctx)
 		if (!xmit_read(off, f, name, &xs))
 			continue;
 		rs = redirected_to(ctx, f);
+		/* A count that went back: the other interface's table was replaced (deleted and
+		 * back), or the device's counters were. Start again from fresh baselines. */
+		if (x->samples && (rs < x->r[1] || xs < x->x)) {
+			x->samples = 0;
+			x->lost = 0;
+		}
 		if (!x->samples) {
 			x->x0 = xs;
 			x->r0 = x->r[0] = x->r[1] = rs;
