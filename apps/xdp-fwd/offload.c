@@ -555,29 +555,43 @@ static int ethtool_ioctl(int fd, const char *ifname, void *cmd)
 	return ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
 }
 
-/* Finds interface f's XDP transmit counters (struct off_xmit); none on a device without them. */
-static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
+/* The ethtool reads write as many entries as the device has at that moment, whatever the
+ * request says: room for a change between counting and reading (ethtool -L on a veth). */
+#define XMIT_STATS_HEADROOM 256u
+
+/* How many ethtool statistics the device has now; 0 when that cannot be read. */
+static uint32_t stats_count(struct fwd_offload *off, const char *ifname)
 {
-	struct off_xmit *x = &off->xmit[f];
 	struct {
 		struct ethtool_sset_info hdr;
 		uint32_t len;
 	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+
+	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask)
+		return 0;
+	return ss.len;
+}
+
+/* Finds interface f's XDP transmit counters (struct off_xmit); none on a device without them. */
+static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
+{
+	struct off_xmit *x = &off->xmit[f];
 	struct ethtool_gstrings *gs;
+	uint32_t nr_stats;
 
 	*x = (struct off_xmit){ 0 };
 	atomic_store(&off->xmit_proven[f], false);
 	atomic_store(&off->trial[f], false);
-	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask || !ss.len ||
-	    ss.len > 65536)
+	nr_stats = stats_count(off, ifname);
+	if (!nr_stats || nr_stats > 65536)
 		return;
-	gs = calloc(1, sizeof(*gs) + (size_t)ss.len * ETH_GSTRING_LEN);
+	gs = calloc(1, sizeof(*gs) + ((size_t)nr_stats + XMIT_STATS_HEADROOM) * ETH_GSTRING_LEN);
 	if (!gs)
 		return;
-	*gs = (struct ethtool_gstrings){ .cmd = ETHTOOL_GSTRINGS, .string_set = ETH_SS_STATS, .len = ss.len };
-	x->peer_idx = ss.len;
+	*gs = (struct ethtool_gstrings){ .cmd = ETHTOOL_GSTRINGS, .string_set = ETH_SS_STATS, .len = nr_stats };
+	x->peer_idx = nr_stats;
 	if (!ethtool_ioctl(off->ioctl_fd, ifname, gs)) {
-		for (uint32_t i = 0; i < gs->len && i < ss.len; i++) {
+		for (uint32_t i = 0; i < gs->len && i < nr_stats; i++) {
 			char name[ETH_GSTRING_LEN + 1] = { 0 };
 			size_t n;
 
@@ -590,30 +604,22 @@ static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
 			     (n > 16 && !strcmp(name + n - 16, "_xdp_xmit_errors"))))
 				x->idx[x->nr++] = i;
 		}
-		x->nr_stats = ss.len;
+		x->nr_stats = nr_stats;
 	}
 	if (!x->nr)
 		x->nr_stats = 0;
 	free(gs);
 }
 
-#define XMIT_STATS_HEADROOM 256u
-
 /* The sum of interface f's XDP transmit counters; false when they cannot be read. */
 static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum)
 {
 	struct off_xmit *x = &off->xmit[f];
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t len;
-	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
 	struct ethtool_stats *st;
 	bool ok;
 
-	/* ETHTOOL_GSTATS writes as many counters as the device has now, whatever n_stats says, and
-	 * a veth's count follows its queue count (ethtool -L): read it first, and probe again when
-	 * it changed. The headroom covers a change between the two calls. */
-	if (ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask || ss.len != x->nr_stats) {
+	/* A veth's count follows its queue count (ethtool -L): probe again when it changed. */
+	if (stats_count(off, ifname) != x->nr_stats) {
 		xmit_probe(off, f, ifname);
 		return false;
 	}

@@ -23,13 +23,17 @@ tcp_kbits() {
 	awk '/receiver/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "Kbits/sec") { print int($i); exit } }' "$WORK/iperf.out"
 }
 
-log "plain xdp-fwd, peers without NAPI"
-fwd_measure plain tcp_kbits
-log "plain: $plain kbit/s"
-
-log "--offload-after 10, peers without NAPI: detected, said once, back in userspace"
-fwd_measure off tcp_kbits --offload-after 10 --interval 0.2
-log "offload: $off kbit/s; $(grep -c 'frames redirected to it' "$WORK/fwd.err") log lines"
+# Plain and offloaded in turn, up to 3 pairs: a 3 s transfer on a loaded machine can lose half
+# its rate to the load alone, in either run (before the check offload moved 42 kbit/s in every
+# pair, against 1.28 Gbit/s plain).
+for attempt in 1 2 3; do
+	log "plain xdp-fwd, peers without NAPI (pair $attempt)"
+	fwd_measure plain tcp_kbits
+	log "--offload-after 10, peers without NAPI: detected, said once, back in userspace"
+	fwd_measure off tcp_kbits --offload-after 10 --interval 0.2
+	log "plain: $plain kbit/s, offload: $off kbit/s; $(grep -c 'frames redirected to it' "$WORK/fwd.err") log lines"
+	[ $((2 * off)) -ge "$plain" ] && break
+done
 [ $((2 * off)) -ge "$plain" ] || fail "TCP with offload moved $off kbit/s, plain xdp-fwd $plain kbit/s"
 grep -q "m1 sent 0 of [0-9]* frames redirected to it: .*ethtool -K <peer> gro on" "$WORK/fwd.err" ||
 	fail "the target that drops redirected frames was not reported with its fix"
