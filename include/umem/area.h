@@ -43,7 +43,7 @@ struct umem_area_opts {
 	/* Aligned-chunk mode: fragments never straddle a multiple of chunk_size (the AF_XDP
 	 * aligned-mode rule for TX descriptors). 0 = no constraint (unaligned mode). */
 	uint32_t chunk_size;
-	uint32_t :32;
+	uint32_t reserved; /* 0: room for a later field (checked) */
 };
 
 /* Creates an area of nr_pages pages. Returns NULL and sets errno (EINVAL, ENOMEM) on failure;

@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
-#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,14 +30,12 @@ extern "C" {
  * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); zeroes every other
  * field. A struct from a newer caller (larger sz) is accepted when the bytes this library does
  * not know are zero, and refused with -EINVAL and a message naming the struct otherwise; sz = 0
- * is refused. Output structs (the stats) use the same macro: set .sz before the call. The
- * memset zeroes the structs' reserved padding too (an initializer leaves unnamed members
- * indeterminate, C11 6.7.9), which the library checks: a later field may take its place. */
-#define UMEM_OPTS(type, name, ...)                                                  \
-	struct type name = ({                                                       \
-		memset(&name, 0, sizeof(struct type));                              \
-		(struct type){ .sz = sizeof(struct type), __VA_ARGS__ };            \
-	})
+ * is refused. Output structs (the stats) use the same macro: set .sz before the call. A plain
+ * initializer, so compound literals in the arguments live as long as the struct; the structs'
+ * padding is named (reserved), so the initializer zeroes it too (C11 6.7.9 leaves unnamed
+ * members indeterminate), and the library checks it: a later field may take its place. */
+#define UMEM_OPTS(type, name, ...) \
+	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
 
 enum umem_print_level {
 	UMEM_WARN,

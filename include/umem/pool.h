@@ -51,7 +51,7 @@ struct umem_pool_opts {
 	 * the pool holds, so a ring of at least the most pages it holds at once never falls back
 	 * to the area (recycle.ring_full). */
 	uint32_t ring_size;
-	uint32_t :32;
+	uint32_t reserved; /* 0: room for a later field (checked) */
 };
 
 /* The kernel's page_pool stats (same names), plus ours. */
@@ -78,7 +78,7 @@ struct umem_pool_stats {
 	uint64_t pages_held;         /* pages taken from the area (kernel: hold_cnt) */
 	uint64_t pages_released;     /* pages given back to the area (kernel: release_cnt) */
 	int32_t inflight;            /* (int32_t)(held - released): pages out, cached or in the ring */
-	uint32_t :32;
+	uint32_t reserved; /* 0: room for a later field (checked) */
 };
 
 /* Creates a pool on area. NULL and errno (EINVAL, ENOMEM) on failure, with a message; opts may

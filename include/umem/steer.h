@@ -69,7 +69,7 @@ struct umem_steer_opts {
 	uint32_t flags;       /* enum umem_steer_flags */
 	uint32_t table_flags; /* enum umem_steer_table_flags (HOST_CONTROL, TRACE) */
 	uint32_t nr_sockets;  /* socket map size; 0 = max(64, rx queues) */
-	uint32_t :32;
+	uint32_t reserved; /* 0: room for a later field (checked) */
 	/* What a frame no rule matches gets; NULL = UMEM_STEER_A_QUEUE. */
 	const struct umem_steer_action *default_action;
 };
@@ -130,7 +130,7 @@ struct umem_steer_info {
 	uint32_t owned;        /* 1 if this handle attached it */
 	uint64_t generation;   /* table changes so far */
 	uint32_t owner_alive;  /* 1 if the owner process still runs (pid and start time match) */
-	uint32_t :32;
+	uint32_t reserved; /* 0: room for a later field (checked) */
 };
 UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
 UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);
