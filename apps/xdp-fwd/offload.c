@@ -562,14 +562,16 @@ static int ethtool_ioctl(int fd, const char *ifname, void *cmd)
 /* How many ethtool statistics the device has now; 0 when that cannot be read. */
 static uint32_t stats_count(struct fwd_offload *off, const char *ifname)
 {
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t len;
-	} ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
+	/* The header and the one count it returns (data[0]): a struct holding both would put a
+	 * flexible array member mid-struct, which ISO C refuses. */
+	uint64_t buf[(sizeof(struct ethtool_sset_info) + sizeof(uint32_t) + 7) / 8] = { 0 };
+	struct ethtool_sset_info *ss = (struct ethtool_sset_info *)buf;
 
-	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, &ss) || !ss.hdr.sset_mask)
+	ss->cmd = ETHTOOL_GSSET_INFO;
+	ss->sset_mask = 1ull << ETH_SS_STATS;
+	if (off->ioctl_fd < 0 || ethtool_ioctl(off->ioctl_fd, ifname, ss) || !ss->sset_mask)
 		return 0;
-	return ss.len;
+	return ss->data[0];
 }
 
 /* Finds interface f's XDP transmit counters (struct off_xmit); none on a device without them. */
