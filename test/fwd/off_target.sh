@@ -2,10 +2,10 @@
 # xdp-fwd --offload-after towards a veth that cannot take redirected frames: the man page's
 # topology with the veth default on the hosts (GRO off, no XDP program: no NAPI, so every frame
 # the steering program redirects there is dropped, and counted nowhere). xdp-fwd must find it
-# out from the first redirected frames, say so once with the fix, and forward in userspace: TCP
-# with --offload-after 10 moves at least half of what plain xdp-fwd moves in the same set-up
-# (before the check, a few kbit/s: the lost TCP window slowed the flow below the loss check's
-# threshold). Then GRO on at the peers: the same target is offloaded to (the check does not
+# out from the first redirected frames, say so once with the fix, and forward in userspace: the
+# TCP flow goes on through the sockets (before the check it moved about ten frames in 3 s: the
+# lost TCP window slowed the flow below the loss check's threshold, and no frame came back to
+# userspace). Then GRO on at the peers: the same target is offloaded to (the check does not
 # take a working target for a bad one); and GRO off again while the flow is offloaded: found
 # again (the check goes on), the flow back in userspace.
 . "$(dirname "$0")/lib.sh"
@@ -23,18 +23,13 @@ tcp_kbits() {
 	awk '/receiver/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "Kbits/sec") { print int($i); exit } }' "$WORK/iperf.out"
 }
 
-# Plain and offloaded in turn, up to 3 pairs: a 3 s transfer on a loaded machine can lose half
-# its rate to the load alone, in either run (before the check offload moved 42 kbit/s in every
-# pair, against 1.28 Gbit/s plain).
-for attempt in 1 2 3; do
-	log "plain xdp-fwd, peers without NAPI (pair $attempt)"
-	fwd_measure plain tcp_kbits
-	log "--offload-after 10, peers without NAPI: detected, said once, back in userspace"
-	fwd_measure off tcp_kbits --offload-after 10 --interval 0.2
-	log "plain: $plain kbit/s, offload: $off kbit/s; $(grep -c 'frames redirected to it' "$WORK/fwd.err") log lines"
-	[ $((2 * off)) -ge "$plain" ] && break
-done
-[ $((2 * off)) -ge "$plain" ] || fail "TCP with offload moved $off kbit/s, plain xdp-fwd $plain kbit/s"
+log "--offload-after 10, peers without NAPI: detected, said once, back in userspace"
+fwd_measure kbits tcp_kbits --offload-after 10 --interval 0.2
+log "offload: $kbits kbit/s; m0 took $(port_total m0@0 rx_packets) frames in userspace, $(off_total m1@0 lost) lost on m1"
+# The books, not a rate: a loaded machine can halve a 3 s transfer, never to ten frames. TCP
+# data at 8 Mbit/s for 3 s is 2000 frames of 1500 bytes.
+[ "$(port_total m0@0 rx_packets)" -ge 2000 ] ||
+	fail "only $(port_total m0@0 rx_packets) frames came back to userspace after the bad target was found"
 grep -q "m1 sent 0 of [0-9]* frames redirected to it: .*ethtool -K <peer> gro on" "$WORK/fwd.err" ||
 	fail "the target that drops redirected frames was not reported with its fix"
 [ "$(grep -c "m1 sent .* frames redirected to it" "$WORK/fwd.err")" = 1 ] || fail "m1's report is not said once"
