@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "rules.h"
+#include "stats.h"
 
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
@@ -212,6 +213,35 @@ static int if_has_ipv4(const char *ifname)
 
 int (*fwd_if_has_ipv4)(const char *ifname) = if_has_ipv4;
 
+struct view_fill {
+	struct fwd_rule_view *v;
+	const struct fwd_config *cfg;
+	const uint32_t *cfg_id;
+};
+
+/* One rule into the view, named by its -r text when it is one; prefix rules past the ones the
+ * stats follow are left out. */
+static int view_add(const struct umem_steer_rule *rule, const struct umem_steer_counter *count, void *arg)
+{
+	struct view_fill *f = arg;
+	struct fwd_rule_view *v = f->v;
+	uint32_t k, c;
+
+	(void)count;
+	if (fwd_hit_slot(rule->id) < 0 || v->nr >= sizeof(v->id) / sizeof(v->id[0]))
+		return 0;
+	k = v->nr++;
+	v->id[k] = rule->id;
+	v->text[k] = v->buf[k];
+	for (c = 0; c < f->cfg->nr_rules && f->cfg_id[c] != rule->id; c++)
+		;
+	if (c < f->cfg->nr_rules)
+		v->text[k] = f->cfg->rule_text[c];
+	else
+		umem_steer_rule__format(rule, v->buf[k], sizeof(v->buf[k]));
+	return 0;
+}
+
 void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,
 			   const uint32_t *cfg_id)
 {
@@ -231,18 +261,11 @@ void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const 
 	if (n < 0)
 		return;
 	v->nr = 0;
-	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++) {
-		uint32_t k = v->nr++, c;
+	struct view_fill f = { v, cfg, cfg_id };
 
-		v->id[k] = rules[r].id;
-		v->text[k] = v->buf[k];
-		for (c = 0; c < cfg->nr_rules && cfg_id[c] != rules[r].id; c++)
-			;
-		if (c < cfg->nr_rules)
-			v->text[k] = cfg->rule_text[c];
-		else
-			umem_steer_rule__format(&rules[r], v->buf[k], sizeof(v->buf[k]));
-	}
+	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
+		view_add(&rules[r], NULL, &f);
+	umem_steer__prefix_rules(s, view_add, &f);
 	v->of = s;
 	v->gen = info.generation;
 }
