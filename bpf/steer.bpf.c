@@ -120,22 +120,16 @@ struct {
 	__type(value, struct umem_steer_l2_source);
 } steer_l2src SEC(".maps");
 
-/* Prefix rules by source and destination address (see steer_abi.h). */
-struct {
+/* Prefix rules by source and destination address (see steer_abi.h): one map type, two maps. */
+struct prefix_trie {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, UMEM_STEER_MAX_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct umem_steer_prefix_key);
 	__type(value, struct umem_steer_prefix_rules);
-} steer_psrc SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, UMEM_STEER_MAX_PREFIXES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct umem_steer_prefix_key);
-	__type(value, struct umem_steer_prefix_rules);
-} steer_pdst SEC(".maps");
+};
+struct prefix_trie steer_psrc SEC(".maps");
+struct prefix_trie steer_pdst SEC(".maps");
 
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */

@@ -625,6 +625,14 @@ static void test_bad_input(void)
 
 #define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (b) << 16 | (c) << 8 | (d))
 
+/* f becomes an IPv4 UDP frame src -> dst (ports 1 -> 2), decided by rule id with that action. */
+#define EXPECT4(f, src, dst, id, act) expect4_at(f, src, dst, id, act, __LINE__)
+static void expect4_at(struct frame *f, uint32_t src, uint32_t dst, uint32_t id, uint32_t act, int line)
+{
+	udp4(f, src, dst, 1, 2, 0);
+	expect_q(f, 0, id, act, line);
+}
+
 static int count_prefix(const struct umem_steer_rule *r, const struct umem_steer_counter *c, void *arg)
 {
 	(void)r, (void)c, (void)arg;
@@ -649,13 +657,10 @@ static void test_prefixes(void)
 	CHECK(a >= UMEM_STEER_PREFIX_ID_BASE && b > a, "prefix ids %u %u", a, b);
 	CHECK_EQ(umem_steer__rules(S, NULL, 0), 0); /* not in the table */
 	CHECK_EQ(umem_steer__prefix_rules(S, count_prefix, NULL), 2);
-	udp4(&f, IP4(10, 1, 2, 3), IP4(10, 0, 0, 9), 1, 2, 0);
-	EXPECT(&f, b, UMEM_STEER_A_SOCK); /* the longer prefix, though added later */
+	EXPECT4(&f, IP4(10, 1, 2, 3), IP4(10, 0, 0, 9), b, UMEM_STEER_A_SOCK); /* the longer prefix, though added later */
 	CHECK_EQ(T.verdict, XDP_REDIRECT);
-	udp4(&f, IP4(10, 2, 0, 1), IP4(10, 0, 0, 9), 1, 2, 0);
-	EXPECT(&f, a, UMEM_STEER_A_DROP);
-	udp4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 9), 1, 2, 0);
-	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 2, 0, 1), IP4(10, 0, 0, 9), a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 9), D, UMEM_STEER_A_PASS);
 	/* A non-first fragment has no ports, but its addresses. */
 	f_eth(&f, MAC_A, 0x0800);
 	f_ipv4(&f, 17, IP4(10, 2, 0, 1), 2, 0x0010, 16);
@@ -704,8 +709,7 @@ static void test_prefixes(void)
 	reset();
 	t = add("udp -> sock 0");
 	a = add("src 10.0.0.0/8 -> drop");
-	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 2, 0);
-	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(10, 1, 2, 3), 2, a, UMEM_STEER_A_DROP);
 	CHECK(umem_steer__remove_rule(S, a) == 0, "remove");
 	a = add("prio 1 src 10.0.0.0/8 -> drop");
 	EXPECT(&f, t, UMEM_STEER_A_SOCK);
@@ -714,27 +718,20 @@ static void test_prefixes(void)
 	reset();
 	a = add("src 10.0.0.0/8 -> drop");
 	b = add("dst 10.0.0.2 -> sock 4");
-	udp4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 2), 1, 2, 0);
-	EXPECT(&f, b, UMEM_STEER_A_SOCK);
-	udp4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 3), 1, 2, 0);
-	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 2), b, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 3), a, UMEM_STEER_A_DROP);
 	e = add("dst 10.0.0.0/8 -> sock 5");
 	EXPECT(&f, a, UMEM_STEER_A_DROP);
-	udp4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 3), 1, 2, 0);
-	EXPECT(&f, e, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 3), e, UMEM_STEER_A_SOCK);
 	/* Both prefixes in one rule. */
 	reset();
 	a = add("src 10.0.0.0/8 dst 192.168.0.0/16 -> sock 5");
-	udp4(&f, IP4(10, 1, 1, 1), IP4(192, 168, 1, 1), 1, 2, 0);
-	EXPECT(&f, a, UMEM_STEER_A_SOCK);
-	udp4(&f, IP4(10, 1, 1, 1), IP4(172, 16, 0, 1), 1, 2, 0);
-	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 1, 1, 1), IP4(192, 168, 1, 1), a, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 1, 1, 1), IP4(172, 16, 0, 1), D, UMEM_STEER_A_PASS);
 	/* A host. */
 	b = add("src 10.9.9.9 -> sock 7");
-	udp4(&f, IP4(10, 9, 9, 9), 2, 1, 2, 0);
-	EXPECT(&f, b, UMEM_STEER_A_SOCK);
-	udp4(&f, IP4(10, 9, 9, 8), 2, 1, 2, 0);
-	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 9, 9, 9), 2, b, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 9, 9, 8), 2, D, UMEM_STEER_A_PASS);
 
 	/* IPv6 (the builder's addresses are 2000::X); ::/0 holds no IPv4 address. */
 	reset();
@@ -745,8 +742,7 @@ static void test_prefixes(void)
 	EXPECT(&f, b, UMEM_STEER_A_DROP);
 	udp6(&f, 0x00020005, 9, 1, 2);
 	EXPECT(&f, a, UMEM_STEER_A_SOCK);
-	udp4(&f, IP4(10, 0, 0, 1), 2, 1, 2, 0);
-	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 0, 0, 1), 2, D, UMEM_STEER_A_PASS);
 	/* Not IP: no address, no prefix rule. */
 	add("src 0.0.0.0/0 -> drop");
 	f_eth(&f, MAC_A, 0x0806);
@@ -765,8 +761,7 @@ static void test_prefixes(void)
 			 net >> 8 & 0xff, net & 0xff, len);
 		add(buf);
 	}
-	udp4(&f, IP4(10, 255, 255, 255), 2, 1, 2, 0);
-	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(10, 255, 255, 255), 2, a, UMEM_STEER_A_DROP);
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 25);
 
 	/* Bad prefixes built by hand: refused, nothing changed. */
@@ -782,8 +777,7 @@ static void test_prefixes(void)
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 25);
 	reset();
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 0);
-	udp4(&f, IP4(10, 255, 255, 255), 2, 1, 2, 0);
-	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 255, 255, 255), 2, D, UMEM_STEER_A_PASS);
 }
 
 static char attach_msg[1024];
