@@ -7,7 +7,8 @@
  * native mode (generic with a notice when the driver has none) through a bpf_link, and sends
  * every frame to the socket registered for its ingress queue (umem_steer__set_socket(s, queue,
  * xsk_fd)); a frame whose socket is not registered goes to the kernel. Rules (at most
- * UMEM_STEER_MAX_RULES, scanned by priority) override that default; see STEERING.md (share/doc/libumem).
+ * UMEM_STEER_MAX_RULES, scanned by priority, plus rules on src/dst prefixes in LPM tries, longest
+ * prefix first) override that default; see STEERING.md (share/doc/libumem).
  *
  * Crash safety: the bpf_link dies with the process that holds it, so a killed owner leaves the
  * interface as it was. A program of ours whose owner is dead (left by UMEM_STEER_ATTACH_LIBXDP,

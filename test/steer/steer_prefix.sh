@@ -2,7 +2,8 @@
 # Prefix rules end to end on a veth: frames from two source addresses of one /24 reach the
 # socket of the longest prefix that holds their source; a host rule added at run time
 # (umem-steer) takes its host's frames and counts them, and its removal hands them back; a bad
-# prefix is refused naming the problem, with the rules as they were.
+# prefix is refused naming the problem, with the rules as they were; `umem-steer load` adds a
+# 1000-line list in one run, and a list with a bad line adds nothing.
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${UMEM_BUILD_DIR:?}
@@ -66,4 +67,15 @@ steer remove a0 "$ID" >"$W/remove" 2>&1 || fail "remove"
 grep -q "rule $ID removed: src 10.213.0.2 -> drop" "$W/remove" || fail "remove does not name the rule"
 send 10.213.0.2 5001 2
 wait_for 5 grep -q "sock0=5 sock1=3 wrong=0" "$W/rx.out" || fail "frames not back on the /24 socket after remove"
+# load: a file of 1000 rules in one run; a file with a bad line adds nothing and names the line.
+for i in $(seq 0 999); do echo "src 10.$((100 + i / 256)).$((i % 256)).0/24 -> drop # blocklist $i"; done >"$W/list"
+steer load a0 "$W/list" >"$W/load" 2>&1 || fail "load"
+grep -q "^1000 rules added" "$W/load" || fail "load did not report 1000 rules"
+[ "$(steer show a0 | grep -c ' src [0-9./]* -> drop ')" = 1000 ] || fail "not 1000 loaded rules in show"
+printf 'src 10.50.0.0/16 -> drop\n\n# a comment\nsrc 10.51.0.0/33 -> drop\n' >"$W/badlist"
+steer load a0 "$W/badlist" >"$W/badload" 2>&1 && fail "a list with a /33 loaded"
+grep -q "line 4: nothing added" "$W/badload" || fail "the bad line is not named"
+steer show a0 | grep -q "10.50.0.0/16" && fail "a rule of the refused list was added"
+steer clear a0 || fail "clear"
+steer show a0 | grep -q " src " && fail "clear left prefix rules"
 echo "ok"
