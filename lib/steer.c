@@ -646,6 +646,31 @@ static int counter_sum(struct umem_steer *s, int fd, uint32_t key, struct umem_s
 	return err;
 }
 
+int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_rule *rule,
+				struct umem_steer_counter *out)
+{
+	struct umem_steer_prefix_rules v;
+	struct umem_steer_prefix_key k;
+	uint32_t dir;
+
+	if (!s || !rule || !out)
+		return -EINVAL;
+	if (rule->id < UMEM_STEER_PREFIX_ID_BASE || !(rule->match.fields & (UMEM_STEER_M_SRC | UMEM_STEER_M_DST)))
+		return umem_steer__rule_counter(s, rule->id, out);
+	/* One lookup of its own prefix, not a walk of the trie. */
+	dir = prefix_dir(&rule->match);
+	k = prefix_key(dir ? &rule->match.dst : &rule->match.src);
+	if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
+		return -ENOENT;
+	for (uint32_t i = 0; i < v.nr && i < UMEM_STEER_PREFIX_SLOTS; i++) {
+		if (v.slots[i].rule.id == rule->id) {
+			*out = v.slots[i].count;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem_steer_counter *out)
 {
 	if (s && out && rule_id >= UMEM_STEER_PREFIX_ID_BASE) {

@@ -274,6 +274,7 @@ static int view_add(const struct umem_steer_rule *rule, const struct umem_steer_
 		return 0;
 	k = v->nr++;
 	v->id[k] = rule->id;
+	v->rule[k] = *rule;
 	v->text[k] = v->buf[k];
 	for (c = 0; c < f->cfg->nr_rules && f->cfg_id[c] != rule->id; c++)
 		;

@@ -27,6 +27,7 @@ struct fwd_rule_view {
 	uint64_t gen;
 	uint32_t nr;
 	uint32_t id[2 * UMEM_STEER_MAX_RULES]; /* the table's rules, then prefix rules (stats.h) */
+	struct umem_steer_rule rule[2 * UMEM_STEER_MAX_RULES]; /* for umem_steer__rule_counter_of */
 	const char *text[2 * UMEM_STEER_MAX_RULES];
 	char buf[2 * UMEM_STEER_MAX_RULES][128];
 };

@@ -303,7 +303,7 @@ void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd
 		for (uint32_t r = 0; r < ctx->steer_view[first].nr; r++) {
 			int k = fwd_hit_slot(ctx->steer_view[first].id[r]);
 
-			if (k >= 0 && !umem_steer__rule_counter(st, ctx->steer_view[first].id[r], &c))
+			if (k >= 0 && !umem_steer__rule_counter_of(st, &ctx->steer_view[first].rule[r], &c))
 				cur.hits[k] = c.packets;
 		}
 		if (!umem_steer__action_counters(st, a)) {

@@ -124,6 +124,11 @@ UMEM_API int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xs
 /* Counters summed over CPUs. rule_id: a rule's id (a prefix rule's too: -ENOENT if none has it)
  * or UMEM_STEER_RULE_DEFAULT. */
 UMEM_API int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem_steer_counter *out);
+/* The same for a rule as listed (umem_steer__rules, umem_steer__prefix_rules): a prefix rule's
+ * counter in one lookup of its prefix, where by id alone the tries are walked. -ENOENT when
+ * that rule is gone. */
+UMEM_API int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_rule *rule,
+					 struct umem_steer_counter *out);
 /* out[UMEM_STEER_S_NR], indexed by enum umem_steer_stat. */
 UMEM_API int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter *out);
 UMEM_API int umem_steer__reset_counters(struct umem_steer *s);

@@ -675,7 +675,14 @@ static void test_prefixes(void)
 	CHECK_EQ(c.packets, 2);
 	CHECK_EQ(c.bytes, 2 * f.len);
 	CHECK(umem_steer__rule_counter(S, a, &c) == 0 && c.packets == 2, "src /8: %llu", (unsigned long long)c.packets);
+	/* By the rule as listed: one lookup of its prefix, the same count. */
+	CHECK(umem_steer_rule__parse("src 10.1.0.0/16 -> sock 1", &r) == 0, "parse");
+	r.id = b;
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == 0 && c.packets == 2 && c.bytes == 2 * f.len, "counter_of");
+	r.id = a;
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of: another rule's id at this prefix");
 	CHECK(umem_steer__remove_rule_get(S, b, &r) == 0, "remove prefix rule");
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of a removed rule");
 	CHECK(umem_steer_rule__format(&r, buf, sizeof(buf)) > 0 && !strcmp(buf, "src 10.1.0.0/16 -> sock 1"), "%s", buf);
 	CHECK(umem_steer__remove_rule(S, b) == -ENOENT, "removed twice");
 	CHECK(umem_steer__rule_counter(S, b, &c) == -ENOENT, "counter of a removed rule");
