@@ -120,6 +120,17 @@ struct {
 	__type(value, struct umem_steer_l2_source);
 } steer_l2src SEC(".maps");
 
+/* Prefix rules by source and destination address (see steer_abi.h): one map type, two maps. */
+struct prefix_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, UMEM_STEER_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct umem_steer_prefix_key);
+	__type(value, struct umem_steer_prefix_rules);
+};
+struct prefix_trie steer_psrc SEC(".maps");
+struct prefix_trie steer_pdst SEC(".maps");
+
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
 	struct umem_steer_match f;
@@ -212,6 +223,7 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 	__builtin_memcpy(p->saddr, &ip->saddr, 4);
 	__builtin_memcpy(p->daddr, &ip->daddr, 4);
 	p->kind = UMEM_STEER_FLOW_IPV4;
+	p->f.fields |= UMEM_STEER_M_SRC | UMEM_STEER_M_DST;
 	if (ip->frag_off & bpf_htons(0x3fff)) { /* MF or an offset */
 		p->frag = 1;
 		if (ip->frag_off & bpf_htons(0x1fff))
@@ -240,6 +252,7 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
 	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
 	p->kind = UMEM_STEER_FLOW_IPV6;
+	p->f.fields |= UMEM_STEER_M_SRC | UMEM_STEER_M_DST;
 	nh = ip6->nexthdr;
 	off += sizeof(*ip6);
 #pragma unroll
@@ -345,6 +358,121 @@ static __always_inline int rule_matches(const struct umem_steer_match *m, const 
 			if (m->dmac[i] != frame->dmac[i])
 				return 0;
 	}
+	return 1;
+}
+
+/* Whether addr (of the frame's family) lies in the prefix, whose bits past len are zero. */
+static __always_inline int in_prefix(const struct umem_steer_prefix *pf, const struct pkt *p, const __u8 *addr)
+{
+	__u32 len = pf->len;
+
+	if (pf->family != (p->kind == UMEM_STEER_FLOW_IPV4 ? 4 : 6))
+		return 0;
+	for (int i = 0; i < 16; i++) {
+		if (len == 0)
+			break;
+		if ((addr[i] & (len >= 8 ? 0xff : (__u8)(0xff << (8 - len)))) != pf->addr[i])
+			return 0;
+		len = len >= 8 ? len - 8 : 0;
+	}
+	return 1;
+}
+
+/* A prefix rule: the table's fields, then both prefixes (the one its trie found is checked
+ * again: cheaper than telling the two apart, and a rule matches by its text alone). */
+static __always_inline int prefix_rule_matches(const struct umem_steer_match *m, const struct pkt *p)
+{
+	if (!rule_matches(m, &p->f))
+		return 0;
+	if ((m->fields & UMEM_STEER_M_SRC) && !in_prefix(&m->src, p, p->saddr))
+		return 0;
+	if ((m->fields & UMEM_STEER_M_DST) && !in_prefix(&m->dst, p, p->daddr))
+		return 0;
+	return 1;
+}
+
+/* The first slot of v whose rule matches the frame, or UMEM_STEER_PREFIX_SLOTS. A global
+ * function: verified once, not once per step of the walk (whose history it would overflow). */
+__noinline int prefix_slot(const struct umem_steer_prefix_rules *v, const struct pkt *p)
+{
+	__u32 n;
+
+	if (!v || !p)
+		return UMEM_STEER_PREFIX_SLOTS;
+	n = v->nr;
+	for (__u32 j = 0; j < UMEM_STEER_PREFIX_SLOTS; j++) {
+		if (j >= n)
+			break;
+		if (prefix_rule_matches(&v->slots[j].rule.match, p))
+			return j;
+	}
+	return UMEM_STEER_PREFIX_SLOTS;
+}
+
+/* The prefix rule one trie holds for the frame: the longest prefix holding addr whose rules
+ * (by priority) match the frame, walking to shorter prefixes while none does. *rank orders it
+ * against the other trie's and the table's (lower first): priority, then the longer prefix,
+ * then src before dst. */
+static __always_inline struct umem_steer_prefix_slot *prefix_walk(void *trie, const struct pkt *p, const __u8 *addr,
+								   __u32 dir, __u32 *rank)
+{
+	struct umem_steer_prefix_key k = {};
+	struct umem_steer_prefix_rules *v;
+
+	k.family[0] = p->kind == UMEM_STEER_FLOW_IPV4 ? 4 : 6;
+	k.prefixlen = 32 + (p->kind == UMEM_STEER_FLOW_IPV4 ? 32 : 128);
+	__builtin_memcpy(k.addr, addr, 16);
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < UMEM_STEER_PREFIX_DEPTH; i++) {
+		struct umem_steer_prefix_slot *sl;
+		__u32 j;
+
+		v = bpf_map_lookup_elem(trie, &k);
+		if (!v)
+			return NULL;
+		j = (__u32)prefix_slot(v, p);
+		if (j < UMEM_STEER_PREFIX_SLOTS) {
+			/* The mask (SLOTS is a power of two) keeps the bound the verifier sees. */
+			sl = &v->slots[j & (UMEM_STEER_PREFIX_SLOTS - 1)];
+			*rank = (__u32)sl->rule.prio << 16 | (255 - (v->prefixlen & 0xff)) << 8 | dir;
+			return sl;
+		}
+		if (v->prefixlen <= 32 || v->prefixlen > k.prefixlen)
+			return NULL; /* a /0 holds nothing shorter */
+		k.prefixlen = v->prefixlen - 1;
+	}
+	return NULL;
+}
+
+/* A global function, verified once (see flow_decide). dirs: bit 0 the src trie holds rules,
+ * bit 1 the dst trie. Returns 1 and the winner's action and id if a prefix rule ranks before
+ * table_rank (the first table rule that matched, or ~0), counting its frame; else 0. */
+__noinline int prefix_decide(const struct pkt *p, __u32 dirs, __u32 table_rank, __u64 bytes,
+			     struct umem_steer_rule *out)
+{
+	struct umem_steer_prefix_slot *win = NULL, *c;
+	__u32 best = table_rank, rank = ~0u;
+
+	if (!p || !out)
+		return 0;
+	if (dirs & 1) {
+		c = prefix_walk(&steer_psrc, p, p->saddr, UMEM_STEER_DIR_SRC, &rank);
+		if (c && rank < best) {
+			win = c;
+			best = rank;
+		}
+	}
+	if (dirs & 2) {
+		c = prefix_walk(&steer_pdst, p, p->daddr, UMEM_STEER_DIR_DST, &rank);
+		if (c && rank < best)
+			win = c;
+	}
+	if (!win)
+		return 0;
+	__sync_fetch_and_add(&win->count.packets, 1);
+	__sync_fetch_and_add(&win->count.bytes, bytes);
+	out->id = win->rule.id;
+	out->action = win->rule.action;
 	return 1;
 }
 
@@ -543,6 +671,7 @@ int umem_steer(struct xdp_md *ctx)
 	struct umem_steer_trace *tr;
 	struct umem_steer_table *t;
 	struct umem_steer_action act;
+	struct umem_steer_rule won;
 	struct pkt p = {};
 	__u32 hit;
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
@@ -568,7 +697,13 @@ int umem_steer(struct xdp_md *ctx)
 		goto decide;
 	}
 	hit = first_match(t, &p);
-	if (hit < UMEM_STEER_MAX_RULES) {
+	if (p.kind && (t->nr_prefix_rules[0] || t->nr_prefix_rules[1]) &&
+	    prefix_decide(&p, !!t->nr_prefix_rules[0] | !!t->nr_prefix_rules[1] << 1,
+			  hit < UMEM_STEER_MAX_RULES ? (__u32)t->rules[hit].prio << 16 | 0xffff : ~0u, bytes,
+			  &won)) {
+		act = won.action;
+		rule = won.id; /* counted in its slot, not in steer_rstats */
+	} else if (hit < UMEM_STEER_MAX_RULES) {
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;
 	} else {

@@ -194,6 +194,7 @@ int umem__steer_check_action(struct umem_steer *s, const struct umem_steer_actio
 static int check_rule(struct umem_steer *s, const struct umem_steer_rule *r)
 {
 	const struct umem_steer_match *m = &r->match;
+	char why[160];
 
 	if (m->fields & ~(uint32_t)UMEM_STEER_M_ALL) {
 		pr_warn("steer %s: unknown match field bits 0x%x\n", s->ifname, m->fields & ~(uint32_t)UMEM_STEER_M_ALL);
@@ -207,7 +208,207 @@ static int check_rule(struct umem_steer *s, const struct umem_steer_rule *r)
 		pr_warn("steer %s: queue %u does not exist (%u rx queues)\n", s->ifname, m->queue, s->nr_queues);
 		return -EINVAL;
 	}
+	if (umem__steer_match_problem(m, why, sizeof(why))) {
+		pr_warn("steer %s: %s\n", s->ifname, why);
+		return -EINVAL;
+	}
 	return umem__steer_check_action(s, &r->action);
+}
+
+/* ---- prefix rules (LPM tries, see steer_abi.h) ---- */
+
+/* The trie a prefix rule lives in: src when it has a src prefix (dst is then checked inline). */
+static uint32_t prefix_dir(const struct umem_steer_match *m)
+{
+	return (m->fields & UMEM_STEER_M_SRC) ? UMEM_STEER_DIR_SRC : UMEM_STEER_DIR_DST;
+}
+
+static struct umem_steer_prefix_key prefix_key(const struct umem_steer_prefix *p)
+{
+	struct umem_steer_prefix_key k = { .prefixlen = 32 + p->len, .family = { p->family } };
+
+	memcpy(k.addr, p->addr, sizeof(k.addr));
+	return k;
+}
+
+static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
+{
+	const struct umem_steer_match *m = &rule->match;
+	uint32_t dir = prefix_dir(m), bank, pos;
+	const struct umem_steer_prefix *pf = dir ? &m->dst : &m->src;
+	struct umem_steer_prefix_key k = prefix_key(pf);
+	struct umem_steer_prefix_rules v = { .prefixlen = k.prefixlen };
+	struct umem_steer_table t;
+	char text[64];
+	int err;
+
+	if ((err = umem__steer_table_read(s, &t, &bank)))
+		return err;
+	umem__steer_prefix_format(pf, text, sizeof(text));
+	/* An exact-length lookup finds this prefix only if it is there: a shorter one has another key. */
+	if (!bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) && v.prefixlen != k.prefixlen)
+		v = (struct umem_steer_prefix_rules){ .prefixlen = k.prefixlen };
+	if (v.nr >= UMEM_STEER_PREFIX_SLOTS) {
+		pr_warn("steer %s: %s %s holds %u rules already (the most one prefix takes)\n", s->ifname,
+			dir ? "dst" : "src", text, UMEM_STEER_PREFIX_SLOTS);
+		return -ENOSPC;
+	}
+	/* By priority, equal ones in insertion order, like the table. */
+	for (pos = 0; pos < v.nr && v.slots[pos].rule.prio <= rule->prio; pos++)
+		;
+	memmove(&v.slots[pos + 1], &v.slots[pos], (v.nr - pos) * sizeof(v.slots[0]));
+	v.slots[pos] = (struct umem_steer_prefix_slot){ .rule = *rule };
+	/* Monotonic: 2^32 additions before an id comes round again. */
+	v.slots[pos].rule.id = UMEM_STEER_PREFIX_ID_BASE + t.next_prefix_id;
+	v.nr++;
+	if (bpf_map_update_elem(s->prefix_fd[dir], &k, &v, BPF_ANY)) {
+		err = -errno;
+		pr_warn("steer %s: cannot add a rule for %s %s: %s%s\n", s->ifname, dir ? "dst" : "src", text,
+			strerror(errno), errno == ENOSPC || errno == E2BIG ? " (the trie holds its most prefixes)" : "");
+		return err;
+	}
+	t.next_prefix_id++;
+	if (t.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
+		t.next_prefix_id = 0;
+	t.nr_prefix_rules[dir]++;
+	if ((err = table_publish(s, &t, bank)))
+		return err;
+	rule->id = v.slots[pos].rule.id;
+	return 0;
+}
+
+/* Calls fn for every prefix rule of one trie, with its key and value, until fn returns non-zero
+ * (returned). The key is copied before fn runs, so fn may update or delete its own entry. */
+static int prefix_walk(struct umem_steer *s, uint32_t dir,
+		       int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+				 struct umem_steer_prefix_rules *v, void *arg),
+		       void *arg)
+{
+	struct umem_steer_prefix_key k, nk;
+	struct umem_steer_prefix_rules v;
+	void *prev = NULL;
+	int err;
+
+	while (!bpf_map_get_next_key(s->prefix_fd[dir], prev, &nk)) {
+		k = nk;
+		prev = &k;
+		if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
+			continue; /* gone meanwhile */
+		if ((err = fn(s, dir, &k, &v, arg)))
+			return err;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+struct prefix_find {
+	uint32_t id;
+	int remove;
+	struct umem_steer_prefix_slot found;
+};
+
+static int prefix_find_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			   struct umem_steer_prefix_rules *v, void *arg)
+{
+	struct prefix_find *f = arg;
+	uint32_t i;
+
+	for (i = 0; i < v->nr && i < UMEM_STEER_PREFIX_SLOTS && v->slots[i].rule.id != f->id; i++)
+		;
+	if (i == v->nr || i == UMEM_STEER_PREFIX_SLOTS)
+		return 0;
+	f->found = v->slots[i];
+	if (!f->remove)
+		return 1;
+	memmove(&v->slots[i], &v->slots[i + 1], (v->nr - i - 1) * sizeof(v->slots[0]));
+	v->nr--;
+	if (v->nr ? bpf_map_update_elem(s->prefix_fd[dir], k, v, BPF_EXIST) : bpf_map_delete_elem(s->prefix_fd[dir], k))
+		return -errno;
+	return 1;
+}
+
+/* 1 and f->found when a prefix rule has id f->id (removed if f->remove), 0 if none does. */
+static int prefix_find(struct umem_steer *s, struct prefix_find *f, uint32_t *dir)
+{
+	int err = 0;
+
+	for (*dir = 0; *dir < 2 && !err; (*dir)++)
+		if ((err = prefix_walk(s, *dir, prefix_find_one, f)))
+			break;
+	return err;
+}
+
+static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_steer_rule *out)
+{
+	struct prefix_find f = { .id = id, .remove = 1 };
+	struct umem_steer_table t;
+	uint32_t bank, dir;
+	int err;
+
+	if ((err = umem__steer_table_read(s, &t, &bank)))
+		return err;
+	if ((err = prefix_find(s, &f, &dir)) < 0)
+		return err;
+	if (!err) {
+		pr_warn("steer %s: no rule with id %u\n", s->ifname, id);
+		return -ENOENT;
+	}
+	if (out)
+		*out = f.found.rule;
+	if (t.nr_prefix_rules[dir])
+		t.nr_prefix_rules[dir]--;
+	return table_publish(s, &t, bank);
+}
+
+static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			    struct umem_steer_prefix_rules *v, void *arg)
+{
+	(void)v;
+	(void)arg;
+	return bpf_map_delete_elem(s->prefix_fd[dir], k) && errno != ENOENT ? -errno : 0;
+}
+
+static int prefix_zero_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			   struct umem_steer_prefix_rules *v, void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < UMEM_STEER_PREFIX_SLOTS; i++)
+		v->slots[i].count = (struct umem_steer_counter){};
+	return bpf_map_update_elem(s->prefix_fd[dir], k, v, BPF_EXIST) && errno != ENOENT ? -errno : 0;
+}
+
+struct prefix_list {
+	umem_steer_rule_fn fn;
+	void *arg;
+	int n;
+};
+
+static int prefix_list_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			   struct umem_steer_prefix_rules *v, void *arg)
+{
+	struct prefix_list *l = arg;
+	int err;
+
+	(void)s;
+	(void)dir;
+	(void)k;
+	for (uint32_t i = 0; i < v->nr && i < UMEM_STEER_PREFIX_SLOTS; i++) {
+		l->n++;
+		if (l->fn && (err = l->fn(&v->slots[i].rule, &v->slots[i].count, l->arg)))
+			return err;
+	}
+	return 0;
+}
+
+int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg)
+{
+	struct prefix_list l = { fn, arg, 0 };
+	int err = 0;
+
+	if (!s)
+		return -EINVAL;
+	for (uint32_t dir = 0; dir < 2 && !err; dir++)
+		err = prefix_walk(s, dir, prefix_list_one, &l);
+	return err < 0 ? err : l.n;
 }
 
 static int zero_counter(struct umem_steer *s, int fd, uint32_t key)
@@ -262,7 +463,10 @@ int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule)
 		return -EINVAL;
 	if ((err = check_rule(s, rule)) || (fd = err = table_lock(s)) < 0)
 		return err;
-	err = add_rule_locked(s, rule);
+	if (rule->match.fields & (UMEM_STEER_M_SRC | UMEM_STEER_M_DST))
+		err = prefix_add_locked(s, rule);
+	else
+		err = add_rule_locked(s, rule);
 	table_unlock(s, fd);
 	return err;
 }
@@ -296,7 +500,10 @@ int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_s
 		return -EINVAL;
 	if ((fd = table_lock(s)) < 0)
 		return fd;
-	err = remove_rule_locked(s, id, removed);
+	if (id >= UMEM_STEER_PREFIX_ID_BASE)
+		err = prefix_remove_locked(s, id, removed);
+	else
+		err = remove_rule_locked(s, id, removed);
 	table_unlock(s, fd);
 	return err;
 }
@@ -344,9 +551,14 @@ static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt,
 			t.default_action = *dflt;
 		if (flags)
 			t.flags = *flags;
-		if (clear_rules)
+		if (clear_rules) {
 			t.nr_rules = 0;
+			t.nr_prefix_rules[0] = t.nr_prefix_rules[1] = 0;
+		}
 		err = table_publish(s, &t, bank);
+		/* After the program stopped looking (counts 0), so no frame sees a half-emptied trie. */
+		for (uint32_t dir = 0; dir < 2 && clear_rules && !err; dir++)
+			err = prefix_walk(s, dir, prefix_clear_one, NULL);
 	}
 	table_unlock(s, fd);
 	return err;
@@ -434,8 +646,42 @@ static int counter_sum(struct umem_steer *s, int fd, uint32_t key, struct umem_s
 	return err;
 }
 
+int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_rule *rule,
+				struct umem_steer_counter *out)
+{
+	struct umem_steer_prefix_rules v;
+	struct umem_steer_prefix_key k;
+	uint32_t dir;
+
+	if (!s || !rule || !out)
+		return -EINVAL;
+	if (rule->id < UMEM_STEER_PREFIX_ID_BASE || !(rule->match.fields & (UMEM_STEER_M_SRC | UMEM_STEER_M_DST)))
+		return umem_steer__rule_counter(s, rule->id, out);
+	/* One lookup of its own prefix, not a walk of the trie. */
+	dir = prefix_dir(&rule->match);
+	k = prefix_key(dir ? &rule->match.dst : &rule->match.src);
+	if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
+		return -ENOENT;
+	for (uint32_t i = 0; i < v.nr && i < UMEM_STEER_PREFIX_SLOTS; i++) {
+		if (v.slots[i].rule.id == rule->id) {
+			*out = v.slots[i].count;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem_steer_counter *out)
 {
+	if (s && out && rule_id >= UMEM_STEER_PREFIX_ID_BASE) {
+		struct prefix_find f = { .id = rule_id };
+		uint32_t dir;
+		int err = prefix_find(s, &f, &dir);
+
+		if (err > 0)
+			*out = f.found.count;
+		return err < 0 ? err : err ? 0 : -ENOENT;
+	}
 	if (!s || !out || rule_id > UMEM_STEER_RULE_DEFAULT)
 		return -EINVAL;
 	return counter_sum(s, s->rstats_fd, rule_id, out);
@@ -455,7 +701,7 @@ int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter 
 
 int umem_steer__reset_counters(struct umem_steer *s)
 {
-	int err;
+	int err, fd;
 
 	if (!s)
 		return -EINVAL;
@@ -465,7 +711,13 @@ int umem_steer__reset_counters(struct umem_steer *s)
 	for (uint32_t i = 0; i < UMEM_STEER_S_NR; i++)
 		if ((err = zero_counter(s, s->astats_fd, i)))
 			return err;
-	return 0;
+	/* A prefix rule's counter shares its entry with the rules: rewriting it is a table edit. */
+	if ((fd = table_lock(s)) < 0)
+		return fd;
+	for (uint32_t dir = 0; dir < 2 && !err; dir++)
+		err = prefix_walk(s, dir, prefix_zero_one, NULL);
+	table_unlock(s, fd);
+	return err;
 }
 
 int umem_steer__trace(struct umem_steer *s, int cpu, struct umem_steer_trace *out)

@@ -20,6 +20,7 @@ struct umem_steer {
 	int link_fd;                 /* UMEM_STEER_ATTACH_LINK */
 	int prog_fd;
 	int tables_fd, active_fd, xsks_fd, rstats_fd, astats_fd, trace_fd;
+	int prefix_fd[2];            /* LPM tries of prefix rules, by enum umem_steer_prefix_dir */
 	int own_fds;                 /* the map/prog fds were opened by id (umem_steer__open) */
 	uint32_t ifindex;
 	char ifname[IF_NAMESIZE];
@@ -44,6 +45,13 @@ UMEM_PRIVATE void umem__steer_lock_remove(struct umem_steer *s);
 UMEM_PRIVATE void umem__steer_lock_sweep(void);
 UMEM_PRIVATE int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uint32_t *bank);
 UMEM_PRIVATE int umem__steer_check_action(struct umem_steer *s, const struct umem_steer_action *a);
+/* steer_rule.c */
+/* What is wrong with a match's prefixes (a bad family or length, host bits set, src and dst
+ * or the ethertype of different families), written into why; 0 when nothing is. */
+UMEM_PRIVATE int umem__steer_match_problem(const struct umem_steer_match *m, char *why, size_t len);
+/* "10.0.0.0/8", "2001:db8::/32", "10.0.0.1" (a full-length prefix prints as its address). */
+UMEM_PRIVATE void umem__steer_prefix_format(const struct umem_steer_prefix *p, char *buf, size_t len);
+
 /* Whether the process that attached the table's program still runs (pid and start time). */
 UMEM_PRIVATE int umem__steer_owner_alive(const struct umem_steer_table *t);
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <umem/steer.h>
-#include "internal.h"
+#include <arpa/inet.h>
+#include "steer_internal.h"
 
 #define MAX_TOKENS 32
 
@@ -124,6 +124,120 @@ static int parse_mac(struct tokens *t, uint8_t *mac)
 	return 0;
 }
 
+static uint32_t prefix_max(const struct umem_steer_prefix *p)
+{
+	return p->family == 4 ? 32 : 128;
+}
+
+void umem__steer_prefix_format(const struct umem_steer_prefix *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	inet_ntop(p->family == 4 ? AF_INET : AF_INET6, p->addr, a, sizeof(a));
+	if (p->family != 4 && p->family != 6)
+		snprintf(buf, len, "family%u/%u", p->family, p->len);
+	else if (p->len == prefix_max(p))
+		snprintf(buf, len, "%s", a);
+	else
+		snprintf(buf, len, "%s/%u", a, p->len);
+}
+
+/* The prefix with its bits past len cleared. */
+static struct umem_steer_prefix prefix_network(const struct umem_steer_prefix *p)
+{
+	struct umem_steer_prefix n = *p;
+
+	for (uint32_t i = 0; i < sizeof(n.addr); i++) {
+		uint32_t keep = p->len > i * 8 ? p->len - i * 8 : 0;
+
+		n.addr[i] &= keep >= 8 ? 0xff : (uint8_t)(0xff00 >> keep);
+	}
+	return n;
+}
+
+static int prefix_problem(const char *what, const struct umem_steer_prefix *p, char *why, size_t len)
+{
+	struct umem_steer_prefix net;
+	char a[64], b[64];
+
+	if (p->family != 4 && p->family != 6)
+		return snprintf(why, len, "%s: address family %u is not 4 or 6", what, p->family), 1;
+	if (p->len > prefix_max(p))
+		return snprintf(why, len, "%s: prefix length %u is beyond %u for IPv%u", what, p->len,
+				prefix_max(p), p->family), 1;
+	if (p->family == 4 && memcmp(p->addr + 4, (uint8_t[12]){ 0 }, 12))
+		return snprintf(why, len, "%s: IPv4 address with bytes set past the first 4", what), 1;
+	net = prefix_network(p);
+	if (memcmp(net.addr, p->addr, sizeof(net.addr))) {
+		umem__steer_prefix_format(p, a, sizeof(a));
+		umem__steer_prefix_format(&net, b, sizeof(b));
+		return snprintf(why, len, "%s %s has host bits set (the prefix is %s)", what, a, b), 1;
+	}
+	return 0;
+}
+
+int umem__steer_match_problem(const struct umem_steer_match *m, char *why, size_t len)
+{
+	const struct umem_steer_prefix *fam = NULL;
+
+	if ((m->fields & UMEM_STEER_M_SRC) && prefix_problem("src", &m->src, why, len))
+		return 1;
+	if ((m->fields & UMEM_STEER_M_DST) && prefix_problem("dst", &m->dst, why, len))
+		return 1;
+	if (m->fields & UMEM_STEER_M_SRC)
+		fam = &m->src;
+	if (m->fields & UMEM_STEER_M_DST) {
+		if (fam && fam->family != m->dst.family)
+			return snprintf(why, len, "src is IPv%u and dst IPv%u: no frame has both", fam->family,
+					m->dst.family), 1;
+		fam = &m->dst;
+	}
+	if (fam && (m->fields & UMEM_STEER_M_ETHERTYPE) &&
+	    m->ethertype != (fam->family == 4 ? 0x0800 : 0x86dd))
+		return snprintf(why, len, "an IPv%u prefix with ethertype 0x%04x: no frame has both", fam->family,
+				m->ethertype), 1;
+	return 0;
+}
+
+/* "A.B.C.D[/N]" or "X:X::X[/N]"; without /N the full length (one host). */
+static int parse_prefix(struct tokens *t, const char *what, struct umem_steer_prefix *p)
+{
+	const char *tok = next(t), *slash;
+	char addr[INET6_ADDRSTRLEN + 1];
+	unsigned long len;
+	char *end;
+
+	if (!tok) {
+		pr_warn("steer rule '%s': '%s' needs an address or prefix (10.0.0.0/8, 2001:db8::/32)\n",
+			t->text, what);
+		return -EINVAL;
+	}
+	slash = strchr(tok, '/');
+	snprintf(addr, sizeof(addr), "%.*s", slash ? (int)(slash - tok) : (int)strlen(tok), tok);
+	memset(p, 0, sizeof(*p));
+	if (inet_pton(AF_INET, addr, p->addr) == 1) {
+		p->family = 4;
+	} else if (inet_pton(AF_INET6, addr, p->addr) == 1) {
+		p->family = 6;
+	} else {
+		pr_warn("steer rule '%s': bad address '%s' for '%s' (want IPv4 or IPv6, as 10.0.0.0/8 or "
+			"2001:db8::/32)\n", t->text, addr, what);
+		return -EINVAL;
+	}
+	p->len = prefix_max(p);
+	if (slash) {
+		errno = 0;
+		len = strtoul(slash + 1, &end, 10);
+		if (errno || end == slash + 1 || *end || !isdigit((unsigned char)slash[1]) || len > prefix_max(p)) {
+			pr_warn("steer rule '%s': bad prefix length '%s' for '%s' (0..%u for IPv%u)\n", t->text,
+				slash + 1, what, prefix_max(p), p->family);
+			return -EINVAL;
+		}
+		p->len = len;
+	}
+	return 0;
+}
+
 /* Sets one match field, refusing a field given twice (a rule "udp tcp" would match nothing). */
 static int set_field(struct tokens *t, struct umem_steer_match *m, uint32_t field, const char *tok)
 {
@@ -188,6 +302,11 @@ static int parse_match(struct tokens *t, const char *tok, struct umem_steer_matc
 			return err;
 		return set_field(t, m, UMEM_STEER_M_DMAC, tok);
 	}
+	if (!strcmp(tok, "src") || !strcmp(tok, "dst")) {
+		if ((err = parse_prefix(t, tok, tok[0] == 's' ? &m->src : &m->dst)))
+			return err;
+		return set_field(t, m, tok[0] == 's' ? UMEM_STEER_M_SRC : UMEM_STEER_M_DST, tok);
+	}
 	pr_warn("steer rule '%s': unknown field '%s'\n", t->text, tok);
 	return -EINVAL;
 }
@@ -245,6 +364,7 @@ int umem_steer_rule__parse(const char *text, struct umem_steer_rule *out)
 	struct umem_steer_rule r = {};
 	struct tokens t;
 	const char *tok;
+	char why[160];
 	unsigned long v;
 	int err;
 
@@ -264,6 +384,10 @@ int umem_steer_rule__parse(const char *text, struct umem_steer_rule *out)
 	}
 	if (!tok) {
 		pr_warn("steer rule '%s': no '-> action'\n", text);
+		return -EINVAL;
+	}
+	if (umem__steer_match_problem(&r.match, why, sizeof(why))) {
+		pr_warn("steer rule '%s': %s\n", text, why);
 		return -EINVAL;
 	}
 	if ((err = parse_action_tokens(&t, &r.action)))
@@ -372,6 +496,14 @@ int umem_steer_rule__format(const struct umem_steer_rule *r, char *buf, size_t l
 	if (m->fields & UMEM_STEER_M_DMAC)
 		outf(&o, "dmac %02x:%02x:%02x:%02x:%02x:%02x ", m->dmac[0], m->dmac[1], m->dmac[2],
 		     m->dmac[3], m->dmac[4], m->dmac[5]);
+	for (int d = 0; d < 2; d++) {
+		char pf[64];
+
+		if (!(m->fields & (d ? UMEM_STEER_M_DST : UMEM_STEER_M_SRC)))
+			continue;
+		umem__steer_prefix_format(d ? &m->dst : &m->src, pf, sizeof(pf));
+		outf(&o, "%s %s ", d ? "dst" : "src", pf);
+	}
 	if (!(m->fields & UMEM_STEER_M_ALL))
 		outf(&o, "any ");
 	outf(&o, "-> ");

@@ -238,9 +238,34 @@ static void resync(struct fwd_ctx *ctx)
 /* A live edit (umem-steer) may send frames to a socket index no port of ours serves: the
  * program passes them to the kernel (no_socket), so the edit is named once, when the table
  * changes. */
+struct live_check {
+	struct fwd_ctx *ctx;
+	const char *ifname;
+};
+
+static int check_live_rule(const struct umem_steer_rule *rule, const struct umem_steer_counter *count, void *arg)
+{
+	const struct live_check *lc = arg;
+	const struct umem_steer_action *a = &rule->action;
+	uint32_t n = a->type == UMEM_STEER_A_SOCK ? 1 : a->type == UMEM_STEER_A_GROUP ? a->count : 0;
+	char text[160];
+
+	(void)count;
+	for (uint32_t k = 0; k < n; k++) {
+		if (fwd_socket_served(lc->ctx->cfg, lc->ifname, a->index + k))
+			continue;
+		umem_steer_rule__format(rule, text, sizeof(text));
+		fprintf(stderr, "xdp-fwd: warning: %s: rule %u '%s' (edited live) sends frames to socket "
+			"%u, which no port of xdp-fwd serves: they go to the kernel (counted as "
+			"no_socket)\n", lc->ifname, rule->id, text, a->index + k);
+		break;
+	}
+	return 0;
+}
+
 static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
 {
-	const char *ifname = ctx->cfg->ports[first].ifname;
+	struct live_check lc = { ctx, ctx->cfg->ports[first].ifname };
 	struct umem_steer_info info = { .sz = sizeof(info) };
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
 	int n;
@@ -248,21 +273,9 @@ static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
 	if (umem_steer__info(ctx->steer[first], &info) || info.generation == ctx->steer_gen[first])
 		return;
 	n = umem_steer__rules(ctx->steer[first], rules, UMEM_STEER_MAX_RULES);
-	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++) {
-		const struct umem_steer_action *a = &rules[r].action;
-		uint32_t count = a->type == UMEM_STEER_A_SOCK ? 1 : a->type == UMEM_STEER_A_GROUP ? a->count : 0;
-		char text[160];
-
-		for (uint32_t k = 0; k < count; k++) {
-			if (fwd_socket_served(ctx->cfg, ifname, a->index + k))
-				continue;
-			umem_steer_rule__format(&rules[r], text, sizeof(text));
-			fprintf(stderr, "xdp-fwd: warning: %s: rule %u '%s' (edited live) sends frames to socket "
-				"%u, which no port of xdp-fwd serves: they go to the kernel (counted as "
-				"no_socket)\n", ifname, rules[r].id, text, a->index + k);
-			break;
-		}
-	}
+	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
+		check_live_rule(&rules[r], NULL, &lc);
+	umem_steer__prefix_rules(ctx->steer[first], check_live_rule, &lc);
 	ctx->steer_gen[first] = info.generation;
 }
 

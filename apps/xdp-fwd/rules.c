@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "rules.h"
+#include "stats.h"
 
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
@@ -106,7 +107,23 @@ static const char *contradiction(const struct umem_steer_match *m)
 	return NULL;
 }
 
-/* a matches every frame b matches (each field a tests, b tests for the same value). */
+/* Prefix a holds every address prefix b holds. */
+static bool prefix_covers(const struct umem_steer_prefix *a, const struct umem_steer_prefix *b)
+{
+	if (a->family != b->family || a->len > b->len)
+		return false;
+	for (uint32_t i = 0; i < sizeof(a->addr) && i * 8 < a->len; i++) {
+		uint32_t bits = a->len - i * 8;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
+		if ((a->addr[i] ^ b->addr[i]) & mask)
+			return false;
+	}
+	return true;
+}
+
+/* a matches every frame b matches (each field a tests, b tests for the same value, or a
+ * prefix holding b's). */
 static bool covers(const struct umem_steer_match *a, const struct umem_steer_match *b)
 {
 	uint32_t f = a->fields;
@@ -119,13 +136,38 @@ static bool covers(const struct umem_steer_match *a, const struct umem_steer_mat
 	       (!(f & UMEM_STEER_M_L4PROTO) || a->l4proto == b->l4proto) &&
 	       (!(f & UMEM_STEER_M_SPORT) || a->sport == b->sport) &&
 	       (!(f & UMEM_STEER_M_DPORT) || a->dport == b->dport) &&
-	       (!(f & UMEM_STEER_M_DMAC) || !memcmp(a->dmac, b->dmac, sizeof(a->dmac)));
+	       (!(f & UMEM_STEER_M_DMAC) || !memcmp(a->dmac, b->dmac, sizeof(a->dmac))) &&
+	       (!(f & UMEM_STEER_M_SRC) || prefix_covers(&a->src, &b->src)) &&
+	       (!(f & UMEM_STEER_M_DST) || prefix_covers(&a->dst, &b->dst));
 }
 
-/* Rule r runs after rule q: lower priority first, equal priorities in the order given. */
+/* The trie a rule lives in (0 src, 1 dst), or -1 for the table; and the length it is keyed by. */
+static int rule_trie(const struct umem_steer_match *m, int *len)
+{
+	if (m->fields & UMEM_STEER_M_SRC)
+		return *len = m->src.len, 0;
+	if (m->fields & UMEM_STEER_M_DST)
+		return *len = m->dst.len, 1;
+	return *len = -1, -1;
+}
+
+/* Rule q is tried before rule r, in the program's order (STEERING.md): in one trie the longer
+ * prefix first; else by priority, at equal priority a prefix rule first, the longer prefix, src
+ * before dst; then the order given. */
 static bool runs_before(const struct fwd_config *cfg, uint32_t q, uint32_t r)
 {
-	return cfg->rules[q].prio < cfg->rules[r].prio || (cfg->rules[q].prio == cfg->rules[r].prio && q < r);
+	const struct umem_steer_rule *a = &cfg->rules[q], *b = &cfg->rules[r];
+	int la, lb, ta = rule_trie(&a->match, &la), tb = rule_trie(&b->match, &lb);
+
+	if (ta >= 0 && ta == tb && la != lb)
+		return la > lb;
+	if (a->prio != b->prio)
+		return a->prio < b->prio;
+	if (la != lb)
+		return la > lb;
+	if (ta != tb)
+		return ta < tb;
+	return q < r;
 }
 
 uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out)
@@ -165,7 +207,8 @@ static bool broadcast_mac(const uint8_t *m)
 /* Whether some ARP request (ethertype 0x0806, broadcast destination) can match r. */
 static bool may_match_arp(const struct umem_steer_match *m)
 {
-	if (m->fields & (UMEM_STEER_M_L4PROTO | UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT))
+	if (m->fields & (UMEM_STEER_M_L4PROTO | UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT | UMEM_STEER_M_SRC |
+			 UMEM_STEER_M_DST))
 		return false;
 	if ((m->fields & UMEM_STEER_M_ETHERTYPE) && m->ethertype != ETH_P_ARP_)
 		return false;
@@ -212,6 +255,36 @@ static int if_has_ipv4(const char *ifname)
 
 int (*fwd_if_has_ipv4)(const char *ifname) = if_has_ipv4;
 
+struct view_fill {
+	struct fwd_rule_view *v;
+	const struct fwd_config *cfg;
+	const uint32_t *cfg_id;
+};
+
+/* One rule into the view, named by its -r text when it is one; prefix rules past the ones the
+ * stats follow are left out. */
+static int view_add(const struct umem_steer_rule *rule, const struct umem_steer_counter *count, void *arg)
+{
+	struct view_fill *f = arg;
+	struct fwd_rule_view *v = f->v;
+	uint32_t k, c;
+
+	(void)count;
+	if (fwd_hit_slot(rule->id) < 0 || v->nr >= sizeof(v->id) / sizeof(v->id[0]))
+		return 0;
+	k = v->nr++;
+	v->id[k] = rule->id;
+	v->rule[k] = *rule;
+	v->text[k] = v->buf[k];
+	for (c = 0; c < f->cfg->nr_rules && f->cfg_id[c] != rule->id; c++)
+		;
+	if (c < f->cfg->nr_rules)
+		v->text[k] = f->cfg->rule_text[c];
+	else
+		umem_steer_rule__format(rule, v->buf[k], sizeof(v->buf[k]));
+	return 0;
+}
+
 void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,
 			   const uint32_t *cfg_id)
 {
@@ -231,18 +304,11 @@ void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const 
 	if (n < 0)
 		return;
 	v->nr = 0;
-	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++) {
-		uint32_t k = v->nr++, c;
+	struct view_fill f = { v, cfg, cfg_id };
 
-		v->id[k] = rules[r].id;
-		v->text[k] = v->buf[k];
-		for (c = 0; c < cfg->nr_rules && cfg_id[c] != rules[r].id; c++)
-			;
-		if (c < cfg->nr_rules)
-			v->text[k] = cfg->rule_text[c];
-		else
-			umem_steer_rule__format(&rules[r], v->buf[k], sizeof(v->buf[k]));
-	}
+	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
+		view_add(&rules[r], NULL, &f);
+	umem_steer__prefix_rules(s, view_add, &f);
 	v->of = s;
 	v->gen = info.generation;
 }

@@ -26,9 +26,10 @@ struct fwd_rule_view {
 	const struct umem_steer *of; /* the handle read; NULL: never read */
 	uint64_t gen;
 	uint32_t nr;
-	uint32_t id[UMEM_STEER_MAX_RULES];
-	const char *text[UMEM_STEER_MAX_RULES];
-	char buf[UMEM_STEER_MAX_RULES][128];
+	uint32_t id[2 * UMEM_STEER_MAX_RULES]; /* the table's rules, then prefix rules (stats.h) */
+	struct umem_steer_rule rule[2 * UMEM_STEER_MAX_RULES]; /* for umem_steer__rule_counter_of */
+	const char *text[2 * UMEM_STEER_MAX_RULES];
+	char buf[2 * UMEM_STEER_MAX_RULES][128];
 };
 /* Refreshes v from s (NULL: empty) when stale; cfg_id[r] is the id -r rule r got. */
 void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,

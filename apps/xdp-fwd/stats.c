@@ -161,7 +161,11 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 static unsigned long long hits_since(const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur,
 				     uint32_t id)
 {
-	return cur->hits[id] >= prev->hits[id] ? cur->hits[id] - prev->hits[id] : cur->hits[id];
+	int k = fwd_hit_slot(id);
+
+	if (k < 0)
+		return 0;
+	return cur->hits[k] >= prev->hits[k] ? cur->hits[k] - prev->hits[k] : cur->hits[k];
 }
 
 void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, const uint32_t *ids,
@@ -301,9 +305,12 @@ void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd
 	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
 
 	if (st) {
-		for (uint32_t r = 0; r < ctx->steer_view[first].nr; r++)
-			if (!umem_steer__rule_counter(st, ctx->steer_view[first].id[r], &c))
-				cur.hits[ctx->steer_view[first].id[r]] = c.packets;
+		for (uint32_t r = 0; r < ctx->steer_view[first].nr; r++) {
+			int k = fwd_hit_slot(ctx->steer_view[first].id[r]);
+
+			if (k >= 0 && !umem_steer__rule_counter_of(st, &ctx->steer_view[first].rule[r], &c))
+				cur.hits[k] = c.packets;
+		}
 		if (!umem_steer__action_counters(st, a)) {
 			cur.drop = a[UMEM_STEER_S_DROP].packets;
 			cur.pass = a[UMEM_STEER_S_PASS].packets;
@@ -315,8 +322,12 @@ void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd
 	cur.drop += ctx->steer_base[first].drop;
 	cur.pass += ctx->steer_base[first].pass;
 	cur.no_socket += ctx->steer_base[first].no_socket;
-	for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
-		cur.hits[ctx->rule_id[first][r]] += ctx->steer_base[first].hits[ctx->rule_id[first][r]];
+	for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++) {
+		int k = fwd_hit_slot(ctx->rule_id[first][r]);
+
+		if (k >= 0)
+			cur.hits[k] += ctx->steer_base[first].hits[k];
+	}
 	*out = cur;
 }
 

@@ -106,8 +106,22 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 /* Steering of one interface (--rule): frames each rule decided (hits), and the decisions that
  * kept frames from xdp-fwd: dropped, passed to the kernel, or sent to an empty socket slot
  * (which the program passes to the kernel too). Frames in = received + these. */
+/* Rules the stats follow: the table's (ids 0..63) and the first 64 prefix rules of a program
+ * (the -r ones come first, so they are always among them). */
+#define FWD_HIT_SLOTS (2 * UMEM_STEER_MAX_RULES)
+
+/* Where a rule id's hits are kept, or -1 for a prefix rule past the first 64. */
+static inline int fwd_hit_slot(uint32_t id)
+{
+	if (id < UMEM_STEER_MAX_RULES)
+		return (int)id;
+	if (id >= UMEM_STEER_PREFIX_ID_BASE && id - UMEM_STEER_PREFIX_ID_BASE < UMEM_STEER_MAX_RULES)
+		return (int)(UMEM_STEER_MAX_RULES + id - UMEM_STEER_PREFIX_ID_BASE);
+	return -1;
+}
+
 struct fwd_steer_sample {
-	uint64_t hits[UMEM_STEER_MAX_RULES]; /* by rule id */
+	uint64_t hits[FWD_HIT_SLOTS]; /* by fwd_hit_slot(rule id) */
 	uint64_t drop, pass, no_socket;
 };
 

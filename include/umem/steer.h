@@ -7,7 +7,8 @@
  * native mode (generic with a notice when the driver has none) through a bpf_link, and sends
  * every frame to the socket registered for its ingress queue (umem_steer__set_socket(s, queue,
  * xsk_fd)); a frame whose socket is not registered goes to the kernel. Rules (at most
- * UMEM_STEER_MAX_RULES, scanned by priority) override that default; see STEERING.md (share/doc/libumem).
+ * UMEM_STEER_MAX_RULES, scanned by priority, plus rules on src/dst prefixes in LPM tries, longest
+ * prefix first) override that default; see STEERING.md (share/doc/libumem).
  *
  * Crash safety: the bpf_link dies with the process that holds it, so a killed owner leaves the
  * interface as it was. A program of ours whose owner is dead (left by UMEM_STEER_ATTACH_LIBXDP,
@@ -88,8 +89,11 @@ UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
 UMEM_API void umem_steer__detach(struct umem_steer *s);
 
 /* Adds a rule (its id is written to rule->id). -EINVAL for an unknown field or action, a socket
- * index beyond nr_sockets, a queue the interface does not have; -ENOSPC when the table is full.
- * On error the table is unchanged. */
+ * index beyond nr_sockets, a queue the interface does not have, a bad prefix (length beyond the
+ * family's, host bits set, src and dst of different families); -ENOSPC when the table is full.
+ * A rule with a src or dst prefix goes to the prefix tries instead of the table (id from
+ * UMEM_STEER_PREFIX_ID_BASE; -ENOSPC when its prefix holds UMEM_STEER_PREFIX_SLOTS rules or the
+ * trie UMEM_STEER_MAX_PREFIXES prefixes). On error nothing is changed. */
 UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
 /* -ENOENT if no rule has that id. */
 UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
@@ -97,8 +101,15 @@ UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
 UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
 /* Removes every rule. */
 UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
-/* Copies up to max rules in evaluation order; returns how many there are (may exceed max). */
+/* Copies up to max rules of the table (rules without a prefix) in evaluation order; returns how
+ * many there are (may exceed max). */
 UMEM_API int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max);
+/* Per prefix rule, with its counter; a non-zero return stops the walk (and is returned). */
+typedef int (*umem_steer_rule_fn)(const struct umem_steer_rule *rule, const struct umem_steer_counter *count,
+				  void *arg);
+/* Calls fn (may be NULL) for every prefix rule, src trie then dst trie, each prefix's rules by
+ * priority; returns how many it visited, or negative errno. */
+UMEM_API int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg);
 /* The action a frame no rule matches gets: set it (-EINVAL as add_rule for a bad action), read it. */
 UMEM_API int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action);
 UMEM_API int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out);
@@ -110,8 +121,14 @@ UMEM_API int umem_steer__table_flags(struct umem_steer *s, uint32_t *out);
  * closed socket leaves the map by itself. */
 UMEM_API int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd);
 
-/* Counters summed over CPUs. rule_id: a rule's id or UMEM_STEER_RULE_DEFAULT. */
+/* Counters summed over CPUs. rule_id: a rule's id (a prefix rule's too: -ENOENT if none has it)
+ * or UMEM_STEER_RULE_DEFAULT. */
 UMEM_API int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem_steer_counter *out);
+/* The same for a rule as listed (umem_steer__rules, umem_steer__prefix_rules): a prefix rule's
+ * counter in one lookup of its prefix, where by id alone the tries are walked. -ENOENT when
+ * that rule is gone. */
+UMEM_API int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_rule *rule,
+					 struct umem_steer_counter *out);
 /* out[UMEM_STEER_S_NR], indexed by enum umem_steer_stat. */
 UMEM_API int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter *out);
 UMEM_API int umem_steer__reset_counters(struct umem_steer *s);
@@ -140,7 +157,8 @@ UMEM_API int umem_steer__xsks_fd(const struct umem_steer *s);
  *   rule   := [prio N] match... -> action
  *   match  := queue N | vlan N | ethertype (N|arp|ipv4|ipv6) | arp | ipv4 | ipv6
  *           | tcp | udp | sctp | udplite | icmp | icmp6 | proto N | sport N | dport N
- *           | dmac XX:XX:XX:XX:XX:XX | any
+ *           | dmac XX:XX:XX:XX:XX:XX | src PREFIX | dst PREFIX | any
+ *   PREFIX := A.B.C.D[/0..32] | IPv6[/0..128] (no length: one host; no host bits set)
  *   action := sock N | group FIRST-LAST | queue | pass | drop
  * Numbers are decimal or 0x-hex. -EINVAL with a message naming the bad token; out untouched. */
 UMEM_API int umem_steer_rule__parse(const char *text, struct umem_steer_rule *out);

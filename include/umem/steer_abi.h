@@ -36,7 +36,9 @@ enum umem_steer_field {
 	UMEM_STEER_M_SPORT = 1u << 4,     /* TCP/UDP/SCTP/UDP-Lite source port */
 	UMEM_STEER_M_DPORT = 1u << 5,     /* TCP/UDP/SCTP/UDP-Lite destination port */
 	UMEM_STEER_M_DMAC = 1u << 6,      /* destination MAC */
-	UMEM_STEER_M_ALL = (1u << 7) - 1,
+	UMEM_STEER_M_SRC = 1u << 7,       /* IPv4/IPv6 source address in a prefix (match.src) */
+	UMEM_STEER_M_DST = 1u << 8,       /* IPv4/IPv6 destination address in a prefix (match.dst) */
+	UMEM_STEER_M_ALL = (1u << 9) - 1,
 };
 
 enum umem_steer_action_type {
@@ -70,6 +72,14 @@ enum umem_steer_table_flags {
 	UMEM_STEER_F_TRACE = 1u << 1,
 };
 
+/* An address prefix: the first len bits of addr (network byte order, as on the wire; IPv4 in
+ * addr[0..3]). Bits past len are zero (the control API refuses host bits). */
+struct umem_steer_prefix {
+	__u8 family; /* 4 or 6 */
+	__u8 len;    /* 0..32 (IPv4), 0..128 (IPv6) */
+	__u8 addr[16];
+};
+
 struct umem_steer_match {
 	__u32 fields; /* enum umem_steer_field */
 	__u32 queue;
@@ -80,6 +90,8 @@ struct umem_steer_match {
 	__u8 l4proto;
 	__u8 dmac[6];
 	__u8 :8;
+	struct umem_steer_prefix src; /* UMEM_STEER_M_SRC */
+	struct umem_steer_prefix dst; /* UMEM_STEER_M_DST */
 };
 
 struct umem_steer_action {
@@ -106,12 +118,54 @@ struct umem_steer_table {
 	__u32 nr_sockets;
 	__u64 owner_start; /* its start time (clock ticks since boot): a reused pid differs */
 	__u64 generation;  /* bumped on every table change */
+	/* Prefix rules in the src and dst tries (0: the program skips that lookup). */
+	__u32 nr_prefix_rules[2];
+	__u32 next_prefix_id; /* the next prefix rule's id, from UMEM_STEER_PREFIX_ID_BASE */
+	__u32 :32;
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
 };
+
 
 struct umem_steer_counter {
 	__u64 packets;
 	__u64 bytes;
+};
+
+/*
+ * Prefix rules: a rule with a src or dst prefix is not in the table but in an LPM trie
+ * (BPF_MAP_TYPE_LPM_TRIE) keyed by that prefix, src trie first (a rule with both is keyed by src
+ * and checks dst inline). Per frame, each trie is looked up once for the longest prefix holding
+ * the address; its rules (at most UMEM_STEER_PREFIX_SLOTS, by priority) are tried in turn, and if
+ * none matches the frame's other fields, the next shorter prefix is. So the cost follows the
+ * nesting of prefixes, not their number. The src winner, the dst winner and the first table rule
+ * that matches are then ordered by priority; at equal priority a prefix rule goes first, the
+ * longer prefix first, src before dst at equal length.
+ */
+#define UMEM_STEER_MAX_PREFIXES 262144 /* prefixes per trie */
+#define UMEM_STEER_PREFIX_SLOTS 4      /* rules per prefix (a power of two) */
+#define UMEM_STEER_PREFIX_ID_BASE 0x1000u /* prefix rule ids start here (table ids are 0..MAX_RULES-1) */
+/* Nested prefixes the program walks in one trie (a /0 to a /128 has 129). */
+#define UMEM_STEER_PREFIX_DEPTH 129
+
+enum umem_steer_prefix_dir { UMEM_STEER_DIR_SRC = 0, UMEM_STEER_DIR_DST = 1 };
+
+/* The trie key: prefixlen covers family[0..3] (32 bits, so an IPv6 ::/0 holds no IPv4 address)
+ * and then the prefix's len bits of addr. */
+struct umem_steer_prefix_key {
+	__u32 prefixlen; /* 32 + prefix len */
+	__u8 family[4];  /* { 4 or 6, 0, 0, 0 } */
+	__u8 addr[16];
+};
+
+struct umem_steer_prefix_slot {
+	struct umem_steer_rule rule;     /* match holds the prefix too, so it prints whole */
+	struct umem_steer_counter count; /* frames it decided (atomic adds: shared by CPUs) */
+};
+
+struct umem_steer_prefix_rules {
+	__u32 prefixlen; /* the key's, for the walk to shorter prefixes */
+	__u32 nr;        /* slots in use, by priority then insertion */
+	struct umem_steer_prefix_slot slots[UMEM_STEER_PREFIX_SLOTS];
 };
 
 /* Last decision on a CPU, written when UMEM_STEER_F_TRACE is set. */
@@ -247,5 +301,7 @@ struct umem_steer_l2_source {
 #define UMEM_STEER_MAP_FLOW_CONF "steer_fconf"
 #define UMEM_STEER_MAP_DEVS "steer_devs"
 #define UMEM_STEER_MAP_L2_SOURCES "steer_l2src"
+#define UMEM_STEER_MAP_PREFIX_SRC "steer_psrc"
+#define UMEM_STEER_MAP_PREFIX_DST "steer_pdst"
 
 #endif

@@ -7,18 +7,6 @@
 #include "testutil.h"
 #include "csum.h"
 
-/* Reference: RFC 1071 over 16-bit words, independent of fwd_csum_add's 32-bit loop. */
-static uint32_t ref_sum(uint32_t s, const uint8_t *p, uint32_t len)
-{
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return s;
-}
-
 static uint8_t frame[9100];
 
 /* An IPv4 (v6) TCP or UDP frame with plen payload bytes, an optional VLAN tag; returns the
@@ -42,19 +30,19 @@ static uint32_t build(int v6, int udp, int vlan, uint32_t plen, uint16_t *pseudo
 		for (int i = 0; i < 32; i++)
 			ip[8 + i] = (uint8_t)(0x20 + 7 * i);
 		l4 = l3 + 40;
-		s = ref_sum(0, ip + 8, 32);
+		s = test_csum_fold(0, ip + 8, 32);
 	} else {
 		uint32_t tot = 20 + hl + plen;
 		ip[0] = 0x45, ip[2] = (uint8_t)(tot >> 8), ip[3] = (uint8_t)tot, ip[6] = 0x40, ip[8] = 64, ip[9] = proto;
 		memcpy(ip + 12, "\x0a\x4d\x00\x01\x0a\x4d\x00\x02", 8);
 		l4 = l3 + 20;
-		s = ref_sum(0, ip + 12, 8);
+		s = test_csum_fold(0, ip + 12, 8);
 	}
 	for (uint32_t i = 0; i < hl + plen; i++)
 		frame[l4 + i] = (uint8_t)(i * 131 + 17);
 	if (udp)
 		frame[l4 + 4] = (uint8_t)((hl + plen) >> 8), frame[l4 + 5] = (uint8_t)(hl + plen);
-	*pseudo = (uint16_t)ref_sum(s + proto + hl + plen, NULL, 0);
+	*pseudo = (uint16_t)test_csum_fold(s + proto + hl + plen, NULL, 0);
 	*field = l4 + (udp ? 6 : 16);
 	frame[*field] = (uint8_t)(*pseudo >> 8), frame[*field + 1] = (uint8_t)*pseudo; /* partial */
 	return l4 + hl + plen;
@@ -65,7 +53,7 @@ static bool verifies(uint16_t pseudo, uint32_t field, uint32_t len, int udp)
 {
 	uint32_t l4 = field - (udp ? 6 : 16);
 
-	return ref_sum(pseudo, frame + l4, len - l4) == 0xffff;
+	return test_csum_fold(pseudo, frame + l4, len - l4) == 0xffff;
 }
 
 static bool complete1(uint32_t len)
@@ -145,7 +133,7 @@ static void test_udp_zero(void)
 	/* Two payload bytes chosen so that the real checksum is 0: it must go out as 0xffff. */
 	frame[l4 + 8] = frame[l4 + 9] = 0;
 	frame[field] = frame[field + 1] = 0;
-	x = ref_sum(ps, frame + l4, len - l4);
+	x = test_csum_fold(ps, frame + l4, len - l4);
 	w = (uint16_t)(0xffff - x);
 	frame[l4 + 8] = (uint8_t)(w >> 8), frame[l4 + 9] = (uint8_t)w;
 	frame[field] = (uint8_t)(ps >> 8), frame[field + 1] = (uint8_t)ps;

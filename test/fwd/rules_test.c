@@ -76,6 +76,21 @@ static void test_warnings(void)
 	/* A catch-all drop, and the rule after it never runs. */
 	RULES("any -> drop", "udp -> pass");
 	CHECK_EQ(warnings(), 2);
+	/* Prefixes: a rule is shadowed only by a prefix holding its own, and the program tries the
+	 * longer prefix of one direction first, and a prefix rule before a table rule at equal
+	 * priority, whatever the order given. */
+	RULES("src 10.0.0.0/8 -> drop", "src 11.0.0.0/8 -> drop", "src 2001:db8::/32 -> drop");
+	CHECK_EQ(warnings(), 0);
+	RULES("src 10.0.0.0/8 -> drop", "src 10.1.0.0/16 -> pass", "dst 10.0.0.0/8 -> pass");
+	CHECK_EQ(warnings(), 0);
+	RULES("src 10.0.0.0/8 -> drop", "src 10.1.0.0/16 udp -> pass", "src 10.0.0.0/8 udp -> pass");
+	CHECK_EQ(warnings(), 1); /* the second /8 rule: the first takes every frame it matches */
+	RULES("udp -> pass", "src 10.0.0.0/8 udp -> drop");
+	CHECK_EQ(warnings(), 0);
+	RULES("udp -> pass", "prio 1 src 10.0.0.0/8 udp -> drop");
+	CHECK_EQ(warnings(), 1);
+	RULES("src 10.0.0.0/8 -> drop", "src 10.0.0.0/8 dst 10.2.0.0/16 -> pass");
+	CHECK_EQ(warnings(), 1);
 	/* Shadowing needs the same values and the earlier position (or priority). */
 	RULES("udp -> pass", "udp dport 53 -> drop");
 	CHECK_EQ(warnings(), 1);

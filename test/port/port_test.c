@@ -57,16 +57,7 @@ static void peer_udp(struct world *w, int pair, const uint8_t *payload, size_t l
 
 static uint16_t csum(const void *data, size_t len)
 {
-	const uint8_t *b = data;
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		s += (uint32_t)b[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return htons((uint16_t)~s);
+	return htons((uint16_t)~test_csum_fold(0, data, len));
 }
 
 /* An ICMP echo request (what ping sends) from the peer, with our payload. */

@@ -623,6 +623,170 @@ static void test_bad_input(void)
 	CHECK_EQ(umem_steer__rules(S, NULL, 0), UMEM_STEER_MAX_RULES);
 }
 
+#define IP4(a, b, c, d) ((uint32_t)(a) << 24 | (b) << 16 | (c) << 8 | (d))
+
+/* f becomes an IPv4 UDP frame src -> dst (ports 1 -> 2), decided by rule id with that action. */
+#define EXPECT4(f, src, dst, id, act) expect4_at(f, src, dst, id, act, __LINE__)
+static void expect4_at(struct frame *f, uint32_t src, uint32_t dst, uint32_t id, uint32_t act, int line)
+{
+	udp4(f, src, dst, 1, 2, 0);
+	expect_q(f, 0, id, act, line);
+}
+
+static int count_prefix(const struct umem_steer_rule *r, const struct umem_steer_counter *c, void *arg)
+{
+	(void)r, (void)c, (void)arg;
+	return 0;
+}
+
+/* Prefix rules: longest prefix per direction, the walk to shorter prefixes, priority against
+ * the table and between src and dst, IPv6, counters, removal, bad input, a full prefix. */
+static void test_prefixes(void)
+{
+	struct umem_steer_info before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
+	const uint32_t D = UMEM_STEER_RULE_DEFAULT;
+	struct umem_steer_counter c;
+	struct umem_steer_rule r;
+	uint32_t a, b, e, t;
+	struct frame f;
+	char buf[128];
+
+	reset();
+	a = add("src 10.0.0.0/8 -> drop");
+	b = add("src 10.1.0.0/16 -> sock 1");
+	CHECK(a >= UMEM_STEER_PREFIX_ID_BASE && b > a, "prefix ids %u %u", a, b);
+	CHECK_EQ(umem_steer__rules(S, NULL, 0), 0); /* not in the table */
+	CHECK_EQ(umem_steer__prefix_rules(S, count_prefix, NULL), 2);
+	EXPECT4(&f, IP4(10, 1, 2, 3), IP4(10, 0, 0, 9), b, UMEM_STEER_A_SOCK); /* the longer prefix, though added later */
+	CHECK_EQ(T.verdict, XDP_REDIRECT);
+	EXPECT4(&f, IP4(10, 2, 0, 1), IP4(10, 0, 0, 9), a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 9), D, UMEM_STEER_A_PASS);
+	/* A non-first fragment has no ports, but its addresses. */
+	f_eth(&f, MAC_A, 0x0800);
+	f_ipv4(&f, 17, IP4(10, 2, 0, 1), 2, 0x0010, 16);
+	f_pad(&f, 16);
+	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	/* Counters live with the rule; removal hands its frames to the shorter prefix. */
+	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 2, 0);
+	CHECK(umem_steer__rule_counter(S, b, &c) == 0, "prefix counter");
+	CHECK_EQ(c.packets, 1);
+	run(&f);
+	CHECK(umem_steer__rule_counter(S, b, &c) == 0, "prefix counter");
+	CHECK_EQ(c.packets, 2);
+	CHECK_EQ(c.bytes, 2 * f.len);
+	CHECK(umem_steer__rule_counter(S, a, &c) == 0 && c.packets == 2, "src /8: %llu", (unsigned long long)c.packets);
+	/* By the rule as listed: one lookup of its prefix, the same count. */
+	CHECK(umem_steer_rule__parse("src 10.1.0.0/16 -> sock 1", &r) == 0, "parse");
+	r.id = b;
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == 0 && c.packets == 2 && c.bytes == 2 * f.len, "counter_of");
+	r.id = a;
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of: another rule's id at this prefix");
+	CHECK(umem_steer__remove_rule_get(S, b, &r) == 0, "remove prefix rule");
+	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of a removed rule");
+	CHECK(umem_steer_rule__format(&r, buf, sizeof(buf)) > 0 && !strcmp(buf, "src 10.1.0.0/16 -> sock 1"), "%s", buf);
+	CHECK(umem_steer__remove_rule(S, b) == -ENOENT, "removed twice");
+	CHECK(umem_steer__rule_counter(S, b, &c) == -ENOENT, "counter of a removed rule");
+	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	CHECK(umem_steer__reset_counters(S) == 0, "reset");
+	CHECK(umem_steer__rule_counter(S, a, &c) == 0 && c.packets == 0, "reset prefix counter");
+
+	/* The longest prefix whose rules match the other fields: else the next shorter one. */
+	b = add("src 10.1.0.0/16 udp dport 53 -> sock 1");
+	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 53, 0);
+	EXPECT(&f, b, UMEM_STEER_A_SOCK);
+	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 54, 0);
+	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	/* Rules of one prefix run by priority, then insertion order. */
+	e = add("prio 0 src 10.1.0.0/16 udp -> sock 2");
+	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 53, 0);
+	EXPECT(&f, b, UMEM_STEER_A_SOCK); /* equal priority: b came first */
+	t = add("prio 0 src 10.1.0.0/16 -> sock 3");
+	CHECK(umem_steer__remove_rule(S, b) == 0 && umem_steer__remove_rule(S, e) == 0, "remove");
+	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 53, 0);
+	EXPECT(&f, t, UMEM_STEER_A_SOCK);
+	e = add("prio 0 src 10.1.0.0/16 udp -> sock 2");
+	b = add("prio 0 src 10.1.0.0/16 tcp -> sock 4");
+	add("prio 9 src 10.1.0.0/16 icmp -> drop");
+	CHECK(umem_steer_rule__parse("src 10.1.0.0/16 -> drop", &r) == 0, "parse");
+	CHECK(umem_steer__info(S, &before) == 0, "info");
+	CHECK(umem_steer__add_rule(S, &r) == -ENOSPC, "a 5th rule on one prefix accepted");
+	CHECK(umem_steer__info(S, &after) == 0 && after.generation == before.generation, "changed on error");
+
+	/* Against the table: priority first; at equal priority the prefix rule. */
+	reset();
+	t = add("udp -> sock 0");
+	a = add("src 10.0.0.0/8 -> drop");
+	EXPECT4(&f, IP4(10, 1, 2, 3), 2, a, UMEM_STEER_A_DROP);
+	CHECK(umem_steer__remove_rule(S, a) == 0, "remove");
+	a = add("prio 1 src 10.0.0.0/8 -> drop");
+	EXPECT(&f, t, UMEM_STEER_A_SOCK);
+	CHECK(umem_steer__rule_counter(S, t, &c) == 0 && c.packets == 1, "table rule counter");
+	/* src against dst: the longer prefix; at equal length src. */
+	reset();
+	a = add("src 10.0.0.0/8 -> drop");
+	b = add("dst 10.0.0.2 -> sock 4");
+	EXPECT4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 2), b, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 0, 0, 1), IP4(10, 0, 0, 3), a, UMEM_STEER_A_DROP);
+	e = add("dst 10.0.0.0/8 -> sock 5");
+	EXPECT(&f, a, UMEM_STEER_A_DROP);
+	EXPECT4(&f, IP4(11, 0, 0, 1), IP4(10, 0, 0, 3), e, UMEM_STEER_A_SOCK);
+	/* Both prefixes in one rule. */
+	reset();
+	a = add("src 10.0.0.0/8 dst 192.168.0.0/16 -> sock 5");
+	EXPECT4(&f, IP4(10, 1, 1, 1), IP4(192, 168, 1, 1), a, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 1, 1, 1), IP4(172, 16, 0, 1), D, UMEM_STEER_A_PASS);
+	/* A host. */
+	b = add("src 10.9.9.9 -> sock 7");
+	EXPECT4(&f, IP4(10, 9, 9, 9), 2, b, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 9, 9, 8), 2, D, UMEM_STEER_A_PASS);
+
+	/* IPv6 (the builder's addresses are 2000::X); ::/0 holds no IPv4 address. */
+	reset();
+	a = add("src 2000::/16 -> sock 6");
+	b = add("src 2000::1:0/112 udp -> drop");
+	e = add("dst ::/0 -> sock 3");
+	udp6(&f, 0x00010005, 9, 1, 2);
+	EXPECT(&f, b, UMEM_STEER_A_DROP);
+	udp6(&f, 0x00020005, 9, 1, 2);
+	EXPECT(&f, a, UMEM_STEER_A_SOCK);
+	EXPECT4(&f, IP4(10, 0, 0, 1), 2, D, UMEM_STEER_A_PASS);
+	/* Not IP: no address, no prefix rule. */
+	add("src 0.0.0.0/0 -> drop");
+	f_eth(&f, MAC_A, 0x0806);
+	f_pad(&f, 28);
+	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	udp4(&f, IP4(10, 0, 0, 1), 2, 1, 2, 0);
+	CHECK_EQ(run(&f), XDP_DROP);
+
+	/* A deep walk: /8 to /32 all hold a rule the frame misses but the /8's. */
+	reset();
+	a = add("src 10.0.0.0/8 -> drop");
+	for (int len = 9; len <= 32; len++) {
+		uint32_t net = IP4(10, 255, 255, 255) & (0xffffffffu << (32 - len));
+
+		snprintf(buf, sizeof(buf), "src %u.%u.%u.%u/%d tcp -> sock 1", net >> 24, net >> 16 & 0xff,
+			 net >> 8 & 0xff, net & 0xff, len);
+		add(buf);
+	}
+	EXPECT4(&f, IP4(10, 255, 255, 255), 2, a, UMEM_STEER_A_DROP);
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 25);
+
+	/* Bad prefixes built by hand: refused, nothing changed. */
+	CHECK(umem_steer__info(S, &before) == 0, "info");
+	r = (struct umem_steer_rule){ .match = { .fields = UMEM_STEER_M_SRC, .src = { .family = 4, .len = 16,
+			.addr = { 10, 1, 2, 3 } } }, .action.type = UMEM_STEER_A_DROP };
+	CHECK(umem_steer__add_rule(S, &r) == -EINVAL, "host bits accepted");
+	r.match.src = (struct umem_steer_prefix){ .family = 4, .len = 33, .addr = { 10 } };
+	CHECK(umem_steer__add_rule(S, &r) == -EINVAL, "/33 accepted");
+	r.match.src = (struct umem_steer_prefix){ .family = 5, .len = 8, .addr = { 10 } };
+	CHECK(umem_steer__add_rule(S, &r) == -EINVAL, "family 5 accepted");
+	CHECK(umem_steer__info(S, &after) == 0 && after.generation == before.generation, "changed on error");
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 25);
+	reset();
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 0);
+	EXPECT4(&f, IP4(10, 255, 255, 255), 2, D, UMEM_STEER_A_PASS);
+}
+
 static char attach_msg[1024];
 
 __attribute__((format(printf, 2, 0)))
@@ -948,6 +1112,7 @@ int main(void)
 	test_counters();
 	test_jumbo();
 	test_flows();
+	test_prefixes();
 	test_bad_input();
 	test_attach();
 	umem_steer__detach(S);

@@ -10,7 +10,7 @@
 #                           rules, and that start works
 #   steer_live.sh unpriv    umem-steer as nobody names the privilege it lacks
 #   steer_live.sh stats     xdp-fwd's stats (text and JSON) list a rule umem-steer added while
-#                           it runs, and drop it once removed
+#                           it runs, and drop it once removed; prefix rules (-r and run-time) too
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${UMEM_BUILD_DIR:?}
@@ -132,6 +132,13 @@ stats)
 	steer add a0 'prio 3 tcp dport 7002 -> drop' >/dev/null || fail "add (text)"
 	wait_for 10 grep -q "^steer a0 .*rule hits 'prio 3 tcp dport 7002 -> drop' 0, '$IDLE_RULE' 0" "$W/fwd.out" ||
 		fail "text stats do not list the rule added at run time (in table order)"
+	# Prefix rules (kept in the tries, ids from 4096): a -r one and a run-time one are listed
+	# after the table's rules.
+	netns_stop "$FWD_PID"
+	fwd -r "$IDLE_RULE" -r 'src 10.99.0.0/16 -> drop' --interval 0.2
+	steer add a0 'dst 2001:db8::/32 -> pass' >/dev/null || fail "add (prefix)"
+	wait_for 10 grep -q "^steer a0 .*rule hits '$IDLE_RULE' 0, 'src 10.99.0.0/16 -> drop' 0, 'dst 2001:db8::/32 -> pass' 0" \
+		"$W/fwd.out" || fail "text stats do not list the prefix rules"
 	;;
 *)
 	fail "unknown case $CASE"

@@ -42,7 +42,7 @@ int main(void)
 	char buf[256];
 
 	umem_set_print(capture);
-	CHECK(umem_steer_rule__parse("prio 7 queue 3 vlan 100 ipv4 udp sport 1 dport 0x1388 dmac 02:AA:00:00:00:01 -> group 2-5", &r) == 0,
+	CHECK(umem_steer_rule__parse("prio 7 queue 3 vlan 100 ipv4 udp sport 1 dport 0x1388 dmac 02:AA:00:00:00:01 src 10.1.0.0/16 dst 192.0.2.7 -> group 2-5", &r) == 0,
 	      "%s", last_msg);
 	CHECK_EQ(r.prio, 7);
 	CHECK_EQ(r.match.fields, UMEM_STEER_M_ALL);
@@ -53,6 +53,9 @@ int main(void)
 	CHECK_EQ(r.match.sport, 1);
 	CHECK_EQ(r.match.dport, 5000);
 	CHECK(r.match.dmac[0] == 2 && r.match.dmac[1] == 0xaa && r.match.dmac[5] == 1, "dmac");
+	CHECK(r.match.src.family == 4 && r.match.src.len == 16 && r.match.src.addr[0] == 10 &&
+	      r.match.src.addr[1] == 1 && !r.match.src.addr[2], "src");
+	CHECK(r.match.dst.family == 4 && r.match.dst.len == 32 && r.match.dst.addr[3] == 7, "dst: a host is a /32");
 	CHECK_EQ(r.action.type, UMEM_STEER_A_GROUP);
 	CHECK_EQ(r.action.index, 2);
 	CHECK_EQ(r.action.count, 4);
@@ -66,6 +69,15 @@ int main(void)
 	roundtrip("proto 47 -> drop", "proto 47 -> drop");
 	roundtrip("prio 65535 tcp sport 22 -> sock 0", "prio 65535 tcp sport 22 -> sock 0");
 	roundtrip("dmac ff:ff:ff:ff:ff:ff -> group 0-0", "dmac ff:ff:ff:ff:ff:ff -> group 0-0");
+	/* Prefixes: hosts print bare, IPv6 in its shortest form, any order in, one order out. */
+	roundtrip("src 10.0.0.0/8 -> drop", "src 10.0.0.0/8 -> drop");
+	roundtrip("dst 2001:DB8:0:0::/32 udp -> sock 2", "udp dst 2001:db8::/32 -> sock 2");
+	roundtrip("src 10.0.0.1/32 -> pass", "src 10.0.0.1 -> pass");
+	roundtrip("src 2001:db8::1 -> pass", "src 2001:db8::1 -> pass");
+	roundtrip("src 0.0.0.0/0 -> drop", "src 0.0.0.0/0 -> drop");
+	roundtrip("dst ::/0 src ::/0 -> drop", "src ::/0 dst ::/0 -> drop");
+	roundtrip("prio 3 ipv6 tcp dport 22 src fe80::/10 -> pass", "prio 3 ipv6 tcp dport 22 src fe80::/10 -> pass");
+	roundtrip("ip src 192.168.0.0/16 dst 10.0.0.0/8 -> queue", "ipv4 src 192.168.0.0/16 dst 10.0.0.0/8 -> queue");
 
 	CHECK(umem_steer_action__parse("sock 4", &a) == 0 && a.type == UMEM_STEER_A_SOCK && a.index == 4, "action");
 	CHECK(umem_steer_action__format(&a, buf, sizeof(buf)) > 0 && !strcmp(buf, "sock 4"), "%s", buf);
@@ -84,6 +96,20 @@ int main(void)
 	bad("dmac 1:2:3 -> drop", "'1:2:3'");
 	bad("queue -3 -> drop", "'-3'");
 	bad("", "no '-> action'");
+	bad("src 10.0.0.0/33 -> drop", "'33'");
+	bad("src 10.0.0.0/33 -> drop", "0..32 for IPv4");
+	bad("dst 2001:db8::/129 -> drop", "0..128 for IPv6");
+	bad("src 10.1.2.3/16 -> drop", "host bits set (the prefix is 10.1.0.0/16)");
+	bad("dst 2001:db8::1/32 -> drop", "the prefix is 2001:db8::/32");
+	bad("src 10.0.0.256 -> drop", "bad address '10.0.0.256'");
+	bad("src 10.0.0.0/ -> drop", "bad prefix length ''");
+	bad("src 10.0.0.0/+8 -> drop", "'+8'");
+	bad("src -> drop", "bad address '->'");
+	bad("src", "'src' needs an address");
+	bad("src 10.0.0.0/8 src 11.0.0.0/8 -> drop", "repeats");
+	bad("src 10.0.0.0/8 dst 2001:db8::/32 -> drop", "src is IPv4 and dst IPv6");
+	bad("ipv6 src 10.0.0.0/8 -> drop", "an IPv4 prefix with ethertype 0x86dd");
+	bad("arp dst 10.0.0.0/8 -> drop", "ethertype 0x0806");
 	CHECK(umem_steer_rule__parse(NULL, &r) == -EINVAL, "NULL text");
 	/* A truncating buffer still reports the full length, as snprintf does. */
 	CHECK(umem_steer_rule__parse("udp dport 5000 -> sock 1", &r) == 0, "parse");

@@ -60,6 +60,27 @@ static void fill(struct umem_steer *s, int n, const char *last)
 		exit(1);
 }
 
+/* n src /24 prefix rules scattered over the IPv4 space (an odd multiplier permutes the /24s),
+ * none holding the frame's 10.0.0.1, then (hit) 10.0.0.0/24 -> pass, which does. */
+static void fill_prefixes(struct umem_steer *s, int n, int hit)
+{
+	struct umem_steer_rule r;
+	char text[64];
+
+	umem_steer__clear_rules(s);
+	for (int i = 0; i < n; i++) {
+		uint32_t net = ((uint32_t)i * 2654435761u) & 0xffffff;
+
+		if (net >> 16 == 10)
+			net ^= 1u << 23;
+		snprintf(text, sizeof(text), "src %u.%u.%u.0/24 -> drop", net >> 16, net >> 8 & 0xff, net & 0xff);
+		if (umem_steer_rule__parse(text, &r) || umem_steer__add_rule(s, &r))
+			exit(1);
+	}
+	if (hit && (umem_steer_rule__parse("src 10.0.0.0/24 -> pass", &r) || umem_steer__add_rule(s, &r)))
+		exit(1);
+}
+
 static uint32_t repeat = 1000000;
 
 static const struct cli_opt opts[] = {
@@ -86,13 +107,18 @@ int main(int argc, char **argv)
 		const char *name;
 		int before;
 		const char *last;
+		int prefixes; /* > 0: fill_prefixes(prefixes - 1 misses + the hit), < 0: -prefixes misses */
 	} cases[] = {
-		{ "no rules, default pass", 0, NULL },
-		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass" },
-		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass" },
-		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass" },
-		{ "64 rules, none match", 64, NULL },
-		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7" },
+		{ "no rules, default pass", 0, NULL, 0 },
+		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass", 0 },
+		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass", 0 },
+		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass", 0 },
+		{ "64 rules, none match", 64, NULL, 0 },
+		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7", 0 },
+		{ "1 src prefix, holds the frame", 0, NULL, 1 },
+		{ "1k src prefixes, one holds it", 0, NULL, 1000 },
+		{ "100k src prefixes, one holds it", 0, NULL, 100000 },
+		{ "100k src prefixes, none holds it", 0, NULL, -100000 },
 	};
 	uint32_t base;
 	struct umem_steer *s;
@@ -116,7 +142,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t ns;
 
-		fill(s, cases[i].before, cases[i].last);
+		if (cases[i].prefixes)
+			fill_prefixes(s, abs(cases[i].prefixes) - (cases[i].prefixes > 0), cases[i].prefixes > 0);
+		else
+			fill(s, cases[i].before, cases[i].last);
 		ns = median_ns(umem_steer__prog_fd(s), repeat);
 		printf("%-32s %8u %+10d\n", cases[i].name, ns, (int)ns - (int)base);
 	}

@@ -27,10 +27,12 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc);
 static int cmd_clear(struct umem_steer *s, char **argv, int argc);
 static int cmd_default(struct umem_steer *s, char **argv, int argc);
 static int cmd_reset(struct umem_steer *s, char **argv, int argc);
+static int cmd_load(struct umem_steer *s, char **argv, int argc);
 
 static const struct cmd cmds[] = {
 	{ "show", "IFACE", "program, owner, default action, rules and counters", 0, cmd_show },
 	{ "add", "IFACE RULE...", "add a rule, e.g. 'udp dport 5000 -> sock 1'", -1, cmd_add },
+	{ "load", "IFACE FILE", "add the rules of FILE, one a line ('-': stdin; # comments), e.g. a blocklist", 1, cmd_load },
 	{ "remove", "IFACE ID", "remove the rule with that id", 1, cmd_remove },
 	{ "clear", "IFACE", "remove every rule", 0, cmd_clear },
 	{ "default", "IFACE ACTION", "set the default action (sock N, group A-B, queue, pass, drop)", -1, cmd_default },
@@ -81,6 +83,17 @@ static const char *mode_name(uint32_t m)
 	return m == UMEM_STEER_MODE_GENERIC ? "generic" : "native";
 }
 
+static int print_rule(const struct umem_steer_rule *r, const struct umem_steer_counter *c, void *arg)
+{
+	char text[256];
+
+	(void)arg;
+	umem_steer_rule__format(r, text, sizeof(text));
+	printf("%4u %-48s %14llu %16llu\n", r->id, text, (unsigned long long)c->packets,
+	       (unsigned long long)c->bytes);
+	return 0;
+}
+
 static int cmd_show(struct umem_steer *s, char **argv, int argc)
 {
 	struct umem_steer_info info = { .sz = sizeof(info) };
@@ -111,10 +124,10 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 	for (int i = 0; i < n; i++) {
 		if ((err = umem_steer__rule_counter(s, rules[i].id, &rc)))
 			return err;
-		umem_steer_rule__format(&rules[i], text, sizeof(text));
-		printf("%4u %-48s %14llu %16llu\n", rules[i].id, text, (unsigned long long)rc.packets,
-		       (unsigned long long)rc.bytes);
+		print_rule(&rules[i], &rc, NULL);
 	}
+	if ((err = umem_steer__prefix_rules(s, print_rule, NULL)) < 0)
+		return err;
 	if ((err = umem_steer__rule_counter(s, UMEM_STEER_RULE_DEFAULT, &rc)))
 		return err;
 	umem_steer_action__format(&dflt, text, sizeof(text));
@@ -177,6 +190,54 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 	return 0;
 }
 
+/* Every line is checked before the first is added, so a typo on line 90000 adds nothing. */
+static int cmd_load(struct umem_steer *s, char **argv, int argc)
+{
+	FILE *f = strcmp(argv[0], "-") ? fopen(argv[0], "r") : stdin;
+	struct umem_steer_rule *rules = NULL, *grown;
+	size_t n = 0, cap = 0, line_no = 0, i;
+	char line[512];
+	int err = 0;
+
+	if (!f) {
+		fprintf(stderr, "umem-steer: load: cannot open %s: %s\n", argv[0], strerror(errno));
+		return REPORTED;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " \t");
+
+		line_no++;
+		p[strcspn(p, "#\r\n")] = 0;
+		if (!p[strspn(p, " \t")])
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			if (!(grown = realloc(rules, cap * sizeof(*rules)))) {
+				err = -ENOMEM;
+				break;
+			}
+			rules = grown;
+		}
+		if (umem_steer_rule__parse(p, &rules[n]) || check_target(s, p, &rules[n].action)) {
+			fprintf(stderr, "umem-steer: load: %s line %zu: nothing added\n", argv[0], line_no);
+			err = REPORTED;
+			break;
+		}
+		n++;
+	}
+	if (f != stdin)
+		fclose(f);
+	for (i = 0; i < n && !err; i++) {
+		if ((err = umem_steer__add_rule(s, &rules[i])))
+			fprintf(stderr, "umem-steer: load: %s: rule %zu of %zu refused; the %zu before it stay "
+				"(remove them by id, or clear)\n", argv[0], i + 1, n, i);
+	}
+	free(rules);
+	if (!err)
+		printf("%zu rules added\n", n);
+	return err < 0 ? REPORTED : err;
+}
+
 static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 {
 	struct umem_steer_rule r;
@@ -184,8 +245,10 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 	unsigned long id = strtoul(argv[0], &end, 0);
 	int err;
 
-	if (*end || end == argv[0] || argv[0][0] == '-' || id >= UMEM_STEER_MAX_RULES) {
-		fprintf(stderr, "umem-steer: bad rule id '%s' (0..%u)\n", argv[0], UMEM_STEER_MAX_RULES - 1);
+	if (*end || end == argv[0] || argv[0][0] == '-' ||
+	    (id >= UMEM_STEER_MAX_RULES && (id < UMEM_STEER_PREFIX_ID_BASE || id > UINT32_MAX))) {
+		fprintf(stderr, "umem-steer: bad rule id '%s' (0..%u, or %u and up for a prefix rule)\n", argv[0],
+			UMEM_STEER_MAX_RULES - 1, UMEM_STEER_PREFIX_ID_BASE);
 		return -EINVAL;
 	}
 	err = umem_steer__remove_rule_get(s, id, &r);
