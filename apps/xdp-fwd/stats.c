@@ -150,8 +150,9 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		fputs("    -", out);
 	else
 		fprintf(out, "%5.1f%%", hit);
-	fprintf(out, "  slow allocs %llu  pages held %lld\n",
-		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight);
+	fprintf(out, "  slow allocs %llu  pages held %lld  sleeps %llu\n",
+		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight,
+		(unsigned long long)(cur->sleeps - prev->sleeps));
 }
 
 /* A rule's hits since prev; an id given to a new rule meanwhile starts again from 0. */
@@ -262,7 +263,8 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 		(unsigned long long)(cur->recycled - prev->recycled));
 	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
 		fprintf(out, "\"recycle_hit_pct\":%.2f,", hit);
-	fprintf(out, "\"pages_held\":%lld}", (long long)cur->inflight);
+	fprintf(out, "\"pages_held\":%lld,\"sleeps\":%llu}", (long long)cur->inflight,
+		(unsigned long long)(cur->sleeps - prev->sleeps));
 }
 
 static void json_close(FILE *out)
@@ -330,6 +332,7 @@ void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct umem_pool_stats st = { .sz = sizeof(st) };
 
+		s->pool[k].sleeps = atomic_load_explicit(&ctx->workers[k].sleeps, memory_order_relaxed);
 		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
 			continue;
 		s->pool[k] = (struct fwd_pool_sample){
@@ -338,6 +341,7 @@ void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 			.fresh = st.pages_held,
 			.recycled = st.recycle.cached + st.recycle.ring,
 			.inflight = st.inflight,
+			.sleeps = s->pool[k].sleeps,
 		};
 	}
 }

@@ -79,6 +79,7 @@ struct fwd_pool_sample {
 	uint64_t fresh;      /* pages taken from the area (pages_held) */
 	uint64_t recycled;   /* recycle.cached + recycle.ring */
 	int64_t inflight;
+	uint64_t sleeps;     /* the pool's worker: times its idle policy put it to sleep */
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);

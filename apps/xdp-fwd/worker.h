@@ -90,6 +90,7 @@ struct fwd_worker {
 	int wake_fd;
 	bool wake_open;
 	uint64_t queued_to; /* bit k: frames queued for worker k in this loop turn */
+	_Atomic uint64_t sleeps; /* times the idle policy put it to sleep (the stats' pool lines) */
 	/* Set while the worker sleeps in poll() (or is about to): a worker that queues frames for
 	 * it then writes wake_fd, so they do not wait for the poll timeout. Read by the other
 	 * workers every turn they queue frames: on a line of its own. */

@@ -98,12 +98,13 @@ static void test_pool_line_and_json(void)
 {
 	char *s;
 
-	pa = (struct fwd_pool_sample){ .allocs = 10, .slow = 3, .fresh = 192, .inflight = 4096 };
+	pa = (struct fwd_pool_sample){ .allocs = 10, .slow = 3, .fresh = 192, .inflight = 4096, .sleeps = 5 };
 	pb = pa;
 	pb.allocs += 100;
 	pb.inflight = 4100;
+	pb.sleeps = 12; /* the worker's sleeps over the interval: 7 */
 	s = capture(pool_line, NULL);
-	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  pages held 4100"), "%s", s);
+	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  pages held 4100  sleeps 7\n"), "%s", s);
 	free(s);
 
 	a = (struct fwd_port_sample){ 0 };
@@ -113,7 +114,7 @@ static void test_pool_line_and_json(void)
 	CHECK(strstr(s, "\"rx_bps\":5120,"), "%s", s);
 	CHECK(strstr(s, "\"no_port\":2,"), "%s", s);
 	CHECK(strstr(s, "},{\"name\":\"m1@0\""), "%s", s);
-	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"pages_held\":4100}]}\n"), "%s", s);
+	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"pages_held\":4100,\"sleeps\":7}]}\n"), "%s", s);
 	/* One line per object, balanced braces. */
 	int depth = 0;
 	for (char *c = s; *c; c++) {
@@ -127,7 +128,7 @@ static void test_pool_line_and_json(void)
 	/* An interval without allocations has no hit rate: the key is left out, not null. */
 	pb = pa;
 	s = capture(json, NULL);
-	CHECK(strstr(s, "\"allocs\":0,\"slow\":0,\"recycled\":0,\"pages_held\":4096}"), "%s", s);
+	CHECK(strstr(s, "\"allocs\":0,\"slow\":0,\"recycled\":0,\"pages_held\":4096,\"sleeps\":0}"), "%s", s);
 	CHECK(!strstr(s, "recycle_hit_pct") && !strstr(s, "null"), "%s", s);
 	free(s);
 }
