@@ -13,8 +13,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "offload.h"
+#include "redirect_probe.skel.h"
 #include "route.h"
 #include "worker.h"
 
@@ -27,6 +30,7 @@
 /* The delivery check of redirect targets: a target that takes none is found within two periods,
  * and its flows leave the kernel at the next loop turn. */
 #define OFF_TARGET_NS 20000000ull
+#define OFF_REPROBE_NS 1000000000ull /* a bad target is probed again this often */
 #define OFF_XMIT_STATS 128u /* ethtool counters of a target's XDP transmits we sum (64 queues) */
 /* l2 sources: a record at most this old is a MAC still sending (rewritten every 100 ms). */
 #define OFF_SOURCE_FRESH_NS (UMEM_STEER_L2_SOURCE_NS + OFF_HOUSEKEEP_NS)
@@ -101,6 +105,10 @@ struct fwd_offload {
 	_Atomic bool trial[FWD_MAX_PORTS];
 	_Atomic bool xmit_proven[FWD_MAX_PORTS]; /* the target took a redirected frame */
 	_Atomic bool watching; /* a trial runs: the workers take turns often (the check needs them) */
+	/* The delivery probe (redirect_probe.bpf.c): a target is proven or found bad by one probe
+	 * frame before any flow is offloaded to it. NULL: the first flow to a target is its trial. */
+	struct redirect_probe *probe;
+	uint64_t reprobe_at[FWD_MAX_PORTS]; /* the last probe of a bad target (under lock) */
 	struct umem_steer_flows *main_flows[FWD_MAX_PORTS]; /* by interface, for the stats */
 	uint32_t ifindex[FWD_MAX_PORTS];                    /* by interface */
 	uint32_t first_port[FWD_MAX_PORTS];                 /* by interface */
@@ -289,16 +297,22 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	return *ifindex != 0; /* 0: the interface is gone */
 }
 
-/* Whether a new flow may go to interface to: yes once it delivered redirected frames, else only
- * as the one trial flow (which then proves it, or shows it drops them). */
+static bool probe_target(struct fwd_ctx *ctx, uint32_t f);
+
+/* Whether a new flow may go to interface to: yes once it delivered redirected frames, else after
+ * the delivery probe proved it, or (without the probe) as the one trial flow, which then proves
+ * it or shows that it drops them. */
 static bool may_try(struct fwd_ctx *ctx, uint32_t to)
 {
 	struct fwd_offload *off = ctx->off;
 
 	/* No counters to check it by (the link counters' check is slower), or more than two
 	 * interfaces, where check_delivery cannot tell the redirects towards each. */
-	if (!off->xmit[to].nr || ctx->nr_ifaces != 2 ||
-	    atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
+	if (!off->xmit[to].nr || atomic_load_explicit(&off->xmit_proven[to], memory_order_relaxed))
+		return true;
+	if (off->probe) /* a target's counters move for the probe alone: no flow goes there yet */
+		return probe_target(ctx, to);
+	if (ctx->nr_ifaces != 2)
 		return true;
 	if (atomic_exchange(&off->trial[to], true))
 		return false;
@@ -639,6 +653,103 @@ static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, u
 	return ok;
 }
 
+/* One frame redirected to interface f through the delivery probe. It goes out to the peer: the
+ * interface's own address as source and destination (another host's, so the peer's stack drops
+ * it) and the IEEE 802 local experimental EtherType, which no protocol takes. */
+static int probe_run(struct fwd_offload *off, uint32_t f, const char *ifname)
+{
+	uint8_t frame[60] = { 0 };
+	struct xdp_md md = { .data_end = sizeof(frame), .ingress_ifindex = off->ifindex[f] };
+	struct ifreq ifr = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame), .ctx_in = &md,
+		    .ctx_size_in = sizeof(md), .repeat = 1, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(off->ioctl_fd, SIOCGIFHWADDR, &ifr))
+		return -errno;
+	memcpy(frame, ifr.ifr_hwaddr.sa_data, 6);
+	memcpy(frame + 6, ifr.ifr_hwaddr.sa_data, 6);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	memcpy(frame + 14, "xdp-fwd delivery probe", 22);
+	return bpf_prog_test_run_opts(bpf_program__fd(off->probe->progs.redirect_probe), &opts) ? -errno : 0;
+}
+
+/* One probe frame redirected to interface f, its XDP transmit counters read around it (under
+ * lock): 1 when f counted it (it takes redirected frames), 0 when not (it drops them all: struct
+ * off_xmit), -1 when nothing could be told now. A probe that fails (an older kernel, or no
+ * privilege for it now) is not tried again: the first flow to each target is its trial then. */
+static int probe_delivery(struct fwd_offload *off, uint32_t f, const char *name)
+{
+	uint64_t before, after;
+	int err;
+
+	if (!off->probe || !xmit_read(off, f, name, &before))
+		return -1;
+	err = probe_run(off, f, name);
+	if (err) {
+		fprintf(stderr, "xdp-fwd: offload: the delivery probe towards %s failed (%s): the first "
+			"flow to each target is its trial\n", name, strerror(-err));
+		redirect_probe__destroy(off->probe);
+		off->probe = NULL;
+		return -1;
+	}
+	if (!xmit_read(off, f, name, &after))
+		return -1;
+	return after != before;
+}
+
+/* Before the first flow goes to interface f: the delivery probe, so that no flow finds a target
+ * that drops redirects at its own cost (a TCP flow that loses its first offloaded frames waits
+ * out retransmit timeouts). True when f may take flows. */
+static bool probe_target(struct fwd_ctx *ctx, uint32_t f)
+{
+	struct fwd_offload *off = ctx->off;
+	bool ok = false;
+
+	pthread_mutex_lock(&off->lock);
+	if (atomic_load(&off->xmit_proven[f])) {
+		ok = true;
+	} else if (!atomic_load(&off->bad_target[f])) {
+		int r = probe_delivery(off, f, ctx->cfg->ports[off->first_port[f]].ifname);
+
+		if (r > 0) {
+			atomic_store(&off->xmit_proven[f], true);
+			ok = true;
+		} else if (r == 0) {
+			mark_bad(ctx, f, 0, 1);
+		} else if (!off->probe) {
+			pthread_mutex_unlock(&off->lock);
+			return may_try(ctx, f); /* the probe is gone: a trial */
+		}
+	}
+	pthread_mutex_unlock(&off->lock);
+	return ok;
+}
+
+/* A bad target probed again once a second (under lock): a peer given NAPI since (the fix the
+ * log named) takes flows again, without a restart. */
+static void reprobe_bad(struct fwd_ctx *ctx, uint64_t now)
+{
+	struct fwd_offload *off = ctx->off;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+
+		if (!atomic_load(&off->bad_target[f]) || !off->ifindex[f] || now - off->reprobe_at[f] < OFF_REPROBE_NS)
+			continue;
+		off->reprobe_at[f] = now;
+		if (probe_delivery(off, f, name) <= 0)
+			continue;
+		off->xmit[f].samples = 0; /* fresh baselines for the delivery check */
+		off->xmit[f].lost = 0;
+		atomic_store(&off->xmit_proven[f], true);
+		atomic_store(&off->bad_target[f], false);
+		atomic_fetch_sub(&off->nr_bad, 1);
+		fprintf(stderr, "xdp-fwd: offload: %s takes redirected frames now: offloading to it again\n", name);
+	}
+}
+
 /* Every OFF_TARGET_NS: with its peer's NAPI a veth counts every redirected frame handed to it,
  * taken or refused (struct off_xmit), within the NAPI poll that redirected it, microseconds
  * later. So every frame redirected towards it by one sample is counted by the next: what is not
@@ -812,6 +923,7 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 	/* Interface-wide checks: one worker at a time, sources before the MAC checks below. */
 	if (!pthread_mutex_trylock(&ctx->off->lock)) {
 		check_targets(ctx);
+		reprobe_bad(ctx, now);
 		if (cfg->mode == FWD_MODE_L2)
 			refresh_sources(ctx, now);
 		pthread_mutex_unlock(&ctx->off->lock);
@@ -1004,6 +1116,8 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 	ctx->off = off;
 	pthread_mutex_init(&off->lock, NULL);
 	off->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* < 0: the slower check only */
+	/* Loaded while privileged; NULL (an old kernel, a BPF failure): trial flows instead. */
+	off->probe = off->ioctl_fd >= 0 ? redirect_probe__open_and_load() : NULL;
 	/* A tracker for every flow the table may hold, at half load (8-way probing fails rarely
 	 * there): any worker may see them all. */
 	limit = ctx->cfg->offload_max ? ctx->cfg->offload_max : UMEM_STEER_MAX_FLOWS;
@@ -1084,6 +1198,7 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
 		close_flows(off, f);
 	pthread_mutex_destroy(&off->lock);
+	redirect_probe__destroy(off->probe);
 	if (off->ioctl_fd >= 0)
 		close(off->ioctl_fd);
 	free(off);

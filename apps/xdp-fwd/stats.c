@@ -150,9 +150,11 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 		fputs("    -", out);
 	else
 		fprintf(out, "%5.1f%%", hit);
-	fprintf(out, "  slow allocs %llu  pages held %lld  sleeps %llu\n",
-		(unsigned long long)(cur->slow - prev->slow), (long long)cur->inflight,
-		(unsigned long long)(cur->sleeps - prev->sleeps));
+	fprintf(out, "  slow allocs %llu  pages held %lld  sleeps %llu", (unsigned long long)(cur->slow - prev->slow),
+		(long long)cur->inflight, (unsigned long long)(cur->sleeps - prev->sleeps));
+	if (cur->late_handoffs != prev->late_handoffs)
+		fprintf(out, "  late handoffs %llu", (unsigned long long)(cur->late_handoffs - prev->late_handoffs));
+	fputc('\n', out);
 }
 
 /* A rule's hits since prev; an id given to a new rule meanwhile starts again from 0. */
@@ -263,8 +265,9 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 		(unsigned long long)(cur->recycled - prev->recycled));
 	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
 		fprintf(out, "\"recycle_hit_pct\":%.2f,", hit);
-	fprintf(out, "\"pages_held\":%lld,\"sleeps\":%llu}", (long long)cur->inflight,
-		(unsigned long long)(cur->sleeps - prev->sleeps));
+	fprintf(out, "\"pages_held\":%lld,\"sleeps\":%llu,\"late_handoffs\":%llu}", (long long)cur->inflight,
+		(unsigned long long)(cur->sleeps - prev->sleeps),
+		(unsigned long long)(cur->late_handoffs - prev->late_handoffs));
 }
 
 static void json_close(FILE *out)
@@ -330,10 +333,10 @@ void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 		if (first_of_interface(ctx, i))
 			fwd_steer_sample_read(ctx, i, &s->steer[i]);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		const struct fwd_worker *w = &ctx->workers[k];
 		struct umem_pool_stats st = { .sz = sizeof(st) };
 
-		s->pool[k].sleeps = atomic_load_explicit(&ctx->workers[k].sleeps, memory_order_relaxed);
-		if (!ctx->workers[k].pool || umem_pool__stats(ctx->workers[k].pool, &st))
+		if (!w->pool || umem_pool__stats(w->pool, &st))
 			continue;
 		s->pool[k] = (struct fwd_pool_sample){
 			.allocs = st.alloc.fast + st.alloc.slow + st.alloc.slow_high_order,
@@ -341,7 +344,8 @@ void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 			.fresh = st.pages_held,
 			.recycled = st.recycle.cached + st.recycle.ring,
 			.inflight = st.inflight,
-			.sleeps = s->pool[k].sleeps,
+			.sleeps = atomic_load_explicit(&w->sleeps, memory_order_relaxed),
+			.late_handoffs = atomic_load_explicit(&w->late_handoffs, memory_order_relaxed),
 		};
 	}
 }

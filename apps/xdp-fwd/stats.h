@@ -79,7 +79,10 @@ struct fwd_pool_sample {
 	uint64_t fresh;      /* pages taken from the area (pages_held) */
 	uint64_t recycled;   /* recycle.cached + recycle.ring */
 	int64_t inflight;
-	uint64_t sleeps;     /* the pool's worker: times its idle policy put it to sleep */
+	/* The pool's worker: its sleeps in poll(), and the sleeps that ended at the timeout with
+	 * frames handed to it waiting (a handoff that did not wake it). */
+	uint64_t sleeps;
+	uint64_t late_handoffs;
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);

@@ -369,6 +369,12 @@ static bool preempted(long *seen)
 	return ru.ru_nivcsw != before;
 }
 
+/* One more of a counter only this worker writes: no read-modify-write needed. */
+static void count_event(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
 /* Sleeps until a socket has frames, another worker queued frames for this one, or the main
  * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
  * other workers return to this one's pool (its fill rings refill from them) and an offload
@@ -397,11 +403,18 @@ static void idle_wait(struct fwd_worker *w)
 	wake_queued(w); /* whatever this turn queued, before this worker sleeps too */
 	atomic_store_explicit(&w->sleeping, true, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with wake_queued's */
-	if (!incoming_pending(w) && poll(pfd, n + 1, timeout) > 0 && (pfd[n].revents & POLLIN)) {
-		uint64_t v;
+	if (!incoming_pending(w)) {
+		int ready = poll(pfd, n + 1, timeout);
 
-		if (read(w->wake_fd, &v, sizeof(v)) < 0)
-			v = 0; /* EAGAIN: another read took it */
+		count_event(&w->sleeps);
+		if (ready > 0 && (pfd[n].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(w->wake_fd, &v, sizeof(v)) < 0)
+				v = 0; /* EAGAIN: another read took it */
+		} else if (ready == 0 && incoming_pending(w)) {
+			count_event(&w->late_handoffs);
+		}
 	}
 	atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
 }
@@ -508,7 +521,6 @@ static void *worker_main(void *arg)
 		if (next == UMEM_IDLE_SPIN && preempted(&nivcsw))
 			next = umem_idle__preempted(idle);
 		if (next == UMEM_IDLE_SLEEP) {
-			fwd_count(&w->sleeps, 1);
 			idle_wait(w);
 			umem_idle__woke(idle, precise_ns());
 		}

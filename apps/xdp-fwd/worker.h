@@ -90,11 +90,15 @@ struct fwd_worker {
 	int wake_fd;
 	bool wake_open;
 	uint64_t queued_to; /* bit k: frames queued for worker k in this loop turn */
-	_Atomic uint64_t sleeps; /* times the idle policy put it to sleep (the stats' pool lines) */
 	/* Set while the worker sleeps in poll() (or is about to): a worker that queues frames for
 	 * it then writes wake_fd, so they do not wait for the poll timeout. Read by the other
 	 * workers every turn they queue frames: on a line of its own. */
 	_Atomic bool sleeping __attribute__((aligned(64)));
+	/* Written by the worker only, read by the stats: its sleeps in poll(), and those that
+	 * ended at the timeout with frames another worker had handed to it waiting (each one a
+	 * handoff that did not wake it). */
+	_Atomic uint64_t sleeps;
+	_Atomic uint64_t late_handoffs;
 };
 
 struct fwd_ctx {

@@ -98,13 +98,18 @@ static void test_pool_line_and_json(void)
 {
 	char *s;
 
-	pa = (struct fwd_pool_sample){ .allocs = 10, .slow = 3, .fresh = 192, .inflight = 4096, .sleeps = 5 };
+	pa = (struct fwd_pool_sample){ .allocs = 10, .slow = 3, .fresh = 192, .inflight = 4096 };
 	pb = pa;
 	pb.allocs += 100;
 	pb.inflight = 4100;
-	pb.sleeps = 12; /* the worker's sleeps over the interval: 7 */
+	pb.sleeps += 7;
 	s = capture(pool_line, NULL);
 	CHECK(strstr(s, "recycle hit 100.0%  slow allocs 0  pages held 4100  sleeps 7\n"), "%s", s);
+	free(s);
+	/* Late handoffs are named only when there were some. */
+	pb.late_handoffs += 2;
+	s = capture(pool_line, NULL);
+	CHECK(strstr(s, "pages held 4100  sleeps 7  late handoffs 2\n"), "%s", s);
 	free(s);
 
 	a = (struct fwd_port_sample){ 0 };
@@ -114,7 +119,7 @@ static void test_pool_line_and_json(void)
 	CHECK(strstr(s, "\"rx_bps\":5120,"), "%s", s);
 	CHECK(strstr(s, "\"no_port\":2,"), "%s", s);
 	CHECK(strstr(s, "},{\"name\":\"m1@0\""), "%s", s);
-	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"pages_held\":4100,\"sleeps\":7}]}\n"), "%s", s);
+	CHECK(strstr(s, "],\"pools\":[{\"name\":\"pool w0\",\"allocs\":100,\"slow\":0,\"recycled\":0,\"recycle_hit_pct\":100.00,\"pages_held\":4100,\"sleeps\":7,\"late_handoffs\":2}]}\n"), "%s", s);
 	/* One line per object, balanced braces. */
 	int depth = 0;
 	for (char *c = s; *c; c++) {
@@ -128,7 +133,7 @@ static void test_pool_line_and_json(void)
 	/* An interval without allocations has no hit rate: the key is left out, not null. */
 	pb = pa;
 	s = capture(json, NULL);
-	CHECK(strstr(s, "\"allocs\":0,\"slow\":0,\"recycled\":0,\"pages_held\":4096,\"sleeps\":0}"), "%s", s);
+	CHECK(strstr(s, "\"allocs\":0,\"slow\":0,\"recycled\":0,\"pages_held\":4096,\"sleeps\":0,\"late_handoffs\":0}"), "%s", s);
 	CHECK(!strstr(s, "recycle_hit_pct") && !strstr(s, "null"), "%s", s);
 	free(s);
 }
