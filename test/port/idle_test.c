@@ -67,6 +67,16 @@ static void gap_then_work(struct sim *m, uint64_t gap_ns, uint32_t frames, uint6
 	CHECK_EQ(umem_idle__turn(m->s, m->now, frames), UMEM_IDLE_POLL);
 }
 
+/* warm gaps to measure from, then the counts from zero over n more, all alike. */
+static void steady(struct sim *m, unsigned warm, unsigned n, uint64_t gap_ns, uint32_t frames, uint64_t work_ns)
+{
+	for (unsigned i = 0; i < warm; i++)
+		gap_then_work(m, gap_ns, frames, work_ns);
+	sim_reset_counts(m);
+	for (unsigned i = 0; i < n; i++)
+		gap_then_work(m, gap_ns, frames, work_ns);
+}
+
 static struct umem_idle_stats stats(const struct sim *m)
 {
 	UMEM_OPTS(umem_idle_stats, st);
@@ -83,9 +93,7 @@ static void test_saturated_full_batches(void)
 
 	sim_init(&m, 64, 0, 200, 16);
 	m.preempted = true;
-	for (unsigned i = 0; i < 10; i++) /* the fill measured: a few turns */
-		gap_then_work(&m, 2 * US, 64, 20 * US);
-	sim_reset_counts(&m);
+	steady(&m, 10, 0, 2 * US, 64, 20 * US); /* the fill measured: a few turns */
 	for (unsigned i = 0; i < 5000; i++)
 		gap_then_work(&m, i % 50 == 0 ? 150 * US : 2 * US, 64, 20 * US);
 	CHECK_EQ(m.sleeps, 0);
@@ -151,11 +159,7 @@ static void test_sparse(void)
 	struct sim m = { 0 };
 
 	sim_init(&m, 64, 10, 200, 0);
-	for (unsigned i = 0; i < 50; i++)
-		gap_then_work(&m, 5000 * US, 1, 5 * US);
-	sim_reset_counts(&m);
-	for (unsigned i = 0; i < 100; i++)
-		gap_then_work(&m, 5000 * US, 1, 5 * US);
+	steady(&m, 50, 100, 5000 * US, 1, 5 * US);
 	CHECK_EQ(m.sleeps, 100);
 	CHECK(m.spun_ns <= 100 * 10 * US, "spun %llu ns: more than spin_min per gap", (unsigned long long)m.spun_ns);
 	CHECK(m.spun_ns >= 100 * 9 * US, "spun %llu ns: less than spin_min per gap", (unsigned long long)m.spun_ns);
@@ -194,19 +198,11 @@ static void test_budget(void)
 	struct sim m = { 0 };
 
 	sim_init(&m, 64, 0, 200, 0);
-	for (unsigned i = 0; i < 4000; i++)
-		gap_then_work(&m, 30 * US, 1, 10 * US);
-	sim_reset_counts(&m);
-	for (unsigned i = 0; i < 2000; i++)
-		gap_then_work(&m, 30 * US, 1, 10 * US);
+	steady(&m, 4000, 2000, 30 * US, 1, 10 * US);
 	CHECK(m.sleeps < 20, "no budget: %u sleeps in 2000 gaps", m.sleeps);
 
 	sim_init(&m, 64, 0, 200, 16);
-	for (unsigned i = 0; i < 4000; i++)
-		gap_then_work(&m, 30 * US, 1, 10 * US);
-	sim_reset_counts(&m);
-	for (unsigned i = 0; i < 2000; i++)
-		gap_then_work(&m, 30 * US, 1, 10 * US);
+	steady(&m, 4000, 2000, 30 * US, 1, 10 * US);
 	CHECK(m.sleeps > 1500, "1/16: only %u sleeps in 2000 gaps", m.sleeps);
 	/* 2000 x 10 µs of work buys 1.25 ms of spin, plus one 1 µs overshoot a gap. */
 	CHECK(m.spun_ns <= 2000 * 10 * US / 16 + 2000 * US, "spun %llu µs", (unsigned long long)(m.spun_ns / US));
