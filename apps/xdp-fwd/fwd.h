@@ -59,6 +59,15 @@ struct fwd_port_spec {
 	uint32_t group;
 };
 
+/* --latency: one choice between CPU time and the latency of a frame that finds the worker
+ * idle (docs/XDP-FWD.md has what each costs). Saturated input never sleeps at any level. */
+enum fwd_latency {
+	FWD_LATENCY_SAVER,    /* short spins, within 1/16 of the working time */
+	FWD_LATENCY_BALANCED, /* the default: spins sized from the gaps between frames */
+	FWD_LATENCY_LOW,      /* long spins, and idle CPUs poll instead of halting */
+	FWD_LATENCY_MAX
+};
+
 struct fwd_config {
 	struct fwd_if_spec specs[FWD_MAX_PORTS];
 	uint32_t nr_specs;
@@ -81,9 +90,14 @@ struct fwd_config {
 	bool csum_complete;   /* complete partial TCP/UDP checksums (csum.h) */
 	uint32_t busy_poll_usecs;  /* 0: no busy polling */
 	uint32_t busy_poll_budget; /* 0: the batch size */
-	uint32_t idle_spin_usecs;  /* busy window after the last frame before sleeping in poll() */
-	bool idle_spin_auto;       /* the window also within a share of the working time (idle.h) */
+	enum fwd_latency latency;  /* --latency: the idle policy and the CPU latency request */
+	bool latency_given;
+	/* Deprecated --idle-spin USECS: a fixed spin window instead of the level's policy. */
+	bool idle_spin_given;
+	bool idle_spin_auto;       /* --idle-spin auto: the default level */
+	uint32_t idle_spin_usecs;
 	bool cpu_latency;          /* hold a CPU latency request while running (sys.h) */
+	bool cpu_latency_given;    /* deprecated --cpu-latency: instead of the level's */
 	uint32_t cpu_latency_usecs;
 	uint32_t workers;
 	int cpus[FWD_MAX_WORKERS]; /* pin worker k to cpus[k] when nr_cpus > k */
@@ -115,7 +129,13 @@ static inline bool fwd_wants_steering(const struct fwd_config *cfg)
 	return cfg->nr_rules || cfg->offload_after;
 }
 
-#define FWD_IDLE_SPIN_DEFAULT 50u /* µs: the window of --idle-spin auto (the default) */
+/* The worker's idle policy (umem_idle) and CPU latency request of cfg's --latency level, or
+ * of the deprecated --idle-spin and --cpu-latency where given. */
+struct umem_idle_opts;
+void fwd_latency_idle_opts(const struct fwd_config *cfg, struct umem_idle_opts *o);
+extern const char *const fwd_latency_names[FWD_LATENCY_MAX];
+/* Warnings for the deprecated options cfg has (what replaced them), one line each. */
+void fwd_warn_deprecated(const struct fwd_config *cfg, FILE *out);
 
 /* options.c */
 void fwd_config_defaults(struct fwd_config *cfg);

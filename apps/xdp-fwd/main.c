@@ -629,6 +629,7 @@ int main(int argc, char **argv)
 	}
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
+	fwd_warn_deprecated(&cfg, stderr);
 	/* Before set-up, so that a refusal leaves nothing attached. */
 	if (cfg.cpu_latency) {
 		const char *caveat = fwd_cpu_latency_caveat(cfg.cpu_latency_usecs);
@@ -688,6 +689,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
 			(unsigned long long)(umem_area__size(ctx.area) >> 10),
 			umem_port__chunk_size(ctx.ports[0].port));
+		fprintf(stderr, "xdp-fwd:   latency %s%s\n", fwd_latency_names[cfg.latency],
+			cfg.idle_spin_given && !cfg.idle_spin_auto ? " (a fixed spin window: --idle-spin)" : "");
 		if (cfg.cpu_latency)
 			fprintf(stderr, "xdp-fwd:   CPU latency held at %u µs while running (/dev/cpu_dma_latency)%s\n",
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umem/idle.h>
 #include <umem/port.h>
 
 #include "cli.h"
@@ -201,25 +202,87 @@ static int set_zerocopy(void *v, const char *a, char *e, size_t l)
 	return 0;
 }
 
+const char *const fwd_latency_names[FWD_LATENCY_MAX] = {
+	[FWD_LATENCY_SAVER] = "saver", [FWD_LATENCY_BALANCED] = "balanced", [FWD_LATENCY_LOW] = "low",
+};
+
+/* The levels (umem/idle.h for the fields). saturated input spins up to spin_max at every level;
+ * below saturation the spin follows the measured gaps between frames, from spin_min up to
+ * spin_max and within 1/share of the working time. cpu_latency: the CPU latency request held
+ * while running (-1: none); 0 keeps idle CPUs polling, so a sleeping worker wakes without the
+ * wakeup of a halted vCPU. docs/XDP-FWD.md has the measured cost of each. */
+static const struct {
+	uint32_t spin_min_us, spin_max_us, share;
+	int cpu_latency_us;
+} levels[FWD_LATENCY_MAX] = {
+	[FWD_LATENCY_SAVER] = { 0, 50, 16, -1 },
+	[FWD_LATENCY_BALANCED] = { 10, 200, 8, -1 },
+	[FWD_LATENCY_LOW] = { 100, 2000, 0, 0 },
+};
+
+static int set_latency(void *v, const char *arg, char *err, size_t errlen)
+{
+	struct fwd_config *cfg = v;
+
+	for (int l = 0; l < FWD_LATENCY_MAX; l++) {
+		if (!strcmp(arg, fwd_latency_names[l])) {
+			cfg->latency = (enum fwd_latency)l;
+			cfg->latency_given = true;
+			return 0;
+		}
+	}
+	return cli_fail(err, errlen, "--latency '%s': not a level (saver, balanced, low)", arg);
+}
+
+/* Deprecated: auto is the default level, USECS a fixed spin window. */
 static int set_idle_spin(void *v, const char *arg, char *err, size_t errlen)
 {
 	struct fwd_config *cfg = v;
 
+	cfg->idle_spin_given = true;
 	cfg->idle_spin_auto = !strcmp(arg, "auto");
-	if (cfg->idle_spin_auto) {
-		cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
+	if (cfg->idle_spin_auto)
 		return 0;
-	}
 	return cli_parse_u32("idle-spin", arg, 0, 10000000, &cfg->idle_spin_usecs, err, errlen);
 }
 
+/* Deprecated: instead of the level's request. */
 static int set_cpu_latency(void *v, const char *arg, char *err, size_t errlen)
 {
 	struct fwd_config *cfg = v;
 
 	cfg->cpu_latency = true;
+	cfg->cpu_latency_given = true;
 	/* The kernel takes an s32; its own default (no request) is 2000 s. */
 	return cli_parse_u32("cpu-latency", arg, 0, 2000000000, &cfg->cpu_latency_usecs, err, errlen);
+}
+
+static uint32_t us_to_ns(uint32_t us)
+{
+	return us >= UINT32_MAX / 1000 ? UINT32_MAX : us * 1000; /* the policy's longest: 4.29 s */
+}
+
+void fwd_latency_idle_opts(const struct fwd_config *cfg, struct umem_idle_opts *o)
+{
+	*o = (struct umem_idle_opts){ .sz = sizeof(*o), .batch = cfg->batch };
+	if (cfg->idle_spin_given && !cfg->idle_spin_auto) {
+		o->spin_min_ns = o->spin_max_ns = us_to_ns(cfg->idle_spin_usecs);
+		return;
+	}
+	o->spin_min_ns = us_to_ns(levels[cfg->latency].spin_min_us);
+	o->spin_max_ns = us_to_ns(levels[cfg->latency].spin_max_us);
+	o->spin_share = levels[cfg->latency].share;
+}
+
+void fwd_warn_deprecated(const struct fwd_config *cfg, FILE *out)
+{
+	if (cfg->idle_spin_given)
+		fprintf(out, "xdp-fwd: warning: --idle-spin is deprecated: --latency saver|balanced|low "
+			"replaces it (%s)\n", cfg->idle_spin_auto ? "auto: the default, balanced" :
+			"a fixed spin window kept for now");
+	if (cfg->cpu_latency_given)
+		fprintf(out, "xdp-fwd: warning: --cpu-latency is deprecated: --latency low holds 0 µs "
+			"(idle CPUs poll); kept for now, instead of the level's request\n");
 }
 
 /* Decimal or 0x hex, as the bridge's group_fwd_mask is written either way. */
@@ -386,8 +449,9 @@ static const struct cli_opt options[] = {
 	{ "no-need-wakeup", 0, NULL, "do not use the need_wakeup flag (the kernel is kicked every burst)", CLI_FLAG_AT(CFG, need_wakeup, false) },
 	{ "busy-poll", 0, "USECS", "busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL=USECS)", CLI_U32_AT(CFG, busy_poll_usecs, 0, 1000000) },
 	{ "busy-budget", 0, "N", "SO_BUSY_POLL_BUDGET (default: the batch size)", CLI_U32_AT(CFG, busy_poll_budget, 1, 65535) },
-	{ "idle-spin", 0, "USECS|auto", "spin this long after the last frame, then sleep in poll() (0: sleep at once); auto (default): 50 µs, and at most 1/16 of the time spent working", CLI_SET(set_idle_spin) },
-	{ "cpu-latency", 0, "USECS", "while running, keep every idle CPU able to wake within USECS (the kernel's CPU latency QoS, /dev/cpu_dma_latency); 0: idle CPUs poll instead of halting (where the idle driver has a polling state), so a sleeping worker wakes without an IPI, at the power (on a VM: the host CPU time) of CPUs that never halt; default off", CLI_SET(set_cpu_latency) },
+	{ "latency", 0, "LEVEL", "CPU time against the latency of a frame that finds a worker idle: saver (short spins after the last frame, within 1/16 of the working time), balanced (default: spins sized from the measured gaps between frames, up to 200 µs), low (spins up to 2 ms, and idle CPUs poll instead of halting: /dev/cpu_dma_latency 0, the host's CPU time on a VM). Saturated input never sleeps at any level", CLI_SET(set_latency) },
+	{ "idle-spin", 0, "USECS|auto", "deprecated (--latency): a fixed spin window after the last frame; auto: --latency balanced", CLI_SET(set_idle_spin) },
+	{ "cpu-latency", 0, "USECS", "deprecated (--latency low holds 0): hold this CPU latency request (/dev/cpu_dma_latency) while running, instead of the level's", CLI_SET(set_cpu_latency) },
 	{ "csum-complete", 0, "on|off", "complete TCP/UDP checksums a sender left partial (its TX checksum offload: they hold the pseudo-header sum only); default on", CLI_SET(set_csum_complete) },
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
@@ -430,8 +494,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->mode = FWD_MODE_WIRE;
 	cfg->bind = FWD_BIND_AUTO;
 	cfg->batch = 64;
-	cfg->idle_spin_usecs = FWD_IDLE_SPIN_DEFAULT;
-	cfg->idle_spin_auto = true;
+	cfg->latency = FWD_LATENCY_BALANCED;
 	cfg->need_wakeup = true;
 	cfg->csum_complete = true;
 	cfg->reattach = true;
@@ -490,6 +553,12 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 				return cli_fail(err, errlen, "port %s@%u is given twice (-i number %u and %u)",
 					    cfg->ports[i].ifname, cfg->ports[i].queue, cfg->ports[j].spec + 1,
 					    cfg->ports[i].spec + 1);
+	if (cfg->latency_given && cfg->idle_spin_given)
+		return cli_fail(err, errlen, "--idle-spin and --latency: --latency replaces --idle-spin, give it alone");
+	if (!cfg->cpu_latency_given && levels[cfg->latency].cpu_latency_us >= 0) {
+		cfg->cpu_latency = true;
+		cfg->cpu_latency_usecs = (uint32_t)levels[cfg->latency].cpu_latency_us;
+	}
 	if (cfg->offload_after && cfg->mode == FWD_MODE_REFLECT)
 		return cli_fail(err, errlen, "--offload-after: reflect mode has nothing to offload (it rewrites every frame)");
 	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)

@@ -9,9 +9,9 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <umem/idle.h>
 
 #include "csum.h"
-#include "idle.h"
 #include "route.h"
 #include "worker.h"
 
@@ -459,13 +459,17 @@ static void *worker_main(void *arg)
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
 	uint64_t kstats_at = 0;
 	long nivcsw = 0;
-	struct fwd_idle idle;
-	/* Adaptive idling (idle.h): spin for a window after the last frame (the next burst is
-	 * likely close, and waking a sleeping thread costs ~20 µs of latency on a VM), then
-	 * sleep; a preemption ends the window early (preempted()). */
-	fwd_idle_init(&idle, (uint64_t)ctx->cfg->idle_spin_usecs * 1000, ctx->cfg->idle_spin_auto, precise_ns());
+	struct umem_idle_opts io;
+	struct umem_idle *idle;
+
+	/* The idle policy (umem/idle.h): saturated input spins like a polling loop; below it the
+	 * worker spins for about the gaps it measures between frames (waking a sleeping thread
+	 * costs ~20 µs of latency on a VM), then sleeps; a preemption ends a spin early
+	 * (preempted()). */
+	fwd_latency_idle_opts(ctx->cfg, &io);
+	idle = umem_idle__create(&io, precise_ns());
 	preempted(&nivcsw); /* the count so far */
-	if (!rx) {
+	if (!rx || !idle) {
 		w->error = -ENOMEM;
 		atomic_store(&ctx->stop, 1);
 	}
@@ -512,18 +516,17 @@ static void *worker_main(void *arg)
 			refresh_kernel_stats(w);
 			kstats_at = now;
 		}
-		bool sleep = fwd_idle_turn(&idle, precise_ns(), work);
+		enum umem_idle_action next = umem_idle__turn(idle, precise_ns(), work);
 
-		if (!sleep && !work && preempted(&nivcsw)) {
-			fwd_idle_stop(&idle);
-			sleep = true;
-		}
-		if (sleep) {
+		if (next == UMEM_IDLE_SPIN && preempted(&nivcsw))
+			next = umem_idle__preempted(idle);
+		if (next == UMEM_IDLE_SLEEP) {
 			idle_wait(w);
-			fwd_idle_woke(&idle, precise_ns());
+			umem_idle__woke(idle, precise_ns());
 		}
 	}
 	drain(w);
+	umem_idle__destroy(idle);
 	free(rx);
 	return NULL;
 }

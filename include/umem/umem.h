@@ -9,5 +9,6 @@
 #include <umem/classes.h>
 #include <umem/steer.h>
 #include <umem/port.h>
+#include <umem/idle.h>
 
 #endif

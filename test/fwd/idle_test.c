@@ -1,130 +1,101 @@
 /* SPDX-License-Identifier: MIT */
-/* xdp-fwd's idle policy (idle.h) on a fake clock: the window, the spin budget of auto, and
- * what counts as working time. */
+/* xdp-fwd's --latency levels as idle policies (fwd_latency_idle_opts into umem/idle.h), on a
+ * fake clock: at every level saturated input never sleeps and an idle worker sleeps; the
+ * levels spin more from saver to low; the deprecated --idle-spin USECS is a fixed window. */
+#include <umem/idle.h>
+
 #include "testutil.h"
-#include "idle.h"
+#include "fwd.h"
 
 #define US 1000ull
 
-/* Runs `cycles` of: one turn of work_us, then empty turns of 1 µs until gap_us has passed or the
- * policy says sleep (then the rest of the gap is asleep). Returns how many gaps ended asleep;
- * *spun gets the spinning time over the last half of the cycles. */
-static unsigned run(struct fwd_idle *s, uint64_t *now, unsigned cycles, uint64_t work_us, uint64_t gap_us,
-		    uint64_t *spun)
+static struct umem_idle *policy(const struct fwd_config *cfg, struct umem_idle_opts *o, uint64_t now)
 {
-	unsigned slept = 0;
+	struct umem_idle *s;
 
-	*spun = 0;
-	for (unsigned c = 0; c < cycles; c++) {
-		uint64_t gap_end;
+	fwd_latency_idle_opts(cfg, o);
+	s = umem_idle__create(o, now);
+	CHECK(s, "the options of a level are valid: %s", strerror(errno));
+	return s;
+}
 
-		*now += work_us * US;
-		CHECK(!fwd_idle_turn(s, *now, true), "a turn with work never sleeps");
-		gap_end = *now + gap_us * US;
-		while (*now < gap_end) {
-			*now += US;
-			if (fwd_idle_turn(s, *now, false)) {
-				slept++;
-				*now = gap_end; /* asleep until the next frame */
-				fwd_idle_woke(s, *now);
-				break;
-			}
-			if (c >= cycles / 2)
-				*spun += US;
-		}
+/* Full batches with 2 µs holes, then nothing: no sleep while they come, a sleep within the
+ * level's longest spin once they stop. Returns how long it spun after the last frame. */
+static uint64_t saturated_then_idle(const struct fwd_config *cfg)
+{
+	struct umem_idle_opts o;
+	uint64_t now = 1000 * US, last;
+	struct umem_idle *s = policy(cfg, &o, now);
+
+	for (unsigned i = 0; i < 10000; i++) {
+		now += 20 * US;
+		CHECK_EQ(umem_idle__turn(s, now, cfg->batch), UMEM_IDLE_POLL);
+		now += 2 * US;
+		CHECK(umem_idle__turn(s, now, 0) != UMEM_IDLE_SLEEP || i < 10,
+		      "%s: slept in a 2 µs hole of saturated input", fwd_latency_names[cfg->latency]);
 	}
-	return slept;
+	last = now;
+	do {
+		now += US;
+		CHECK(now - last <= o.spin_max_ns + US, "%s: spun past its longest spin",
+		      fwd_latency_names[cfg->latency]);
+	} while (umem_idle__turn(s, now, 0) != UMEM_IDLE_SLEEP);
+	umem_idle__destroy(s);
+	return now - last;
 }
 
-/* Nearly saturated (gaps a twentieth of the work): auto spins through every gap. */
-static void test_auto_spins_short_gaps(void)
+static void test_levels(void)
 {
-	struct fwd_idle s;
-	uint64_t now = 1000 * US, spun;
+	struct fwd_config cfg;
+	uint64_t spun[FWD_LATENCY_MAX];
+	struct umem_idle_opts prev = { 0 };
 
-	fwd_idle_init(&s, 50 * US, true, now);
-	CHECK_EQ(run(&s, &now, 2000, 40, 2, &spun), 0);
+	fwd_config_defaults(&cfg);
+	CHECK_EQ(cfg.latency, FWD_LATENCY_BALANCED);
+	for (int l = 0; l < FWD_LATENCY_MAX; l++) {
+		struct umem_idle_opts o;
+
+		cfg.latency = (enum fwd_latency)l;
+		fwd_latency_idle_opts(&cfg, &o);
+		CHECK_EQ(o.batch, cfg.batch);
+		CHECK(o.spin_max_ns > 0, "%s: never spins", fwd_latency_names[l]);
+		/* Lower latency: spins at least as long and with at least as much budget. */
+		CHECK(o.spin_max_ns >= prev.spin_max_ns && o.spin_min_ns >= prev.spin_min_ns,
+		      "%s spins less than the level before", fwd_latency_names[l]);
+		CHECK(!o.spin_share || (prev.spin_share && o.spin_share <= prev.spin_share) || !l,
+		      "%s: a tighter budget than the level before", fwd_latency_names[l]);
+		spun[l] = saturated_then_idle(&cfg);
+		prev = o;
+	}
+	CHECK(spun[FWD_LATENCY_SAVER] < spun[FWD_LATENCY_LOW], "saver spins as long as low when idle");
 }
 
-/* Slack (gaps longer than the work): auto spins at most its share of the working time and then
- * sleeps in every gap; a fixed window of the same length spins through them all. */
-static void test_auto_budget(void)
+/* --idle-spin USECS (deprecated): a fixed window of USECS, beyond 4.29 s the policy's longest;
+ * --idle-spin auto: the default level. */
+static void test_idle_spin_alias(void)
 {
-	struct fwd_idle s;
-	uint64_t now = 1000 * US, spun;
-	const unsigned cycles = 2000;
+	struct fwd_config cfg, dflt;
+	struct umem_idle_opts o, d;
 
-	fwd_idle_init(&s, 50 * US, true, now);
-	CHECK_EQ(run(&s, &now, cycles, 40, 60, &spun), cycles);
-	/* Over the second half: 1000 cycles of 40 µs work (plus one 1 µs turn of overshoot each). */
-	CHECK(spun <= (cycles / 2) * (40 * US / FWD_IDLE_SPIN_SHARE + US),
-	      "auto spun more than its share of the working time");
-	CHECK(spun > 0, "auto never spun");
-
-	fwd_idle_init(&s, 50 * US, false, now);
-	CHECK_EQ(run(&s, &now, cycles, 40, 45, &spun), 0);
-}
-
-/* The window: a fixed one sleeps once window_ns has passed since the last work, not before;
- * 0 sleeps at the first empty turn. */
-static void test_window(void)
-{
-	struct fwd_idle s;
-	uint64_t now = 1000 * US;
-
-	fwd_idle_init(&s, 50 * US, false, now);
-	now += 5 * US;
-	CHECK(!fwd_idle_turn(&s, now, true), "work");
-	for (unsigned i = 1; i < 50; i++)
-		CHECK(!fwd_idle_turn(&s, now + i * US, false), "inside the window");
-	CHECK(fwd_idle_turn(&s, now + 50 * US, false), "the window is over");
-	CHECK(fwd_idle_turn(&s, now + 51 * US, false), "stays asleep until work");
-
-	fwd_idle_init(&s, 0, false, now);
-	CHECK(!fwd_idle_turn(&s, now + US, true), "work");
-	CHECK(fwd_idle_turn(&s, now + 2 * US, false), "0: sleep at once");
-}
-
-/* Start: auto has no working time yet, so it sleeps at once; a fixed window spins from the
- * start. fwd_idle_stop ends a window early. */
-static void test_start_and_stop(void)
-{
-	struct fwd_idle s;
-	uint64_t now = 1000 * US;
-
-	fwd_idle_init(&s, 50 * US, true, now);
-	CHECK(fwd_idle_turn(&s, now + US, false), "auto: nothing to budget from");
-	fwd_idle_init(&s, 50 * US, false, now);
-	CHECK(!fwd_idle_turn(&s, now + US, false), "fixed: spins from the start");
-	fwd_idle_stop(&s);
-	CHECK(fwd_idle_turn(&s, now + 2 * US, false), "stopped: sleeps until work");
-	CHECK(!fwd_idle_turn(&s, now + 3 * US, true), "work");
-	CHECK(!fwd_idle_turn(&s, now + 4 * US, false), "a new window");
-}
-
-/* Time asleep is not working time: after a long sleep, one short turn of work buys only its own
- * share of spinning. */
-static void test_sleep_is_not_work(void)
-{
-	struct fwd_idle s;
-	uint64_t now = 1000 * US;
-
-	fwd_idle_init(&s, 1000 * US, true, now);
-	now += 5000 * US; /* asleep */
-	fwd_idle_woke(&s, now);
-	now += FWD_IDLE_SPIN_SHARE * US;
-	CHECK(!fwd_idle_turn(&s, now, true), "work");
-	CHECK(!fwd_idle_turn(&s, now + US, false), "1 µs of spin is its share of the work");
-	CHECK(fwd_idle_turn(&s, now + 2 * US, false), "2 µs is more than its share");
+	fwd_config_defaults(&cfg);
+	dflt = cfg;
+	cfg.idle_spin_given = true;
+	cfg.idle_spin_usecs = 100;
+	fwd_latency_idle_opts(&cfg, &o);
+	CHECK(o.spin_min_ns == 100 * US && o.spin_max_ns == 100 * US && !o.spin_share, "a fixed window");
+	cfg.idle_spin_usecs = 10000000;
+	fwd_latency_idle_opts(&cfg, &o);
+	CHECK_EQ(o.spin_max_ns, UINT32_MAX);
+	cfg.idle_spin_auto = true;
+	fwd_latency_idle_opts(&cfg, &o);
+	fwd_latency_idle_opts(&dflt, &d);
+	CHECK(!memcmp(&o, &d, sizeof(o)), "auto is the default level");
 }
 
 int main(void)
 {
-	test_auto_spins_short_gaps();
-	test_auto_budget();
-	test_window();
-	test_start_and_stop();
-	test_sleep_is_not_work();
+	test_levels();
+	test_idle_spin_alias();
 	printf("fwd_idle: ok\n");
 	return 0;
 }

@@ -46,14 +46,21 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.workers, 1);
 	CHECK(cfg.need_wakeup && !cfg.unaligned && !cfg.hugepages && !cfg.json, "flags");
 	CHECK_EQ(cfg.bind, FWD_BIND_AUTO);
-	CHECK_EQ(cfg.idle_spin_usecs, FWD_IDLE_SPIN_DEFAULT);
-	CHECK(cfg.idle_spin_auto, "--idle-spin auto by default");
+	CHECK_EQ(cfg.latency, FWD_LATENCY_BALANCED);
+	CHECK(!cfg.idle_spin_given && !cfg.cpu_latency_given, "no deprecated option by default");
 	CHECK(!cfg.cpu_latency, "no CPU latency request by default");
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_AUTO);
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode", "skb"), 0);
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_GENERIC);
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--xdp-mode=native"), 0);
 	CHECK_EQ(cfg.xdp_attach, UMEM_PORT_ATTACH_NATIVE);
+	/* --latency low also holds the CPU latency request 0; --cpu-latency (deprecated) instead. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--latency", "low"), 0);
+	CHECK(cfg.latency == FWD_LATENCY_LOW && cfg.cpu_latency && cfg.cpu_latency_usecs == 0, "low");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--latency", "low", "--cpu-latency", "5"), 0);
+	CHECK(cfg.cpu_latency && cfg.cpu_latency_usecs == 5, "--cpu-latency instead of the level's");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--latency", "saver"), 0);
+	CHECK(cfg.latency == FWD_LATENCY_SAVER && !cfg.cpu_latency, "saver");
 	/* wire is the default mode */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
 	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
@@ -83,7 +90,7 @@ static void test_all_options(void)
 	CHECK_EQ(cfg.busy_poll_usecs, 20);
 	CHECK_EQ(cfg.busy_poll_budget, 16);
 	CHECK_EQ(cfg.idle_spin_usecs, 0);
-	CHECK(!cfg.idle_spin_auto, "a number is a fixed window");
+	CHECK(cfg.idle_spin_given && !cfg.idle_spin_auto, "a number is a fixed window");
 	CHECK(cfg.cpu_latency && cfg.cpu_latency_usecs == 0, "--cpu-latency 0");
 	CHECK_EQ(cfg.nr_cpus, 2);
 	CHECK_EQ(cfg.workers, 2); /* one worker per listed CPU */
@@ -131,6 +138,9 @@ static void test_bad_arguments(void)
 	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "-1");
 	BAD("not a number", "-i", "a", "-i", "b", "--idle-spin", "automatic");
 	BAD("not a number", "-i", "a", "-i", "b", "--batch", "-3");
+	BAD("--latency 'fast': not a level (saver, balanced, low)", "-i", "a", "-i", "b", "--latency", "fast");
+	BAD("--latency replaces --idle-spin", "-i", "a", "-i", "b", "--latency", "low", "--idle-spin", "50");
+	BAD("--latency replaces --idle-spin", "-i", "a", "-i", "b", "--idle-spin", "auto", "--latency", "saver");
 	BAD("not a number", "-i", "a", "-i", "b", "--cpu-latency", "-1");
 	BAD("out of range", "-i", "a", "-i", "b", "--cpu-latency", "2000000001");
 	BAD("not a power of two", "-i", "a", "-i", "b", "--rx-ring", "1000");

@@ -9,7 +9,7 @@
 #   xdp_fwd       apps/xdp-fwd in wire mode
 #   xdp_fwd_offload  the same with --offload-after 64: a flow's first 64 frames in userspace, the
 #                 rest redirected by the steering program (not in the default list: --systems)
-#   xdp_fwd_lowlat  xdp_fwd with --cpu-latency 0: idle CPUs poll instead of halting while it
+#   xdp_fwd_lowlat  xdp_fwd with --latency low: idle CPUs poll instead of halting while it
 #                 runs, so its sleeping worker wakes at once (not in the default list: --systems)
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
@@ -196,7 +196,7 @@ start_xdp_fwd_offload() {
 }
 
 start_xdp_fwd_lowlat() {
-	start_xdp_fwd "$1" --cpu-latency 0
+	start_xdp_fwd "$1" --latency low
 }
 
 start_xsk_fwd() {
@@ -253,7 +253,7 @@ proc_ticks() { # PID: utime + stime (clock ticks), 0 without a process
 }
 softirq_ticks() { awk '/^cpu / {print $8}' /proc/stat; }
 # Idle time the CPUs spent polling instead of halting (cpuidle's POLL state, all CPUs, µs; 0
-# without cpuidle): what --cpu-latency 0 costs, which neither the forwarder's CPU time nor the
+# without cpuidle): what --latency low (its CPU latency request 0) costs, which neither the forwarder's CPU time nor the
 # machine's busy time shows.
 poll_idle_us() {
 	local s t=0

@@ -103,7 +103,7 @@ cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	target "UDP 64 B pps vs dpdk_af_xdp" udp64 dpdk_af_xdp ge 1.0
 	target "ping RTT vs xdp_redirect" ping xdp_redirect le 2.0
 	grep -q '"system":"xdp_fwd_lowlat"' "$dir/samples.json" &&
-		target "ping RTT vs xdp_redirect, --cpu-latency 0 (xdp_fwd_lowlat)" ping xdp_redirect le 2.0 xdp_fwd_lowlat
+		target "ping RTT vs xdp_redirect, --latency low (xdp_fwd_lowlat)" ping xdp_redirect le 2.0 xdp_fwd_lowlat
 	cpu_target "CPU idle" idle 3
 	cpu_target "CPU at TCP 1 Gbit/s" tcp1g 25
 	if grep -q '"system":"xdp_fwd_offload"' "$dir/samples.json"; then

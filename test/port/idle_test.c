@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* The idle policy (umem/idle.h) on a fake clock: a loop whose empty turns take 1 µs, that
+ * sleeps when told to until the next frame comes (plus a wakeup), under saturated, bursty,
+ * sparse and absent input. */
+#include <errno.h>
+#include <umem/idle.h>
+
+#include "testutil.h"
+
+#define US 1000ull
+#define TURN_NS (1 * US) /* an empty turn */
+#define WAKE_NS (20 * US) /* from a frame to the sleeping loop's next turn */
+
+struct sim {
+	struct umem_idle *s;
+	uint64_t now;
+	bool preempted; /* every UMEM_IDLE_SPIN finds the thread preempted */
+	unsigned sleeps, spin_turns, poll_turns; /* empty turns by answer */
+	uint64_t spun_ns;
+};
+
+static void sim_init(struct sim *m, uint32_t batch, uint32_t min_us, uint32_t max_us, uint32_t share)
+{
+	UMEM_OPTS(umem_idle_opts, o, .batch = batch, .spin_min_ns = min_us * 1000, .spin_max_ns = max_us * 1000,
+		  .spin_share = share);
+
+	umem_idle__destroy(m->s);
+	*m = (struct sim){ .now = 1000 * US };
+	m->s = umem_idle__create(&o, m->now);
+	CHECK(m->s, "create: %s", strerror(errno));
+}
+
+static void sim_reset_counts(struct sim *m)
+{
+	m->sleeps = m->spin_turns = m->poll_turns = 0;
+	m->spun_ns = 0;
+}
+
+/* No frame for gap_ns, then a turn of work_ns that brings frames. An empty turn answered with
+ * a sleep sleeps until the frame comes, plus WAKE_NS. */
+static void gap_then_work(struct sim *m, uint64_t gap_ns, uint32_t frames, uint64_t work_ns)
+{
+	uint64_t end = m->now + gap_ns;
+
+	while (m->now + TURN_NS <= end) {
+		enum umem_idle_action a;
+
+		m->now += TURN_NS;
+		a = umem_idle__turn(m->s, m->now, 0);
+		if (a == UMEM_IDLE_SPIN && m->preempted)
+			a = umem_idle__preempted(m->s);
+		if (a == UMEM_IDLE_SLEEP) {
+			m->sleeps++;
+			m->now = end + WAKE_NS;
+			umem_idle__woke(m->s, m->now);
+			break;
+		}
+		if (a == UMEM_IDLE_SPIN)
+			m->spin_turns++;
+		else
+			m->poll_turns++;
+		m->spun_ns += TURN_NS;
+	}
+	if (m->now < end)
+		m->now = end;
+	m->now += work_ns;
+	CHECK_EQ(umem_idle__turn(m->s, m->now, frames), UMEM_IDLE_POLL);
+}
+
+/* warm gaps to measure from, then the counts from zero over n more, all alike. */
+static void steady(struct sim *m, unsigned warm, unsigned n, uint64_t gap_ns, uint32_t frames, uint64_t work_ns)
+{
+	for (unsigned i = 0; i < warm; i++)
+		gap_then_work(m, gap_ns, frames, work_ns);
+	sim_reset_counts(m);
+	for (unsigned i = 0; i < n; i++)
+		gap_then_work(m, gap_ns, frames, work_ns);
+}
+
+static struct umem_idle_stats stats(const struct sim *m)
+{
+	UMEM_OPTS(umem_idle_stats, st);
+
+	CHECK_EQ(umem_idle__stats(m->s, &st), 0);
+	return st;
+}
+
+/* Full batches with holes up to nearly spin_max: never a sleep, never a give-way (the loop
+ * behaves like a spinning one), even when every spin would find the thread preempted. */
+static void test_saturated_full_batches(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 0, 200, 16);
+	m.preempted = true;
+	steady(&m, 10, 0, 2 * US, 64, 20 * US); /* the fill measured: a few turns */
+	for (unsigned i = 0; i < 5000; i++)
+		gap_then_work(&m, i % 50 == 0 ? 150 * US : 2 * US, 64, 20 * US);
+	CHECK_EQ(m.sleeps, 0);
+	CHECK_EQ(m.spin_turns, 0);
+	CHECK(m.poll_turns > 0, "the holes were spun through");
+	CHECK(stats(&m).saturated, "full batches count as saturated");
+	CHECK(stats(&m).fill_pct >= 90, "fill %u %%", stats(&m).fill_pct);
+	umem_idle__destroy(m.s);
+}
+
+/* A stream the loop just keeps up with: one frame a turn, back to back, with a 30 µs hole now
+ * and then (the sender descheduled). Work takes most of the time: saturated, no sleep, though
+ * the batches are nearly empty and the spin budget (1/16 of the work) is long spent. */
+static void test_saturated_small_batches(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 0, 200, 16);
+	for (unsigned i = 0; i < 2000; i++) /* the busy share measured: a few ms */
+		gap_then_work(&m, i % 20 == 0 ? 30 * US : 0, 1, 3 * US);
+	sim_reset_counts(&m);
+	for (unsigned i = 0; i < 20000; i++)
+		gap_then_work(&m, i % 20 == 0 ? 30 * US : 0, 1, 3 * US);
+	CHECK_EQ(m.sleeps, 0);
+	CHECK(stats(&m).saturated, "busy most of the time counts as saturated");
+	CHECK(stats(&m).fill_pct < 10, "fill %u %%", stats(&m).fill_pct);
+	umem_idle__destroy(m.s);
+}
+
+/* Input stops: the loop sleeps after at most spin_max, and from then on at every empty turn
+ * (a poll timeout's wakeup) until a frame comes. */
+static void test_idle_sleeps(void)
+{
+	struct sim m = { 0 };
+	uint64_t last, before;
+
+	sim_init(&m, 64, 0, 200, 16);
+	for (unsigned i = 0; i < 1000; i++)
+		gap_then_work(&m, 2 * US, 64, 20 * US);
+	last = m.now;
+	before = stats(&m).sleeps;
+	for (;;) {
+		m.now += TURN_NS;
+		if (umem_idle__turn(m.s, m.now, 0) == UMEM_IDLE_SLEEP)
+			break;
+		CHECK(m.now - last < 200 * US, "spun past spin_max without a frame");
+	}
+	CHECK(m.now - last >= 199 * US, "saturated: spins up to spin_max (%llu ns)", (unsigned long long)(m.now - last));
+	for (unsigned i = 0; i < 100; i++) {
+		m.now += 100000 * US; /* the poll timeout */
+		umem_idle__woke(m.s, m.now);
+		CHECK_EQ(umem_idle__turn(m.s, m.now + TURN_NS, 0), UMEM_IDLE_SLEEP);
+	}
+	CHECK(!stats(&m).saturated, "asleep 10 s: not saturated any more");
+	CHECK_EQ(stats(&m).sleeps - before, 101);
+	umem_idle__destroy(m.s);
+}
+
+/* Sparse frames (one every 5 ms, as pings): every gap outlasts any spin, so after the first
+ * few the loop spins only spin_min after each frame. */
+static void test_sparse(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 10, 200, 0);
+	steady(&m, 50, 100, 5000 * US, 1, 5 * US);
+	CHECK_EQ(m.sleeps, 100);
+	CHECK(m.spun_ns <= 100 * 10 * US, "spun %llu ns: more than spin_min per gap", (unsigned long long)m.spun_ns);
+	CHECK(m.spun_ns >= 100 * 9 * US, "spun %llu ns: less than spin_min per gap", (unsigned long long)m.spun_ns);
+	CHECK_EQ(stats(&m).spin_limit_ns, 10 * US);
+	umem_idle__destroy(m.s);
+}
+
+/* Bursts (20 frames 8 µs apart, 1 ms between bursts, as a paced sender): the gaps inside a
+ * burst are spun through, the gap after it is slept in after a spin of about twice the short
+ * gaps, far below spin_max. */
+static void test_bursts(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 0, 500, 0);
+	for (unsigned b = 0; b < 50; b++)
+		for (unsigned f = 0; f < 20; f++)
+			gap_then_work(&m, f ? 8 * US : 1000 * US, 1, 2 * US);
+	sim_reset_counts(&m);
+	for (unsigned b = 0; b < 100; b++)
+		for (unsigned f = 0; f < 20; f++)
+			gap_then_work(&m, f ? 8 * US : 1000 * US, 1, 2 * US);
+	CHECK_EQ(m.sleeps, 100); /* once per burst gap, never inside a burst */
+	CHECK(!stats(&m).saturated, "a paced stream is not saturated");
+	/* Spun: the short gaps (19 x 8 µs) plus at most 2 x ~8 µs before each sleep. */
+	CHECK(m.spun_ns <= 100 * (19 * 8 + 20) * US, "spun %llu µs over 100 bursts",
+	      (unsigned long long)(m.spun_ns / US));
+	umem_idle__destroy(m.s);
+}
+
+/* The spin budget: below saturation, spinning beyond spin_min stays within 1/share of the
+ * working time. Gaps of 30 µs after 10 µs of work: without a budget every gap is spun through;
+ * with 1/16 most of them are slept in. */
+static void test_budget(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 0, 200, 0);
+	steady(&m, 4000, 2000, 30 * US, 1, 10 * US);
+	CHECK(m.sleeps < 20, "no budget: %u sleeps in 2000 gaps", m.sleeps);
+
+	sim_init(&m, 64, 0, 200, 16);
+	steady(&m, 4000, 2000, 30 * US, 1, 10 * US);
+	CHECK(m.sleeps > 1500, "1/16: only %u sleeps in 2000 gaps", m.sleeps);
+	/* 2000 x 10 µs of work buys 1.25 ms of spin, plus one 1 µs overshoot a gap. */
+	CHECK(m.spun_ns <= 2000 * 10 * US / 16 + 2000 * US, "spun %llu µs", (unsigned long long)(m.spun_ns / US));
+	umem_idle__destroy(m.s);
+}
+
+/* A preemption ends the spin below saturation: the loop sleeps at every empty turn until the
+ * next frame, then spins again. */
+static void test_preempted(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 100, 100, 0); /* a fixed window of 100 µs */
+	gap_then_work(&m, 1000 * US, 1, 5 * US); /* spun 100 µs, then slept */
+	CHECK_EQ(m.sleeps, 1);
+	m.now += TURN_NS;
+	CHECK_EQ(umem_idle__turn(m.s, m.now, 0), UMEM_IDLE_SPIN);
+	CHECK_EQ(umem_idle__preempted(m.s), UMEM_IDLE_SLEEP);
+	umem_idle__woke(m.s, m.now + US);
+	CHECK_EQ(umem_idle__turn(m.s, m.now + 2 * US, 0), UMEM_IDLE_SLEEP);
+	CHECK_EQ(umem_idle__turn(m.s, m.now + 3 * US, 1), UMEM_IDLE_POLL);
+	CHECK_EQ(umem_idle__turn(m.s, m.now + 4 * US, 0), UMEM_IDLE_SPIN);
+	CHECK_EQ(stats(&m).sleeps, 3); /* the preemption's, and the empty turn's after it */
+	umem_idle__destroy(m.s);
+}
+
+/* spin_max 0 sleeps at the first empty turn, saturated or not; a fixed window (min = max)
+ * spins exactly that long; a clock that goes back counts as no time. */
+static void test_limits(void)
+{
+	struct sim m = { 0 };
+
+	sim_init(&m, 64, 0, 0, 0);
+	for (unsigned i = 0; i < 100; i++)
+		gap_then_work(&m, 5 * US, 64, 20 * US);
+	CHECK_EQ(m.sleeps, 100);
+	CHECK_EQ(m.spun_ns, 0);
+
+	sim_init(&m, 64, 50, 50, 0);
+	gap_then_work(&m, 0, 1, US);
+	for (unsigned i = 1; i < 50; i++)
+		CHECK_EQ(umem_idle__turn(m.s, m.now + i * US, 0), UMEM_IDLE_SPIN);
+	CHECK_EQ(umem_idle__turn(m.s, m.now + 50 * US, 0), UMEM_IDLE_SLEEP);
+	umem_idle__woke(m.s, m.now + 60 * US);
+	CHECK_EQ(umem_idle__turn(m.s, m.now + 10 * US, 1), UMEM_IDLE_POLL); /* back in time */
+	CHECK_EQ(stats(&m).busy_turns, 2);
+	umem_idle__destroy(m.s);
+}
+
+/* Bad options and stats are refused with EINVAL, naming the problem (on stderr). */
+static void test_bad_input(void)
+{
+	UMEM_OPTS(umem_idle_opts, o, .spin_min_ns = 20, .spin_max_ns = 10);
+	UMEM_OPTS(umem_idle_opts, r, .reserved = 1);
+	UMEM_OPTS(umem_idle_opts, p, .saturated_pct = 101);
+	struct umem_idle_opts z = { 0 };
+	struct umem_idle_stats st = { .sz = 4 };
+	struct umem_idle *s;
+
+	errno = 0;
+	CHECK(!umem_idle__create(&o, 0) && errno == EINVAL, "spin_min above spin_max");
+	errno = 0;
+	CHECK(!umem_idle__create(&r, 0) && errno == EINVAL, "reserved set");
+	errno = 0;
+	CHECK(!umem_idle__create(&p, 0) && errno == EINVAL, "saturated_pct above 100");
+	errno = 0;
+	CHECK(!umem_idle__create(&z, 0) && errno == EINVAL, "sz 0");
+	s = umem_idle__create(NULL, 0);
+	CHECK(s, "NULL opts: the defaults");
+	CHECK_EQ(umem_idle__turn(s, 1, 0), UMEM_IDLE_SLEEP); /* spin_max 0 by default */
+	CHECK_EQ(umem_idle__stats(s, &st), -EINVAL);
+	CHECK_EQ(umem_idle__stats(s, NULL), -EINVAL);
+	CHECK_EQ(umem_idle__stats(NULL, &st), -EINVAL);
+	umem_idle__destroy(s);
+	umem_idle__destroy(NULL);
+}
+
+int main(void)
+{
+	test_saturated_full_batches();
+	test_saturated_small_batches();
+	test_idle_sleeps();
+	test_sparse();
+	test_bursts();
+	test_budget();
+	test_preempted();
+	test_limits();
+	test_bad_input();
+	printf("port_idle: ok\n");
+	return 0;
+}
