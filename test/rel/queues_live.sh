@@ -37,9 +37,6 @@ grep -q "$TOPO_IF0 has 4 RX queues: opened $TOPO_IF0@2,$TOPO_IF0@3" "$WORK/fwd.e
 [ "$(grep -c "now has 4 RX queues" "$WORK/fwd.err")" = 2 ] || fail "a change was reported more than once"
 
 path=("$TOPO_H0 eth0" "$TOPO_MID $TOPO_IF0" "$TOPO_MID $TOPO_IF1" "$TOPO_H1 eth0")
-veth_drops() {
-	ip -n "$1" -s -j link show "$2" | grep -o '"dropped":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
-}
 # so_far PORT FIELD: a field of PORT summed over the stats lines so far (each holds its
 # interval's counts; SIGUSR1 prints one at once).
 so_far() {
@@ -49,19 +46,18 @@ so_far() {
 # Host 0 sends on its queue 3. Which of m0's new queues that reaches, and so which m1 port
 # sends it on to host 1, is the veth's business (generic XDP reads the TX queue mapping as RX
 # queue + 1): a probe finds it, and the sink listens there.
-in_host 0 "$GEN" gen -i eth0 -q 3 --dst-ip "$TOPO_IP1" --count 100 --rate 10000 >/dev/null 2>&1 ||
-	fail "probe on queue 3"
 out_q=""
-probe() {
-	kill -USR1 "$FWD_PID" # wait_for asks again until a line shows it
-	for q in 2 3; do [ "$(so_far "$TOPO_IF1@$q" tx_packets)" = 100 ] && { out_q=$q; return 0; }; done
+probe() { # 100 frames more each time (a loaded machine may drop a few), until some come through
+	in_host 0 "$GEN" gen -i eth0 -q 3 --dst-ip "$TOPO_IP1" --count 100 --rate 10000 >/dev/null 2>&1 ||
+		fail "probe on queue 3"
+	kill -USR1 "$FWD_PID" # wait_for asks again until a stats line shows it
+	for q in 2 3; do [ "$(so_far "$TOPO_IF1@$q" tx_packets)" -gt 0 ] && { out_q=$q; return 0; }; done
 	return 1
 }
 wait_for 10 probe || fail "the probe did not leave through a new queue of $TOPO_IF1"
-[ $(( $(so_far "$TOPO_IF0@2" rx_packets) + $(so_far "$TOPO_IF0@3" rx_packets) )) = 100 ] ||
+[ $(( $(so_far "$TOPO_IF0@2" rx_packets) + $(so_far "$TOPO_IF0@3" rx_packets) )) -gt 0 ] ||
 	fail "the probe did not arrive on a new queue of $TOPO_IF0"
-before=0
-for p in "${path[@]}"; do before=$((before + $(veth_drops $p))); done
+before=$(path_drops "${path[@]}")
 sink_start "$TOPO_H1" -q "$out_q" --idle 2
 in_host 0 "$GEN" gen -i eth0 -q 3 --dst-ip "$TOPO_IP1" --count 20000 --rate 20000 --json \
 	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen on queue 3"
@@ -74,15 +70,11 @@ in_host 0 ping -c 2 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic throu
 fwd_stop INT
 no_xdp_left || fail "XDP program left"
 
-after=0
-for p in "${path[@]}"; do after=$((after + $(veth_drops $p))); done
+after=$(path_drops "${path[@]}")
 sent=$(json "$WORK/gen.out" frames)
 received=$(json "$WORK/sink.out" frames)
 lost=$(json "$WORK/sink.out" lost)
-# xdp-fwd's own drops by reason (its xsk_* counters are the veths' RX drops, counted there).
-fwd_dropped=$(grep '"type":"total"' "$WORK/fwd.out" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
-	grep -v '"xsk_' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')
-counted=$((fwd_dropped + after - before))
+counted=$(( $(fwd_drops "$WORK/fwd.out" generic) + after - before))
 log "sent $sent, received $received, lost $lost, counted drops $counted"
 [ "$sent" = 20000 ] || fail "gen sent $sent of 20000"
 [ $((received + lost)) = "$sent" ] || fail "sent $sent != received $received + lost $lost"
