@@ -148,6 +148,9 @@ UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_
  * then /proc). 1: bound, by who ("pid N (comm)"); 0: no socket is bound there (a closed one
  * the kernel has not released yet); -errno: sock_diag cannot tell (no CONFIG_XDP_SOCKETS_DIAG),
  * and who lists the other processes of this namespace with AF_XDP sockets ("" none). */
+/* netdev.c: whether the fd at path (/proc/PID/fd/N) is an AF_XDP socket; only socket fds are
+ * asked for their protocol. */
+UMEM_PRIVATE bool umem__netdev_fd_is_xsk(const char *path);
 UMEM_PRIVATE int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len);
 /* port.c, tests only: the next binds that fail with EBUSY, as a queue not yet released does. */
 UMEM_PRIVATE extern uint32_t umem__fault_bind_busy;

@@ -154,13 +154,23 @@ static bool fd_is_socket(const char *path, const void *want)
 }
 
 /* sockfs names a socket's protocol in the xattr system.sockprotoname. */
+/* The link of a socket fd reads "socket:[INODE]"; only then is its protocol asked for: a
+ * getxattr() on any other fd reaches the file behind it (a FUSE server, a hung NFS mount). */
+bool umem__netdev_fd_is_xsk(const char *path)
+{
+	char link[32], proto[16];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	if (n <= 0 || (link[n] = '\0', strncmp(link, "socket:[", 8)))
+		return false;
+	n = getxattr(path, "system.sockprotoname", proto, sizeof(proto) - 1);
+	return n > 0 && (proto[n] = '\0', !strcmp(proto, "XDP"));
+}
+
 static bool fd_is_xsk(const char *path, const void *arg)
 {
-	char proto[16];
-	ssize_t n = getxattr(path, "system.sockprotoname", proto, sizeof(proto) - 1);
-
 	(void)arg;
-	return n > 0 && (proto[n] = '\0', !strcmp(proto, "XDP"));
+	return umem__netdev_fd_is_xsk(path);
 }
 
 /* Appends "pid N (comm)" for every process of this network namespace (but this one unless

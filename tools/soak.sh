@@ -64,24 +64,13 @@ log() { echo "soak: $*"; }
 [ -x "$GEN" ] && [ -x "$FWD" ] || fail "xsk-gen or xdp-fwd not built in $BUILD"
 
 json() { grep -o "\"$2\":[0-9.]*" "$1" | head -1 | cut -d: -f2; }
-# xdp-fwd's own drops (tx_full, no_port, invalid) from its "total" line. Its xsk_* counters
-# are the kernel's AF_XDP drops, which the veth the frame arrived on counts as well (a failed
-# XDP redirect is a veth RX drop): they are in veth_drops already.
-fwd_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
-		grep -v '"xsk_' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
-}
-# rx_dropped + tx_dropped of an interface (ns ifname).
-veth_drops() {
-	ip -n "$1" -s -j link show "$2" | grep -o '"dropped":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
-}
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 eval "$("$TOPO" up --prefix "$PREFIX" --hosts $((2 + 2 * live)))" || fail "topo.sh up"
 # The counters of every interface on the path, before: what the run adds is its own.
 path=("$TOPO_H0 eth0" "$TOPO_MID $TOPO_IF0" "$TOPO_MID $TOPO_IF1" "$TOPO_H1 eth0")
 veth_before=()
-for p in "${path[@]}"; do veth_before+=("$(veth_drops $p)"); done
+for p in "${path[@]}"; do veth_before+=("$(path_drops "$p")"); done
 
 fwd_args=(-i "$TOPO_IF0" -i "$TOPO_IF1")
 [ $live = 1 ] && fwd_args+=(-i m2 -i m3 -r "udp dport 7 -> drop")
@@ -181,10 +170,10 @@ dups=$(json "$WORK/sink.out" duplicates)
 sink_drops=$(( $(json "$WORK/sink.out" rx_dropped) + $(json "$WORK/sink.out" rx_ring_full) ))
 veth=() veth_sum=0
 for i in "${!path[@]}"; do
-	veth+=($(( $(veth_drops ${path[$i]}) - veth_before[i] )))
+	veth+=($(( $(path_drops "${path[$i]}") - veth_before[i] )))
 	veth_sum=$((veth_sum + veth[i]))
 done
-fwd_dropped=$(fwd_drops)
+fwd_dropped=$(fwd_drops "$WORK/fwd.out")
 # --live: what the steering program on the generator's input kept from xdp-fwd (rule drops,
 # frames passed to the kernel while the ports were reopened).
 steer_m0=$(grep '"type":"total"' "$WORK/fwd.out" | grep -o "{\"ifname\":\"$TOPO_IF0\",\"rules\":\[[^]]*\],[^}]*}")

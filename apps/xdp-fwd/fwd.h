@@ -74,6 +74,7 @@ struct fwd_config {
 	struct fwd_port_spec ports[FWD_MAX_PORTS];
 	uint32_t nr_ports;
 	uint32_t nr_groups;
+	uint32_t spare_ports; /* room in the area for ports -i IFNAME@all may add (check_system) */
 	bool queue_ranges;    /* some -i has several queues: groups are queues, not ports */
 	enum fwd_mode mode;
 	enum fwd_bind_mode bind;

@@ -281,45 +281,198 @@ static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
 
 #define FWD_QUEUES_CHECK_NS 1000000000ull /* ethtool -L sends no link event: looked at this often */
 
-/* -i IFNAME@all opened the queues the interface had at start. A later `ethtool -L` changes the
- * count without a link event, and the device then spreads frames over queues no socket serves
- * (they go to the kernel's stack). The ports are not reopened for it (the area, the pools and
- * the workers are sized at start); it is said, once per change, with what to do. */
-static void check_queue_counts(struct fwd_ctx *ctx)
+/* The port on queue q of ifname, or UINT32_MAX. */
+static uint32_t port_of(const struct fwd_ctx *ctx, const char *ifname, uint32_t q)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		if (ctx->cfg->ports[i].queue == q && !strcmp(ctx->cfg->ports[i].ifname, ifname))
+			return i;
+	return UINT32_MAX;
+}
+
+/* A unit follows the queue count as one: a spec, or in wire mode a pair of specs (their k-th
+ * queues are the two ends of a wire, so both open or neither). */
+struct queue_unit {
+	uint32_t spec[2];
+	uint32_t nr;
+};
+
+static uint32_t unit_queue(const struct fwd_ctx *ctx, const struct queue_unit *u, uint32_t k, uint32_t idx)
+{
+	return ctx->cfg->specs[u->spec[k]].first + idx;
+}
+
+/* Registers (on) or removes the sockets of the unit's interfaces in their steering maps. */
+static void unit_steer(struct fwd_ctx *ctx, const struct queue_unit *u, bool on)
+{
+	for (uint32_t k = 0; k < u->nr; k++) {
+		uint32_t first = first_port(ctx, ctx->cfg->specs[u->spec[k]].ifname);
+
+		if (ctx->steer[first])
+			ops->steer_sockets(ctx, first, on);
+	}
+}
+
+/* Opens the unit's queues from..to-1 (by index in the spec; workers parked, capabilities
+ * raised), adding ports where there were none. Returns the first index that did not open
+ * (to when all did), with *err and *why (the port) set. */
+static uint32_t open_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uint32_t from, uint32_t to,
+			    int *err, uint32_t *why)
+{
+	for (uint32_t idx = from; idx < to; idx++) {
+		uint32_t opened[2], k;
+
+		for (k = 0; k < u->nr; k++) {
+			const char *ifname = ctx->cfg->specs[u->spec[k]].ifname;
+			uint32_t q = unit_queue(ctx, u, k, idx), i = port_of(ctx, ifname, q);
+			int r = i == UINT32_MAX ? ops->add_port(ctx, u->spec[k], q) : (int)i;
+
+			if (r >= 0 && !ctx->ports[r].port)
+				*err = ops->open_port(ctx, (uint32_t)r);
+			else
+				*err = r < 0 ? r : 0;
+			*why = r >= 0 ? (uint32_t)r : UINT32_MAX;
+			if (*err)
+				break;
+			opened[k] = (uint32_t)r;
+		}
+		if (k < u->nr) {
+			while (k--)
+				ops->close_port(ctx, opened[k]);
+			return idx;
+		}
+	}
+	return to;
+}
+
+/* Closes the unit's queues from..to-1 (workers parked): their frames are counted as the
+ * ports close (fwd_live_ops.close_port), and their sockets leave the steering maps first. */
+static void close_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uint32_t from, uint32_t to)
+{
+	unit_steer(ctx, u, false);
+	for (uint32_t idx = from; idx < to; idx++)
+		for (uint32_t k = 0; k < u->nr; k++) {
+			uint32_t i = port_of(ctx, ctx->cfg->specs[u->spec[k]].ifname, unit_queue(ctx, u, k, idx));
+
+			if (i != UINT32_MAX)
+				ops->close_port(ctx, i);
+		}
+	unit_steer(ctx, u, true);
+}
+
+/* "m0@2,m0@3" for the spec's queues from..to-1. */
+static void queue_list(const struct fwd_ctx *ctx, uint32_t spec, uint32_t from, uint32_t to, char *buf, size_t len)
+{
+	const struct fwd_if_spec *s = &ctx->cfg->specs[spec];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (uint32_t idx = from; idx < to && o < len; idx++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s@%u", o ? "," : "", s->ifname, s->first + idx);
+}
+
+/* -i IFNAME@all opened the queues the interface had at start; `ethtool -L` changes the count
+ * without a link event. The ports follow it: a queue added gets a port (the area keeps room
+ * for the device's maximum, fwd_config.spare_ports), a queue removed loses its port. In wire
+ * mode queue k of one interface pairs with queue k of its partner, so a pair opens once both
+ * have it. What cannot be served (no capabilities, the partner short of queues, an open that
+ * failed) is said once per change, with where the frames go. */
+static void follow_queues(struct fwd_ctx *ctx)
 {
 	static uint64_t next;
-	static uint32_t seen[FWD_MAX_PORTS]; /* per spec: the count last reported (0: at start) */
+	/* Per spec: the queues served (0: not looked at yet) and the count last seen. */
+	static uint32_t served[FWD_MAX_PORTS], seen[FWD_MAX_PORTS];
+	const struct fwd_config *cfg = ctx->cfg;
+	bool wire = cfg->mode == FWD_MODE_WIRE;
 	uint64_t now = fwd_now_ns();
 
 	if (now < next)
 		return;
 	next = now + FWD_QUEUES_CHECK_NS;
-	for (uint32_t i = 0; i < ctx->cfg->nr_specs; i++) {
-		const struct fwd_if_spec *s = &ctx->cfg->specs[i];
-		uint32_t served = s->last + 1, was = seen[i] ? seen[i] : served;
-		int n;
+	for (uint32_t i = 0; i < cfg->nr_specs; i++) {
+		struct queue_unit u = { .spec = { i, i ^ 1 }, .nr = wire ? 2 : 1 };
+		uint32_t count[2], want = UINT32_MAX, got, k, fail_port = UINT32_MAX;
+		bool changed = false, all = false, raised = false;
+		char list[256], why[128], range[24];
+		int err = 0;
 
-		if (!s->from_all || (n = umem_port__queue_count(s->ifname)) <= 0 || (uint32_t)n == was)
+		if (wire && (i & 1))
+			continue; /* with its pair's first spec */
+		for (k = 0; k < u.nr; k++) {
+			const struct fwd_if_spec *s = &cfg->specs[u.spec[k]];
+			uint32_t fixed = s->last - s->first + 1;
+			int n = s->from_all && open_on[first_port(ctx, s->ifname)] ? umem_port__queue_count(s->ifname) : 0;
+
+			if (!served[u.spec[k]])
+				served[u.spec[k]] = seen[u.spec[k]] = fixed;
+			all |= s->from_all;
+			if (s->from_all && n <= 0)
+				break; /* closed, or the count unknown: nothing to follow now */
+			count[k] = s->from_all ? (uint32_t)n : fixed;
+			changed |= count[k] != seen[u.spec[k]];
+			want = count[k] < want ? count[k] : want;
+		}
+		if (!all || k < u.nr || !changed)
 			continue;
-		seen[i] = (uint32_t)n;
-		if ((uint32_t)n > served)
-			fprintf(stderr, "xdp-fwd: warning: %s now has %d RX queues (was %u): -i %s@all serves "
-				"the %u it had at start; frames on queues %u-%d go to the kernel's stack, "
-				"not through xdp-fwd (restart xdp-fwd to serve them)\n", s->ifname, n, was,
-				s->ifname, served, served, n - 1);
-		else if ((uint32_t)n < served)
-			fprintf(stderr, "xdp-fwd: %s now has %d RX queue%s (was %u): the ports of queues "
-				"%d-%u stay open and idle\n", s->ifname, n, n > 1 ? "s" : "", was, n,
-				served - 1);
+		got = served[i];
+		why[0] = '\0';
+		if (want > got && !cfg->reattach)
+			snprintf(why, sizeof(why), "--no-reattach dropped the capabilities to open ports");
+		else if (want > got && raise_caps(true))
+			snprintf(why, sizeof(why), "the capabilities to open ports cannot be raised");
 		else
-			fprintf(stderr, "xdp-fwd: %s has its %d RX queues again (was %u): every queue is "
-				"served\n", s->ifname, n, was);
+			raised = want > got;
+		if (want != got && !why[0] && fwd_workers_park(ctx)) {
+			if (want > got) {
+				got = open_queues(ctx, &u, got, want, &err, &fail_port);
+				unit_steer(ctx, &u, true);
+				if (got < want)
+					snprintf(why, sizeof(why), "port %s cannot be opened: %s",
+						 fail_port != UINT32_MAX ? ctx->ports[fail_port].name : "?", strerror(-err));
+			} else {
+				close_queues(ctx, &u, want, got);
+				got = want;
+			}
+			ops->map_ports(ctx);
+			fwd_workers_unpark(ctx);
+		}
+		if (raised)
+			raise_caps(false);
+		for (k = 0; k < u.nr; k++) {
+			uint32_t sp = u.spec[k], was = seen[sp];
+			const char *ifname = cfg->specs[sp].ifname;
+			char has[IF_NAMESIZE + 48];
+
+			if (count[k] != was)
+				snprintf(has, sizeof(has), "%s now has %u RX queue%s (was %u)", ifname, count[k],
+					 count[k] > 1 ? "s" : "", was);
+			else
+				snprintf(has, sizeof(has), "%s has %u RX queue%s", ifname, count[k], count[k] > 1 ? "s" : "");
+			if (got != served[sp]) {
+				queue_list(ctx, sp, got > served[sp] ? served[sp] : got, got > served[sp] ? got : served[sp],
+					   list, sizeof(list));
+				fprintf(stderr, "xdp-fwd: %s: %s %s%s\n", has, got > served[sp] ? "opened" : "closed",
+					list, got > served[sp] ? "" : ", their frames counted");
+			}
+			if (count[k] > got && count[k] != was) {
+				if (count[k] - got > 1)
+					snprintf(range, sizeof(range), "s %u-%u", got, count[k] - 1);
+				else
+					snprintf(range, sizeof(range), " %u", got);
+				fprintf(stderr, "xdp-fwd: warning: %s: frames on queue%s go to the kernel's stack, not "
+					"through xdp-fwd (%s)\n", has, range,
+					why[0] ? why : wire ? "--mode wire pairs queue k with queue k of the partner, which has fewer" :
+					"restart xdp-fwd to serve them");
+			}
+			seen[sp] = count[k];
+			served[sp] = got;
+		}
 	}
 }
 
 void fwd_live_poll(struct fwd_ctx *ctx)
 {
-	check_queue_counts(ctx);
+	follow_queues(ctx);
 	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
 		if (ctx->steer[i])
 			check_live_rules(ctx, i);

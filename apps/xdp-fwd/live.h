@@ -7,7 +7,9 @@
  *    back, its ports are opened again (cfg->reattach, on by default);
  *  - an MTU raised beyond one chunk on a forwarder without multi-buffer: every port is reopened
  *    with multi-buffer (the setting is UMEM-wide); where that is not possible, it says so
- *    loudly and stops the port instead of letting the kernel drop large frames silently.
+ *    loudly and stops the port instead of letting the kernel drop large frames silently;
+ *  - -i IFNAME@all and `ethtool -L`: ports opened for the queues added (in wire mode a pair
+ *    once both interfaces have the queue), closed for the queues removed.
  */
 #ifndef XDP_FWD_LIVE_H
 #define XDP_FWD_LIVE_H
@@ -25,6 +27,10 @@ struct fwd_live_ops {
 	void (*close_steering)(struct fwd_ctx *ctx, uint32_t first);
 	/* Registers (on) or removes the sockets of the interface's open ports in its map. */
 	int (*steer_sockets)(struct fwd_ctx *ctx, uint32_t first, bool on);
+	/* -i IFNAME@all: a port (closed) for a queue `ethtool -L` added, its index or -errno;
+	 * and the l2 output choice again once ports opened or closed. */
+	int (*add_port)(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue);
+	void (*map_ports)(struct fwd_ctx *ctx);
 };
 
 /* Subscribes to link events (before capabilities are dropped; it needs none) and notes the

@@ -11,6 +11,8 @@
  * now, in l2 mode with the MAC table) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +46,8 @@ static uint32_t pow2_at_least(uint64_t v)
 	return p;
 }
 
-/* An interface ioctl on ifname in this namespace: 0 or -1 (ifr filled by the kernel). */
-static int interface_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+/* An interface ioctl on ifname in this namespace: 0 or -1 (ifr, or data, filled by the kernel). */
+static int interface_ioctl_data(const char *ifname, unsigned long req, struct ifreq *ifr, void *data)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
 
@@ -53,9 +55,41 @@ static int interface_ioctl(const char *ifname, unsigned long req, struct ifreq *
 		return -1;
 	memset(ifr, 0, sizeof(*ifr));
 	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	ifr->ifr_data = data;
 	r = ioctl(fd, req, ifr);
 	close(fd);
 	return r;
+}
+
+static int interface_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	return interface_ioctl_data(ifname, req, ifr, NULL);
+}
+
+/* The most RX queues `ethtool -L` can give ifname (combined plus RX-only channels), 0 when
+ * the driver does not say. */
+static uint32_t interface_queue_max(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr;
+
+	return interface_ioctl_data(ifname, SIOCETHTOOL, &ifr, &ch) ? 0 : ch.max_combined + ch.max_rx;
+}
+
+/* -i IFNAME@all follows `ethtool -L` (live.c): the area keeps room for the ports of the queues
+ * the device can still add, up to its channel maximum (FWD_MAX_PORTS ports in all). */
+static uint32_t spare_ports(const struct fwd_config *cfg)
+{
+	uint32_t spare = 0;
+
+	for (uint32_t i = 0; i < cfg->nr_specs; i++) {
+		const struct fwd_if_spec *s = &cfg->specs[i];
+		uint32_t max = s->from_all ? interface_queue_max(s->ifname) : 0;
+
+		if (max > s->last + 1)
+			spare += max - (s->last + 1);
+	}
+	return spare < FWD_MAX_PORTS - cfg->nr_ports ? spare : FWD_MAX_PORTS - cfg->nr_ports;
 }
 
 /* MTU of ifname in this namespace, 0 when unknown. */
@@ -121,7 +155,7 @@ static uint64_t frame_pages(const struct fwd_config *cfg, uint64_t frames)
  * the cross-worker queues: with that many the pools never run dry in steady state. */
 static uint64_t frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)
 {
-	uint64_t frames = ring_frames(cfg, cfg->nr_ports) + nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
+	uint64_t frames = ring_frames(cfg, cfg->nr_ports + cfg->spare_ports) + nr_workers * 2ull * UMEM_POOL_CACHE_SIZE;
 
 	if (nr_workers > 1)
 		frames += nr_workers * (nr_workers - 1ull) * FWD_XQ_SIZE;
@@ -165,6 +199,7 @@ static int check_system(struct fwd_config *cfg)
 			cfg->multi_buffer = true;
 		}
 	}
+	cfg->spare_ports = spare_ports(cfg);
 	return fwd_rules_check(cfg);
 }
 
@@ -368,23 +403,19 @@ static void assign_ports(struct fwd_ctx *ctx)
 }
 
 /* l2 bridges interfaces: for each input port, the port that carries its frames to each other
- * interface, preferring the same queue, then a port of the same worker (no crossing). */
-static void map_interfaces(struct fwd_ctx *ctx)
+ * interface, preferring an open one, then the same queue, then a port of the same worker (no
+ * crossing). Again whenever ports open or close under -i IFNAME@all (workers parked). */
+static void map_vias(struct fwd_ctx *ctx)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 
-	ctx->nr_ifaces = 0;
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		uint32_t first = first_on_interface(ctx, i);
-
-		ctx->ports[i].iface = first == i ? ctx->nr_ifaces++ : ctx->ports[first].iface;
-	}
 	for (uint32_t in = 0; in < ctx->nr_ports; in++) {
 		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 			uint32_t best = UINT32_MAX, score = 0;
 
 			for (uint32_t o = 0; o < ctx->nr_ports; o++) {
-				uint32_t sc = 1 + 2 * (cfg->ports[o].queue == cfg->ports[in].queue) +
+				uint32_t sc = 1 + 4 * !!ctx->ports[o].port +
+					      2 * (cfg->ports[o].queue == cfg->ports[in].queue) +
 					      (ctx->ports[o].worker == ctx->ports[in].worker);
 
 				if (ctx->ports[o].iface == f && sc > score) {
@@ -395,6 +426,57 @@ static void map_interfaces(struct fwd_ctx *ctx)
 			ctx->via[in][f] = (uint8_t)best;
 		}
 	}
+}
+
+static void map_interfaces(struct fwd_ctx *ctx)
+{
+	ctx->nr_ifaces = 0;
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t first = first_on_interface(ctx, i);
+
+		ctx->ports[i].iface = first == i ? ctx->nr_ifaces++ : ctx->ports[first].iface;
+	}
+	map_vias(ctx);
+}
+
+/* A port for a queue that `ethtool -L` added under -i IFNAME@all (live.c; workers parked),
+ * appended after the others, not yet open. It joins its queue's group as at start (the wire
+ * partner added just before it, or the same queue of another interface), else it is a group
+ * of its own on the worker with the fewest ports. Returns its index or -errno. */
+static int fwd_add_port(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
+{
+	struct fwd_config *cfg = ctx->cfg;
+	uint32_t n = ctx->nr_ports, k = 0, group = UINT32_MAX;
+	struct fwd_port_spec *p = &cfg->ports[n];
+	struct fwd_worker *w;
+
+	if (n == FWD_MAX_PORTS)
+		return -ENOSPC;
+	*p = (struct fwd_port_spec){ .queue = queue, .spec = spec };
+	memcpy(p->ifname, cfg->specs[spec].ifname, sizeof(p->ifname));
+	for (uint32_t i = 0; i < n && group == UINT32_MAX; i++) {
+		if (cfg->mode == FWD_MODE_WIRE ? i == (n ^ 1) : cfg->queue_ranges && cfg->ports[i].queue == queue) {
+			group = cfg->ports[i].group;
+			k = ctx->ports[i].worker;
+		}
+	}
+	if (group == UINT32_MAX) {
+		group = cfg->nr_groups;
+		for (uint32_t j = 1; j < ctx->nr_workers; j++)
+			k = ctx->workers[j].nr_ports < ctx->workers[k].nr_ports ? j : k;
+	}
+	w = &ctx->workers[k];
+	/* Up to a burst short of full, plus one burst (flush_fed), as fwd_workers_init. */
+	w->stage[n] = calloc(2 * (size_t)cfg->batch, sizeof(struct umem_desc));
+	if (!w->stage[n])
+		return -ENOMEM;
+	p->group = group;
+	cfg->nr_groups += group == cfg->nr_groups;
+	ctx->ports[n] = (struct fwd_port){ .worker = k, .iface = ctx->ports[first_on_interface(ctx, n)].iface };
+	snprintf(ctx->ports[n].name, sizeof(ctx->ports[n].name), "%s@%u", p->ifname, queue);
+	w->ports[w->nr_ports++] = n;
+	ctx->nr_ports = cfg->nr_ports = n + 1;
+	return (int)n;
 }
 
 /* Destroys whatever exists, in reverse order of creation. Returns the frames still out. */
@@ -549,9 +631,9 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	uint64_t interval_ns = (uint64_t)(cfg->interval * 1e9);
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
-	struct fwd_samples prev = *start, cur;
-	uint32_t lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
-			 fwd_steered_interfaces(ctx);
+	static struct fwd_samples cur; /* static: zero for ports -i IFNAME@all adds later */
+	struct fwd_samples prev = *start;
+	uint32_t lines = 0; /* of the block printed last (ports may be added since) */
 	bool printed = false, now_asked = false;
 
 	while (!atomic_load(&ctx->stop)) {
@@ -584,6 +666,8 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 				printf("\033[%uA", lines); /* redraw the block in place */
 			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
 					"interval");
+			lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
+				fwd_steered_interfaces(ctx);
 			printed = fwd_out_ok(stdout);
 			if (now_asked && cfg->mode == FWD_MODE_L2) {
 				fwd_print_l2_table(stdout, ctx, now, seconds(now - t0));
@@ -603,13 +687,15 @@ static const struct fwd_live_ops live_ops = {
 	.open_steering = fwd_open_steering,
 	.close_steering = fwd_close_steering,
 	.steer_sockets = fwd_steer_sockets,
+	.add_port = fwd_add_port,
+	.map_ports = map_vias,
 };
 
 int main(int argc, char **argv)
 {
 	static struct fwd_config cfg;
 	static struct fwd_ctx ctx;
-	struct fwd_samples start, total;
+	static struct fwd_samples start, total; /* zero for ports added later */
 	char err[256];
 	sigset_t sigs;
 	uint64_t t0;

@@ -1118,10 +1118,12 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 	off->ioctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* < 0: the slower check only */
 	/* Loaded while privileged; NULL (an old kernel, a BPF failure): trial flows instead. */
 	off->probe = off->ioctl_fd >= 0 ? redirect_probe__open_and_load() : NULL;
-	/* A tracker for every flow the table may hold, at half load (8-way probing fails rarely
-	 * there): any worker may see them all. */
+	/* A tracker for every flow the tables may hold, at half load (8-way probing fails rarely
+	 * there): the limit is per interface (each has its table), and any worker may see the
+	 * flows of every interface (its ports are queues of several, and -i IFNAME@all may deal
+	 * it more). */
 	limit = ctx->cfg->offload_max ? ctx->cfg->offload_max : UMEM_STEER_MAX_FLOWS;
-	for (slots = 1; slots < 2 * limit; slots *= 2)
+	for (slots = 1; slots < 2ull * limit * (ctx->nr_ifaces ? ctx->nr_ifaces : 1); slots *= 2)
 		;
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		off->w[k].nr_slots = slots;

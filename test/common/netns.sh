@@ -105,6 +105,27 @@ ping_median_us() {
 		awk '{a[NR] = $1} END { if (NR) printf "%.1f\n", 1000 * (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
 }
 
+# The books of a path (sent = received + counted drops) use these two.
+# path_drops "NS IFNAME"...: rx_dropped + tx_dropped summed over the interfaces (a veth counts
+# the XDP redirects that failed, an AF_XDP RX ring full for one, as RX drops of the interface
+# the frame arrived on).
+path_drops() {
+	local p
+	for p in "$@"; do
+		ip -n "${p% *}" -s -j link show "${p#* }" | grep -o '"dropped":[0-9]*' | cut -d: -f2
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# fwd_drops FILE [generic]: xdp-fwd's own drops by reason in its JSON "total" line. Its xsk_*
+# counters are the kernel's AF_XDP drops, which path_drops counts already under native XDP;
+# under generic XDP (--xdp-mode skb) the device counts a failed redirect nowhere, so "generic"
+# adds them.
+fwd_drops() {
+	grep '"type":"total"' "$1" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
+		{ if [ "${2:-}" = generic ]; then cat; else grep -v '"xsk_'; fi; } |
+		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+
 netns_stop() {
 	local pid=$1 keep=() p
 	kill -TERM -- "-$pid" 2>/dev/null

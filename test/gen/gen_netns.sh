@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# xsk-gen end to end: gen -> sink over a veth pair (counts match, no loss at a moderate rate,
-# every byte checked), the sink's accounting on crafted streams sent through real ports (loss,
-# late frames, duplicates, another stream), then gen -> xdp-fwd (wire mode) -> sink across
-# tools/topo.sh's three namespaces with addresses derived from the interface and ARP.
+# xsk-gen end to end: gen -> sink over a veth pair (the books hold: every frame sent is received
+# or counted as a drop on the path; every byte checked), the sink's accounting on crafted
+# streams sent through real ports (loss, late frames, duplicates, another stream), then gen ->
+# xdp-fwd (wire mode) -> sink across tools/topo.sh's three namespaces with addresses derived
+# from the interface and ARP. A loaded machine (tools/test.sh --under-load) may drop frames on
+# the way; they must be counted, not absent.
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
@@ -24,27 +26,49 @@ log() { echo "== $*"; }
 # shellcheck source=../common/xsk_gen.sh
 . "$SRC/test/common/xsk_gen.sh"
 
+# sink_lost SENT: the sink's report against SENT frames: intact, in order, no duplicate,
+# nothing out; prints how many it did not receive. The books: those must be counted as drops
+# on the path (path_drops, fwd_drops), not absent.
+sink_lost() {
+	local received
+	received=$(json "$WORK/sink.out" frames)
+	expect_all "$WORK/sink.out" reordered:0 duplicates:0 bad:0 frames_out:0
+	[ "$received" -le "$1" ] || fail "the sink received $received frames of $1"
+	echo $(($1 - received))
+}
 
-log "veth pair: 20000 frames at 20 kpps arrive, in order, intact"
+# books LOST COUNTED WHAT
+books() {
+	[ "$1" -le "$2" ] || fail "$3: $1 frames lost, only $2 drops counted on the path"
+	log "  $3: $1 lost, $2 drops counted"
+}
+
+
+log "veth pair: 20000 frames at 20 kpps: received or counted, in order, intact"
 netns_add A
 netns_add B
 netns_veth "$A" eth0 "$B" eth0 || fail "veth"
 ip -n "$A" addr add 10.78.0.1/24 dev eth0
 ip -n "$B" addr add 10.78.0.2/24 dev eth0
+pair=("$A eth0" "$B eth0")
+before=$(path_drops "${pair[@]}")
 sink_start "$B" --idle 1
 ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --count 20000 --rate 20000 --json \
 	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen failed"
 sink_wait
 expect "$WORK/gen.out" frames 20000
 expect "$WORK/gen.out" frames_out 0
-expect_all "$WORK/sink.out" frames:20000 expected:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0
+lost=$(sink_lost 20000) || exit 1
+books "$lost" $(( $(path_drops "${pair[@]}") - before )) "veth pair"
 # The destination MAC came from ARP (resolved before the generator's port existed).
 ip -n "$A" neigh show 10.78.0.2 | grep -q "$(ip -n "$B" link show eth0 | awk '/ether/ {print $2}')" ||
 	fail "no ARP entry for the sink's host"
 
 log "crafted streams: loss, late frames, duplicates and another stream are told apart"
-# This sink also asks for generic XDP, which veth would not pick by itself.
-sink_start "$B" --count 1010 --xdp-mode skb
+# This sink also asks for generic XDP, which veth would not pick by itself. It stops at the
+# count, or (a frame dropped on a loaded machine) after 20 s.
+before=$(path_drops "${pair[@]}")
+sink_start "$B" --count 1010 --duration 20 --xdp-mode skb
 ip -n "$B" -d link show eth0 | grep -q xdpgeneric || fail "sink --xdp-mode skb: no generic XDP program on eth0"
 send() { ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --rate 20000 "$@" >>"$WORK/gen.out" 2>&1 || fail "gen $*"; }
 send --stream 77 --seq 500 --count 500  # 500..999: 0..499 missing
@@ -53,7 +77,19 @@ send --stream 77 --seq 500 --count 10   # 500..509 again
 send --stream 77 --seq 2000 --count 10  # 1000..1999 missing
 send --stream 77 --seq 0 --count 500    # 0..499 late
 sink_wait
-expect_all "$WORK/sink.out" stream:77 frames:1010 expected:2010 lost:1000 reordered:500 duplicates:10 other_stream:5 bad:0
+# Generic XDP: a frame the socket had no room for is counted by the socket alone.
+dropped=$(( $(path_drops "${pair[@]}") - before + $(json "$WORK/sink.out" rx_dropped) +
+	$(json "$WORK/sink.out" rx_ring_full) ))
+if [ "$dropped" = 0 ]; then
+	expect_all "$WORK/sink.out" stream:77 frames:1010 expected:2010 lost:1000 reordered:500 duplicates:10 other_stream:5 bad:0
+else
+	# Which frames were dropped decides what the sink makes of the rest: only the books hold.
+	log "  $dropped frames dropped on the way (a loaded machine): the books only"
+	expect_all "$WORK/sink.out" bad:0
+	[ $(( $(json "$WORK/sink.out" frames) + $(json "$WORK/sink.out" duplicates) +
+	      $(json "$WORK/sink.out" other_stream) + dropped )) -ge 1025 ] ||
+		fail "crafted streams: frames + duplicates + other_stream + $dropped dropped < the 1025 sent"
+fi
 
 log "bad arguments: a clear message, nothing attached"
 out=$(ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --size 1600 2>&1) && fail "MTU-sized frame accepted"
@@ -79,20 +115,29 @@ if [ ! -x "$FWD" ]; then
 fi
 log "through xdp-fwd (wire mode): client -> middle -> server, imix, addresses derived"
 eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)" || fail "topo.sh up"
+path=("$TOPO_H0 eth0" "$TOPO_MID $TOPO_IF0" "$TOPO_MID $TOPO_IF1" "$TOPO_H1 eth0")
 netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --json >"$WORK/fwd.out" 2>"$WORK/fwd.err"
 wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start"
 # First run resolves the server's MAC through the forwarder; the second finds the client's only
 # neighbour and takes it as the destination.
+lost=0
+before=$(path_drops "${path[@]}")
 for dst in "--dst-ip $TOPO_IP1" ""; do
 	sink_start "$TOPO_H1" --idle 1
 	# shellcheck disable=SC2086
 	ip netns exec "$TOPO_H0" "$GEN" gen -i eth0 $dst --mix imix --count 20000 --rate 20000 --json \
 		>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen through xdp-fwd"
 	sink_wait
-	expect_all "$WORK/sink.out" frames:20000 lost:0 reordered:0 duplicates:0 bad:0 frames_out:0
-	expect "$WORK/sink.out" bytes "$(json "$WORK/gen.out" bytes)" 
+	expect "$WORK/gen.out" frames 20000
+	n=$(sink_lost 20000) || exit 1
+	# Every byte arrived when every frame did (imix: a lost frame's size is not known).
+	[ "$n" != 0 ] || expect "$WORK/sink.out" bytes "$(json "$WORK/gen.out" bytes)"
+	lost=$((lost + n))
 done
 kill -INT "$FWD_PID"
 wait "$FWD_PID" || fail "xdp-fwd exited with $?"
 netns_stop "$FWD_PID"
+# xdp-fwd's own drops are in its totals, printed at exit (both runs).
+books "$lost" $(( $(path_drops "${path[@]}") - before + $(fwd_drops "$WORK/fwd.out") )) "through xdp-fwd"
+grep -q '"frames_out":0' "$WORK/fwd.out" || fail "xdp-fwd: frames still out"
 log "ok"

@@ -84,6 +84,7 @@ writers)
 	id=$(head -1 "$W/ids0")
 	steer remove a0 "$id" >"$W/again.out" 2>"$W/again.err" && fail "a second remove succeeded"
 	grep -q "no rule with id $id" "$W/again.err" || fail "second remove: $(cat "$W/again.err")"
+	[ "$(wc -l <"$W/again.err")" = 1 ] || fail "second remove: not one message: $(cat "$W/again.err")"
 	grep -q "No such file" "$W/again.err" && fail "second remove speaks of files"
 	# The writers' lock file goes with the program.
 	prog=$(sed -n 's/^program \([0-9]*\),.*/\1/p' "$W/show2")

@@ -252,10 +252,8 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 		return -EINVAL;
 	}
 	err = umem_steer__remove_rule_get(s, id, &r);
-	if (err == -ENOENT) {
-		fprintf(stderr, "umem-steer: remove: no rule with id %lu\n", id);
-		return REPORTED;
-	}
+	if (err == -ENOENT)
+		return REPORTED; /* the library said "no rule with id N" */
 	if (err)
 		return err;
 	umem_steer_rule__format(&r, text, sizeof(text));
