@@ -365,17 +365,27 @@ int umem__pool_alloc_slow(struct umem_pool *p, uint64_t *addr)
 	return 0;
 }
 
-int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
+/* Hands out the top n entries of the cache (n <= count, not debug mode): one copy (their order
+ * within the batch does not matter, all of them are the cache's warmest), then each page's
+ * refcount. Locals: those stores could alias the pool's fields. */
+static inline void alloc_cached(struct umem_pool_fast *f, uint64_t *addrs, uint32_t n)
 {
+	struct umem_page *pages = f->pages;
+	uint32_t shift = f->page_shift;
+	const uint64_t *src = f->cache + (f->count -= n);
+
+	memcpy(addrs, src, n * sizeof(*addrs));
+	for (uint32_t i = 0; i < n; i++)
+		atomic_store_explicit(&pages[src[i] >> shift].refcnt, 1, memory_order_relaxed);
+}
+
+static int __attribute__((noinline)) alloc_bulk_slow(struct umem_pool *p, uint64_t *addrs, uint32_t n)
+{
+	struct umem_pool_fast *f = &p->f;
 	uint32_t k = 0;
 
-	if (!p || (n && !addrs)) {
-		pr_warn("pool alloc_bulk: NULL %s\n", p ? "addrs" : "pool");
-		return -EINVAL;
-	}
 	OWNER_ONLY(p, "alloc_bulk");
 	while (k < n) {
-		struct umem_pool_fast *f = &p->f;
 		uint32_t charged = 0;
 
 		if (!f->count) {
@@ -386,18 +396,7 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 		}
 		uint32_t take = n - k < f->count ? n - k : f->count;
 		if (!f->debug) {
-			/* The top take entries go out as one copy (their order within the batch
-			 * does not matter: all of them are the cache's warmest); only the
-			 * refcount stores stay per page. Locals: those stores could alias the
-			 * pool's fields. */
-			struct umem_page *pages = f->pages;
-			uint32_t shift = f->page_shift;
-			const uint64_t *src = f->cache + (f->count -= take);
-
-			memcpy(addrs + k, src, take * sizeof(*addrs));
-			for (uint32_t i = 0; i < take; i++)
-				atomic_store_explicit(&pages[src[i] >> shift].refcnt, 1,
-						      memory_order_relaxed);
+			alloc_cached(f, addrs + k, take);
 			k += take;
 		} else {
 			for (uint32_t i = 0; i < take; i++) {
@@ -412,6 +411,22 @@ int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
 		UMEM__STAT(f, alloc_fast, take - charged);
 	}
 	return (int)k;
+}
+
+int umem_pool__alloc_bulk(struct umem_pool *p, uint64_t *addrs, uint32_t n)
+{
+	if (!p || (n && !addrs)) {
+		pr_warn("pool alloc_bulk: NULL %s\n", p ? "addrs" : "pool");
+		return -EINVAL;
+	}
+	/* The common case first: the cache holds the batch (debug mode checks the single-owner
+	 * rule before it touches the pool). */
+	if (umem_likely(n <= p->f.count && !p->f.debug)) {
+		alloc_cached(&p->f, addrs, n);
+		UMEM__STAT(&p->f, alloc_fast, n);
+		return (int)n;
+	}
+	return alloc_bulk_slow(p, addrs, n);
 }
 
 int umem_pool__flush(struct umem_pool *p)
