@@ -365,18 +365,23 @@ int umem__pool_alloc_slow(struct umem_pool *p, uint64_t *addr)
 	return 0;
 }
 
-/* Hands out the top n entries of the cache (n <= count, not debug mode): one copy (their order
- * within the batch does not matter, all of them are the cache's warmest), then each page's
- * refcount. Locals: those stores could alias the pool's fields. */
+/* Hands out the top n entries of the cache (n <= count, not debug mode), with each page's
+ * refcount; their order within the batch does not matter (all of them are the cache's
+ * warmest). One loop, no call: the caller's registers stay free. Locals: the refcount stores
+ * could alias the pool's fields. */
 static inline void alloc_cached(struct umem_pool_fast *f, uint64_t *addrs, uint32_t n)
 {
 	struct umem_page *pages = f->pages;
 	uint32_t shift = f->page_shift;
 	const uint64_t *src = f->cache + (f->count -= n);
 
-	memcpy(addrs, src, n * sizeof(*addrs));
-	for (uint32_t i = 0; i < n; i++)
-		atomic_store_explicit(&pages[src[i] >> shift].refcnt, 1, memory_order_relaxed);
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t a = src[i];
+
+		addrs[i] = a;
+		atomic_store_explicit(&pages[a >> shift].refcnt, 1, memory_order_relaxed);
+	}
 }
 
 static int __attribute__((noinline)) alloc_bulk_slow(struct umem_pool *p, uint64_t *addrs, uint32_t n)
@@ -642,18 +647,20 @@ static __attribute__((noinline)) uint32_t put_bulk_cached(struct umem_pool *self
 	uint64_t size = f->area_size, mask = ~(((uint64_t)1 << f->page_shift) - 1);
 	uint64_t *cache = f->cache + f->count;
 	uint32_t shift = f->page_shift, room = UMEM_POOL_CACHE_SIZE - f->count;
-	const uint64_t *ad = addrs + i, *end = addrs + (n - i < room ? n : i + room);
+	const uint64_t *ad = addrs + i;
+	uint32_t took = 0, max = n - i < room ? n - i : room;
 
-	for (; ad < end; ad++) {
-		struct umem_page *q = &pages[*ad >> shift];
+#pragma GCC unroll 2
+	for (; took < max; took++) {
+		uint64_t a = ad[took];
+		struct umem_page *q = &pages[a >> shift];
 
-		if (umem_unlikely(*ad >= size) || umem_unlikely(q->owner != self) ||
+		if (umem_unlikely(a >= size) || umem_unlikely(q->owner != self) ||
 		    umem_unlikely(atomic_load_explicit(&q->refcnt, memory_order_acquire) != 1))
 			break;
 		atomic_store_explicit(&q->refcnt, 0, memory_order_relaxed);
-		*cache++ = *ad & mask;
+		cache[took] = a & mask;
 	}
-	uint32_t took = (uint32_t)(ad - (addrs + i));
 
 	if (umem_unlikely(!took))
 		return i;
@@ -727,6 +734,12 @@ static void put_bulk(struct umem_area *a, struct umem_pool *self, const uint64_t
 		pool_push(run_owner, run, run_len);
 }
 
+static void __attribute__((noinline)) put_bulk_owner(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
+{
+	OWNER_ONLY(p, "put_bulk");
+	put_bulk(p->area, p, addrs, n);
+}
+
 void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 {
 	if (!p || (n && !addrs))
@@ -734,10 +747,8 @@ void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 	/* The common case first, with nothing else to set up: the cache takes every address.
 	 * Debug mode checks the single-owner rule before it touches the pool. */
 	uint32_t i = p->f.debug ? 0 : put_bulk_cached(p, addrs, 0, n);
-	if (i == n)
-		return;
-	OWNER_ONLY(p, "put_bulk");
-	put_bulk(p->area, p, addrs + i, n - i);
+	if (i != n)
+		put_bulk_owner(p, addrs + i, n - i);
 }
 
 void umem_put_bulk(struct umem_area *a, const uint64_t *addrs, uint32_t n)
