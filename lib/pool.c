@@ -744,6 +744,8 @@ void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 {
 	if (!p || (n && !addrs))
 		umem__die("put_bulk: %s", p ? "NULL address array" : "NULL pool");
+	if (!n) /* addrs may be NULL then: no arithmetic on it */
+		return;
 	/* The common case first, with nothing else to set up: the cache takes every address.
 	 * Debug mode checks the single-owner rule before it touches the pool. */
 	uint32_t i = p->f.debug ? 0 : put_bulk_cached(p, addrs, 0, n);
