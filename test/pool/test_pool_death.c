@@ -85,6 +85,34 @@ static void underflow_shared(void)
 	umem_pool__put(pool, a + 100);
 }
 
+/* A bulk put with no reference behind it on the current fragment page (its one fragment was
+ * put already, by another thread): the page must not be cached while it is being carved. */
+static void bulk_put_fragment_page(void)
+{
+	uint64_t a;
+
+	setup(false);
+	umem_pool__alloc_frag(pool, 2048, &a, NULL); /* 2 per page: the page stays open */
+	umem_put(area, a);
+	expect(a);
+	umem_pool__put_bulk(pool, &a, 1);
+}
+
+/* A bulk put with no reference behind it on the page in the owner's put slot (the slot holds
+ * the owner's reference, another thread dropped the other one). */
+static void bulk_put_slot_page(void)
+{
+	uint64_t a;
+
+	setup(false);
+	umem_pool__alloc(pool, &a);
+	umem_pool__ref(pool, a, 1);
+	umem_pool__put(pool, a); /* into the put slot: another holds the page */
+	umem_put(area, a);
+	expect(a);
+	umem_pool__put_bulk(pool, &a, 1);
+}
+
 /* Debug tracking: a fragment put twice while its page lives on. */
 static void double_put_fragment(void)
 {
@@ -214,6 +242,8 @@ static const struct {
 	{ "foreign_address_bulk", foreign_address_bulk, "outside the area" },
 	{ "underflow_on_drain", underflow_on_drain, "underflow" },
 	{ "underflow_shared", underflow_shared, "double put" },
+	{ "bulk_put_fragment_page", bulk_put_fragment_page, "underflow" },
+	{ "bulk_put_slot_page", bulk_put_slot_page, "underflow" },
 	{ "double_put_fragment", double_put_fragment, "double put" },
 	{ "put_unallocated_fragment", put_unallocated_fragment, "never allocated" },
 	{ "ref_on_free_page", ref_on_free_page, "use after free" },

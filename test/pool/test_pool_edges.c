@@ -6,8 +6,10 @@
  *  null_inline    the inline alloc and ref reject NULL as the out-of-line calls do (-EINVAL)
  *  print_unlocked the print callback runs without the area lock: it may call into the area
  *  frag_flush     an empty current fragment page goes back on flush and on a dry refill
+ *  slot_dry       a dry refill recycles the put slot's page once its other holders are gone
  *  empty_stat     alloc.empty counts empty rings, not a busy one
- *  debug_env      LIBUMEM_DEBUG=no / false / off leave debug mode off
+ *  debug_env      LIBUMEM_DEBUG=1 / yes / ... turns exact tracking on (a double fragment put
+ *                 aborts), =0 / no / false / off / empty leave it off
  *  opts_padding   an options struct's reserved padding must be zero (a later field goes there)
  */
 #include <signal.h>
@@ -16,7 +18,7 @@
 #include <unistd.h>
 #include <umem/classes.h>
 #include <umem/pool.h>
-#include "testutil.h"
+#include "childrun.h"
 
 static void classes_share(void)
 {
@@ -167,6 +169,35 @@ static void frag_flush(void)
 	CHECK_EQ(umem_area__destroy(a), 0);
 }
 
+/* The other half of a dry refill: the put slot is subtracted, so its page, whose other holder
+ * is gone, serves the allocation (counted fast, from the cache it was recycled into). */
+static void slot_dry(void)
+{
+	struct umem_area *a = umem_area__create(1, NULL);
+	struct umem_pool *p = umem_pool__create(a, NULL);
+	UMEM_OPTS(umem_pool_stats, st);
+	uint64_t x, y;
+
+	CHECK(a && p, "setup: %s", strerror(errno));
+	CHECK_EQ(umem_pool__alloc(p, &x), 0);
+	CHECK_EQ(umem_pool__ref(p, x, 1), 0);
+	umem_pool__put(p, x); /* another holds the page: into p's put slot */
+	umem_put(a, x);       /* that one goes: the slot holds the page's only reference */
+	CHECK_EQ(umem_area__free_pages(a), 0);
+	CHECK_EQ(umem_pool__stats(p, &st), 0);
+	CHECK_EQ(st.alloc.fast, 0);
+	CHECK_EQ(st.alloc.slow, 1);
+	CHECK_EQ(umem_pool__alloc(p, &y), 0);
+	CHECK_EQ(y, x);
+	CHECK_EQ(umem_pool__stats(p, &st), 0);
+	CHECK_EQ(st.alloc.fast, 1);
+	CHECK_EQ(st.alloc.slow, 1);
+	CHECK_EQ(st.recycle.cached, 1);
+	umem_pool__put(p, y);
+	CHECK_EQ(umem_pool__destroy(p), 0);
+	CHECK_EQ(umem_area__destroy(a), 0);
+}
+
 /* A busy ring: another thread (here, a stand-in) holds the consumer lock while the owner runs
  * dry. umem__ring_trylock is wrapped (--wrap) to report it busy once. */
 bool __real_umem__ring_trylock(void *r);
@@ -199,28 +230,40 @@ static void empty_stat(void)
 	CHECK_EQ(umem_area__destroy(a), 0);
 }
 
+/* In a child: a fragment put twice while its page lives on. Only debug mode's exact tracking
+ * tells the second put from a put of the other fragment, and aborts. */
+static void debug_double_put(void)
+{
+	struct umem_area *a = umem_area__create(2, NULL);
+	struct umem_pool *p = umem_pool__create(a, NULL);
+	uint64_t x, y;
+
+	CHECK(a && p, "setup: %s", strerror(errno));
+	CHECK_EQ(umem_pool__alloc_frag(p, 256, &x, NULL), 0);
+	CHECK_EQ(umem_pool__alloc_frag(p, 256, &y, NULL), 0);
+	umem_pool__put(p, x);
+	umem_pool__put(p, x);
+}
+
 static void debug_env(void)
 {
 	static const char *const off[] = { "0", "no", "false", "off", "NO", "False", "" };
 	static const char *const on[] = { "1", "yes", "true", "on" };
-	uint64_t x;
 
 	for (unsigned i = 0; i < sizeof(off) / sizeof(off[0]) + sizeof(on) / sizeof(on[0]); i++) {
 		bool want = i >= sizeof(off) / sizeof(off[0]);
 		const char *v = want ? on[i - sizeof(off) / sizeof(off[0])] : off[i];
+		char out[4096];
 
 		setenv("LIBUMEM_DEBUG", v, 1);
-		struct umem_area *a = umem_area__create(2, NULL);
-		struct umem_pool *p = umem_pool__create(a, NULL);
-		CHECK(a && p, "setup: %s", strerror(errno));
-		/* Debug mode tracks fragments exactly: the inline fragment path is off (frag_max 0),
-		 * visible as the pool's first fragment going out of line; simpler to read the
-		 * area's flag through the fast struct. */
-		CHECK_EQ(((struct umem_area_fast *)a)->debug != 0, want);
-		CHECK_EQ(umem_pool__alloc(p, &x), 0);
-		umem_pool__put(p, x);
-		CHECK_EQ(umem_pool__destroy(p), 0);
-		CHECK_EQ(umem_area__destroy(a), 0);
+		int status = child_run(debug_double_put, out, sizeof(out));
+		if (want)
+			CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+				      strstr(out, "double put"),
+			      "LIBUMEM_DEBUG='%s': the double fragment put did not abort:\n%s", v, out);
+		else
+			CHECK(WIFEXITED(status) && !WEXITSTATUS(status) && strstr(out, "no abort"),
+			      "LIBUMEM_DEBUG='%s': debug mode is on (status 0x%x):\n%s", v, status, out);
 	}
 	unsetenv("LIBUMEM_DEBUG");
 }
@@ -270,6 +313,7 @@ int main(int argc, char **argv)
 		{ "null_inline", null_inline },     { "print_unlocked", print_unlocked },
 		{ "frag_flush", frag_flush },       { "empty_stat", empty_stat },
 		{ "debug_env", debug_env },         { "opts_padding", opts_padding },
+		{ "slot_dry", slot_dry },
 	};
 
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
