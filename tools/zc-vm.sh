@@ -178,25 +178,38 @@ add_file() {
 	fi
 }
 
+# The arm64 library folders, the C library's first: multiarch (libc6:arm64 and the other
+# :arm64 packages of tools/setup.sh --arm64), then the cross toolchain's. The loader and
+# libc.so.6 must come from one glibc build (the loader's private data is libc's ABI): the cross
+# toolchain's ld-linux-aarch64.so.1 (2.36-8cross1) with Debian's libc6:arm64 (2.36-9+deb12u*)
+# hangs in pthread_create, so both are taken from the first folder that has both.
+a64_libdirs() {
+	local d dirs=(/usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib)
+	for d in "${dirs[@]}"; do
+		[ -e "$d/libc.so.6" ] && [ -e "$d/ld-linux-aarch64.so.1" ] && { echo "$d"; break; }
+	done
+	printf '%s\n' "${dirs[@]}"
+}
+
 # add_libs_arm64 ELF: an arm64 program's loader and libraries (DT_NEEDED, recursively), taken
-# from the multiarch folders; the host's ldd cannot read it.
+# from the multiarch folders (a64_libdirs); the host's ldd cannot read it.
 add_libs_arm64() {
-	local interp lib d found
-	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p')
-	if [ -n "$interp" ] && [ ! -e "$ROOT$interp" ]; then
-		mkdir -p "$ROOT$(dirname "$interp")"
-		cp -L "/usr/aarch64-linux-gnu/lib/$(basename "$interp")" "$ROOT$interp" ||
-			die "no arm64 loader $interp (Debian package libc6-arm64-cross)"
-	fi
-	for lib in $(readelf -d "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
-		[ -e "$ROOT/lib/$lib" ] && continue
+	local interp lib d found dest
+	# Scripts and data files have no libraries (and readelf fails on them).
+	[ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ] || return 0
+	[ -n "${A64_LIBDIRS:-}" ] || A64_LIBDIRS=$(a64_libdirs)
+	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p' || true)
+	for lib in ${interp:+"$interp"} $(readelf -d "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+		case $lib in /*) dest=$ROOT$lib ;; *) dest=$ROOT/lib/$lib ;; esac
+		[ -e "$dest" ] && continue
 		found=""
-		for d in /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib; do
-			[ -e "$d/$lib" ] && { found=$d/$lib; break; }
+		for d in $A64_LIBDIRS; do
+			[ -e "$d/$(basename "$lib")" ] && { found=$d/$(basename "$lib"); break; }
 		done
-		[ -n "$found" ] || die "no arm64 $lib for $1 (tools/setup.sh --arm64)"
-		cp -L "$found" "$ROOT/lib/$lib"
-		add_libs_arm64 "$found"
+		[ -n "$found" ] || die "no arm64 $lib for $1 (tools/setup.sh --arm64; the loader: Debian package libc6:arm64)"
+		mkdir -p "$(dirname "$dest")"
+		cp -L "$found" "$dest"
+		[ "$lib" = "$interp" ] || add_libs_arm64 "$found"
 	done
 }
 
