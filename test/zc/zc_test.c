@@ -812,6 +812,9 @@ static int test_fwd(const char *mode, const char *fwd, bool l2)
 	/* A wire forwarder sees frames addressed to the hosts behind it: its NICs must not
 	 * filter by MAC (QEMU's virtio-net does, like real NICs). */
 	sh("ip link set %s promisc on && ip link set %s promisc on", ifn[1], ifn[2]);
+	/* An earlier case's output (several cases per boot) must not pass for this one's. */
+	unlink("/tmp/fwd.out");
+	unlink("/tmp/fwd.err");
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid) {
