@@ -16,8 +16,9 @@
 #     --mem MIB           guest memory (default 512)
 #
 # The guest: the pinned Debian kernel (below), an initramfs of busybox (the guest's architecture:
-# the host's busybox-static, or for arm64 the one from Debian's busybox-static:arm64, downloaded
-# the same way as the kernel), the kernel's failover, net_failover, virtio_net and veth modules and the given files, no host networking. Four
+# the host's busybox-static; for arm64 Debian's busybox-static:arm64 with bash, iproute2's ip and
+# util-linux's setsid, fetch_userland_arm64), the kernel modules of KMODULES and the given
+# files, no host networking. Four
 # virtio-net-pci NICs (disable-legacy=on,iommu_platform=on: without the platform IOMMU feature
 # virtio_net refuses the zero-copy bind with EINVAL) on two of QEMU's internal hubs:
 #   hub 0: eth0 (52:54:00:00:00:10) <-> eth1 (52:54:00:00:00:11)
