@@ -16,8 +16,9 @@
 #     --mem MIB           guest memory (default 512)
 #
 # The guest: the pinned Debian kernel (below), an initramfs of busybox (the guest's architecture:
-# the host's busybox-static, or for arm64 the one from Debian's busybox-static:arm64, downloaded
-# the same way as the kernel), the kernel's failover, net_failover, virtio_net and veth modules and the given files, no host networking. Four
+# the host's busybox-static; for arm64 Debian's busybox-static:arm64 with bash, iproute2's ip and
+# util-linux's setsid, fetch_userland_arm64), the kernel modules of KMODULES and the given
+# files, no host networking. Four
 # virtio-net-pci NICs (disable-legacy=on,iommu_platform=on: without the platform IOMMU feature
 # virtio_net refuses the zero-copy bind with EINVAL) on two of QEMU's internal hubs:
 #   hub 0: eth0 (52:54:00:00:00:10) <-> eth1 (52:54:00:00:00:11)
@@ -56,8 +57,10 @@ arm64|aarch64)
 *) echo "zc-vm: unknown --arch '$ARCH' (x86_64 or arm64)" >&2; exit 2 ;;
 esac
 KPKG=linux-image-6.18.15+deb13-$DEBARCH
+# In load order (busybox insmod resolves no dependencies); llc, stp and bridge for the port
+# suite's bridge case.
 KMODULES=(kernel/net/core/failover kernel/drivers/net/net_failover kernel/drivers/net/virtio_net
-	kernel/drivers/net/veth)
+	kernel/drivers/net/veth kernel/net/llc/llc kernel/net/802/stp kernel/net/bridge/bridge)
 
 me=zc-vm
 skip() { echo "$me: SKIP: $*" >&2; exit 77; }
@@ -92,7 +95,8 @@ fetch() {
 	local cache ver_dir apt deb opts have
 	cache=$(cache_dir)
 	mkdir -p "$cache" || skip "cannot create the kernel cache $cache"
-	KDIR=$cache/${KVER}_$DEBARCH
+	# One folder per module list: runners of another list (older checkouts) keep theirs.
+	KDIR=$cache/${KVER}_${DEBARCH}_$(echo "${KMODULES[*]}" | sha256sum | cut -c1-8)
 	[ -f "$KDIR/ok" ] && return 0
 	command -v apt-get >/dev/null || skip "apt-get not found: cannot fetch $KPKG"
 	command -v dpkg-deb >/dev/null || skip "dpkg-deb not found: cannot unpack $KPKG"
@@ -147,18 +151,36 @@ fetch() {
 		*) cp "$f" "$KDIR.tmp/$(basename "$m").ko" ;;
 		esac
 	done
-	if [ "$DEBARCH" = arm64 ]; then
-		# The guest's busybox: the static arm64 build of this system's release, from apt's own
-		# sources (multiarch, tools/setup.sh --arm64); apt checks its signature and checksum.
-		(cd "$KDIR.tmp/x" && apt-get -q download busybox-static:arm64 >"$apt/busybox.log" 2>&1) ||
-			{ rm -rf "$KDIR.tmp"; skip "apt-get download busybox-static:arm64 failed (run tools/setup.sh --arm64): $(tail -n 1 "$apt/busybox.log")"; }
-		dpkg-deb --fsys-tarfile "$KDIR.tmp"/x/busybox-static_*_arm64.deb |
-			tar -x -O ./bin/busybox >"$KDIR.tmp/busybox" || die "unpacking busybox-static:arm64 failed"
-		chmod +x "$KDIR.tmp/busybox"
-	fi
 	rm -rf "$KDIR.tmp/x" "$KDIR"
 	touch "$KDIR.tmp/ok"
 	mv "$KDIR.tmp" "$KDIR"
+}
+
+# The arm64 guest's userland beyond busybox: bash, iproute2's ip (`ip netns`, veth options
+# busybox's ip lacks) and util-linux's setsid (one that runs that ip) for the netns suites, and the libraries of theirs that tools/setup.sh
+# --arm64 does not install. Downloaded once from apt's own sources (multiarch; apt checks
+# signatures and checksums) and unpacked, never installed, into $UDIR.
+A64_USERLAND=(busybox-static bash iproute2 util-linux libtinfo6 libmnl0 libbsd0 libmd0)
+fetch_userland_arm64() {
+	local cache log p debs=()
+	cache=$(cache_dir)
+	UDIR=$cache/userland-arm64_$(echo "${A64_USERLAND[*]}" | sha256sum | cut -c1-8)
+	[ -f "$UDIR/ok" ] && return 0
+	exec 8>"$cache/.userland.lock"
+	flock -w 600 8 || skip "the userland cache $cache stayed locked for 10 minutes"
+	[ -f "$UDIR/ok" ] && return 0
+	rm -rf "$UDIR.tmp" "$UDIR"
+	mkdir -p "$UDIR.tmp/debs"
+	log=$UDIR.tmp/download.log
+	for p in "${A64_USERLAND[@]}"; do debs+=("$p:arm64"); done
+	(cd "$UDIR.tmp/debs" && apt-get -q download "${debs[@]}" >"$log" 2>&1) ||
+		{ p=$(tail -n 1 "$log"); rm -rf "$UDIR.tmp"; skip "apt-get download ${debs[*]} failed (run tools/setup.sh --arm64): $p"; }
+	for p in "$UDIR.tmp"/debs/*.deb; do
+		dpkg-deb -x "$p" "$UDIR.tmp/root" || die "unpacking $p failed"
+	done
+	rm -rf "$UDIR.tmp/debs"
+	touch "$UDIR.tmp/ok"
+	mv "$UDIR.tmp" "$UDIR"
 }
 
 # add_file SRC DEST: copies SRC to $ROOT/DEST; a dynamic ELF brings its libraries (ldd) too.
@@ -178,25 +200,38 @@ add_file() {
 	fi
 }
 
+# The arm64 library folders, the C library's first: multiarch (libc6:arm64 and the other
+# :arm64 packages of tools/setup.sh --arm64), then the cross toolchain's. The loader and
+# libc.so.6 must come from one glibc build (the loader's private data is libc's ABI): the cross
+# toolchain's ld-linux-aarch64.so.1 (2.36-8cross1) with Debian's libc6:arm64 (2.36-9+deb12u*)
+# hangs in pthread_create, so both are taken from the first folder that has both.
+a64_libdirs() {
+	local d dirs=(/usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib)
+	for d in "${dirs[@]}"; do
+		[ -e "$d/libc.so.6" ] && [ -e "$d/ld-linux-aarch64.so.1" ] && { echo "$d"; break; }
+	done
+	printf '%s\n' "${dirs[@]}" "$UDIR/root/lib/aarch64-linux-gnu" "$UDIR/root/usr/lib/aarch64-linux-gnu"
+}
+
 # add_libs_arm64 ELF: an arm64 program's loader and libraries (DT_NEEDED, recursively), taken
-# from the multiarch folders; the host's ldd cannot read it.
+# from the multiarch folders (a64_libdirs); the host's ldd cannot read it.
 add_libs_arm64() {
-	local interp lib d found
-	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p')
-	if [ -n "$interp" ] && [ ! -e "$ROOT$interp" ]; then
-		mkdir -p "$ROOT$(dirname "$interp")"
-		cp -L "/usr/aarch64-linux-gnu/lib/$(basename "$interp")" "$ROOT$interp" ||
-			die "no arm64 loader $interp (Debian package libc6-arm64-cross)"
-	fi
-	for lib in $(readelf -d "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
-		[ -e "$ROOT/lib/$lib" ] && continue
+	local interp lib d found dest
+	# Scripts and data files have no libraries (and readelf fails on them).
+	[ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ] || return 0
+	[ -n "${A64_LIBDIRS:-}" ] || A64_LIBDIRS=$(a64_libdirs)
+	interp=$(readelf -l "$1" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p' || true)
+	for lib in ${interp:+"$interp"} $(readelf -d "$1" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p'); do
+		case $lib in /*) dest=$ROOT$lib ;; *) dest=$ROOT/lib/$lib ;; esac
+		[ -e "$dest" ] && continue
 		found=""
-		for d in /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu /usr/aarch64-linux-gnu/lib; do
-			[ -e "$d/$lib" ] && { found=$d/$lib; break; }
+		for d in $A64_LIBDIRS; do
+			[ -e "$d/$(basename "$lib")" ] && { found=$d/$(basename "$lib"); break; }
 		done
-		[ -n "$found" ] || die "no arm64 $lib for $1 (tools/setup.sh --arm64)"
-		cp -L "$found" "$ROOT/lib/$lib"
-		add_libs_arm64 "$found"
+		[ -n "$found" ] || die "no arm64 $lib for $1 (tools/setup.sh --arm64; the loader: Debian package libc6:arm64)"
+		mkdir -p "$(dirname "$dest")"
+		cp -L "$found" "$dest"
+		[ "$lib" = "$interp" ] || add_libs_arm64 "$found"
 	done
 }
 
@@ -221,6 +256,7 @@ run() {
 	fi
 	command -v cpio >/dev/null || skip "cpio not found (Debian package cpio)"
 	fetch
+	[ "$ARCH" = x86_64 ] || fetch_userland_arm64
 
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/zc-vm.XXXXXX")
 	QPID=""
@@ -228,9 +264,21 @@ run() {
 	trap 'exit 1' INT TERM HUP
 	ROOT=$WORK/root
 	mkdir -p "$ROOT"/{bin,dev,proc,sys,tmp,zc,lib/modules}
-	[ "$ARCH" = x86_64 ] || busybox=$KDIR/busybox
+	[ "$ARCH" = x86_64 ] || busybox=$UDIR/root/bin/busybox
 	cp "$busybox" "$ROOT/bin/busybox"
-	for f in "${KMODULES[@]}"; do cp "$KDIR/$(basename "$f").ko" "$ROOT/lib/modules/"; done
+	if [ "$ARCH" = arm64 ]; then
+		# Debian's busybox runs its own applets before PATH, in its shell and in the applets
+		# that run commands (setsid): the real programs take their names in /bin (busybox
+		# --install links only the names still free) and the guest's /bin/sh is bash.
+		add_file "$UDIR/root/bin/bash" bin/bash
+		add_file "$UDIR/root/bin/ip" bin/ip
+		add_file "$UDIR/root/usr/bin/setsid" bin/setsid
+		ln -s bash "$ROOT/bin/sh"
+	fi
+	for f in "${KMODULES[@]}"; do
+		cp "$KDIR/$(basename "$f").ko" "$ROOT/lib/modules/"
+		basename "$f" >>"$ROOT/lib/modules/order"
+	done
 	for f in "${files[@]}"; do
 		case $f in
 		*=*) add_file "${f%%=*}" "zc/${f#*=}" ;;
@@ -245,8 +293,9 @@ run() {
 	mount -t sysfs sys /sys
 	mount -t devtmpfs dev /dev
 	mount -t tmpfs tmp /tmp
+	mkdir -p /run /var && ln -s /run /var/run && mount -t tmpfs run /run
 	mount -t bpf bpf /sys/fs/bpf
-	for m in failover net_failover virtio_net veth; do
+	for m in $(cat /lib/modules/order); do
 		insmod /lib/modules/$m.ko || echo "zc-guest: insmod $m failed"
 	done
 	n=0
@@ -254,7 +303,7 @@ run() {
 	ip link set lo up
 	cd /zc
 	echo "zc-guest: kernel $(uname -r), running: $(cat /zc/cmd)"
-	sh -c "$(cat /zc/cmd)" </dev/null
+	/bin/sh -c "$(cat /zc/cmd)" </dev/null
 	echo "zc-guest: exit $?"
 	poweroff -f
 	EOF

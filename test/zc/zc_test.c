@@ -17,9 +17,11 @@
  *   zc_test mbuf                    multi-buffer with zero-copy required: refused cleanly when
  *                                   the driver cannot; AUTO falls back to copy mode and says so
  *   zc_test steer                   the steering program in front of a ZC port: rules apply
- *   zc_test fwd <zc|copy> XDP_FWD   xdp-fwd in wire mode between eth1 and eth2, traffic both
- *                                   ways from packet sockets on eth0 and eth3, counted at both
- *                                   ends and in xdp-fwd's totals
+ *   zc_test fwd <zc|copy> XDP_FWD [l2]
+ *                                   xdp-fwd in wire (or l2) mode between eth1 and eth2, traffic
+ *                                   both ways from packet sockets on eth0 and eth3, counted at
+ *                                   both ends and in xdp-fwd's totals; l2: the MAC table learned
+ *                                   the two hosts
  *
  *   --copy first: ports, teardown, starve and steer with copy-mode ports instead
  *
@@ -798,7 +800,7 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 	       got, n);
 }
 
-static int test_fwd(const char *mode, const char *fwd)
+static int test_fwd(const char *mode, const char *fwd, bool l2)
 {
 	enum { N = 500, M = 300 };
 	bool zc = !strcmp(mode, "zc");
@@ -810,6 +812,9 @@ static int test_fwd(const char *mode, const char *fwd)
 	/* A wire forwarder sees frames addressed to the hosts behind it: its NICs must not
 	 * filter by MAC (QEMU's virtio-net does, like real NICs). */
 	sh("ip link set %s promisc on && ip link set %s promisc on", ifn[1], ifn[2]);
+	/* An earlier case's output (several cases per boot) must not pass for this one's. */
+	unlink("/tmp/fwd.out");
+	unlink("/tmp/fwd.err");
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (!pid) {
@@ -818,7 +823,8 @@ static int test_fwd(const char *mode, const char *fwd)
 
 		dup2(o, 1);
 		dup2(e, 2);
-		execl(fwd, fwd, "-i", ifn[1], "-i", ifn[2], "--mode", "wire", zc ? "--zero-copy" : "--copy",
+		execl(fwd, fwd, "-i", ifn[1], "-i", ifn[2], "--mode", l2 ? "l2" : "wire",
+		      zc ? "--zero-copy" : "--copy",
 		      "--json", "--interval", "10", (char *)NULL);
 		_exit(127);
 	}
@@ -853,8 +859,12 @@ static int test_fwd(const char *mode, const char *fwd)
 	CHECK_EQ(fwd_total(out, "eth2@0", "rx_packets"), M);
 	CHECK_EQ(fwd_total(out, "eth1@0", "tx_packets"), M);
 	CHECK(strstr(out, "\"frames_out\":0"), "frames still out after xdp-fwd's exit: %s", out);
+	/* l2: eth0's MAC learned on eth1, eth3's on eth2 (the first frame each way was flooded to
+	 * the only other port, the rest forwarded by the table). */
+	CHECK(!l2 || strstr(strstr(out, "\"type\":\"total\""), "\"l2\":{\"macs\":2}"),
+	      "l2: the MAC table does not hold the two hosts: %s", out);
 	check_no_xdp();
-	printf("fwd %s: ok\n", mode);
+	printf("fwd %s%s: ok\n", mode, l2 ? " l2" : "");
 	return 0;
 }
 
@@ -877,8 +887,8 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "steer"))
 		return test_steer();
 	if (argc >= 4 && !strcmp(argv[1], "fwd"))
-		return test_fwd(argv[2], argv[3]);
+		return test_fwd(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "l2"));
 	fprintf(stderr, "usage: %s [--copy] ports 2048|4096|u<size> [nowake] | teardown | starve | mbuf | steer | "
-		"fwd zc|copy XDP-FWD\n", argv[0]);
+		"fwd zc|copy XDP-FWD [l2]\n", argv[0]);
 	return 2;
 }
