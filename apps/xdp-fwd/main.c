@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <umem/port.h>
 
+#include "capture.h"
 #include "fwd.h"
 #include "offload.h"
 #include "live.h"
@@ -423,6 +424,8 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	ctx->area = NULL;
 	if (ctx->l2.slots)
 		l2_table_fini(&ctx->l2);
+	fwd_capture_free(ctx->cap);
+	ctx->cap = NULL;
 	return out;
 }
 
@@ -446,6 +449,8 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			cfg->hugepages ? " (are hugepages reserved? see vm.nr_hugepages)" : "");
 		return err;
 	}
+	if (ctx->cap)
+		fwd_capture_bind(ctx->cap, ctx->area);
 	assign_ports(ctx);
 	map_interfaces(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
@@ -551,7 +556,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	struct fwd_samples prev = *start, cur;
 	uint32_t lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
-			 fwd_steered_interfaces(ctx);
+			 fwd_steered_interfaces(ctx) + (ctx->cap != NULL);
 	bool printed = false, now_asked = false;
 
 	while (!atomic_load(&ctx->stop)) {
@@ -629,6 +634,11 @@ int main(int argc, char **argv)
 	}
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
+	/* The file before anything is attached: a path that cannot be written changes nothing. */
+	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers))) {
+		fwd_unlock_interfaces();
+		return 1;
+	}
 	/* Before set-up, so that a refusal leaves nothing attached. */
 	if (cfg.cpu_latency) {
 		const char *caveat = fwd_cpu_latency_caveat(cfg.cpu_latency_usecs);
@@ -637,6 +647,7 @@ int main(int argc, char **argv)
 		if (ret) {
 			fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
 				"/dev/cpu_dma_latency: %s\n", strerror(-ret));
+			fwd_capture_free(ctx.cap);
 			fwd_unlock_interfaces();
 			return 1;
 		}
@@ -688,6 +699,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
 			(unsigned long long)(umem_area__size(ctx.area) >> 10),
 			umem_port__chunk_size(ctx.ports[0].port));
+		if (cfg.pcap_path)
+			fprintf(stderr, "xdp-fwd:   pcap %s: the frames sent%s%s%s, at most %u bytes each%s\n",
+				cfg.pcap_path, cfg.pcap_filter ? " that match '" : "",
+				cfg.pcap_filter ? cfg.pcap_filter : "", cfg.pcap_filter ? "'" : "", cfg.pcap_snaplen,
+				cfg.pcap_count ? ", until the count" : "");
 		if (cfg.cpu_latency)
 			fprintf(stderr, "xdp-fwd:   CPU latency held at %u µs while running (/dev/cpu_dma_latency)%s\n",
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
@@ -697,11 +713,14 @@ int main(int argc, char **argv)
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	sample(&ctx, &start);
 	t0 = fwd_now_ns();
-	ret = fwd_workers_start(&ctx);
+	ret = ctx.cap ? fwd_capture_start(ctx.cap) : 0;
+	if (!ret)
+		ret = fwd_workers_start(&ctx);
 	if (!ret)
 		run(&ctx, &sigs, &start);
 	atomic_store(&ctx.stop, 1);
 	fwd_workers_join(&ctx);
+	fwd_capture_stop(ctx.cap); /* every record in the file before the totals say so */
 	for (uint32_t k = 0; k < ctx.nr_workers; k++)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;
