@@ -123,8 +123,12 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 		cap->port_on[i] = on;
 		cap->port_queue[i] = cfg->ports[i].queue;
 	}
-	/* A ring holds at least one whole record of the snap length. */
-	while (size < (uint64_t)cfg->pcap_buffer_kib << 10 || size < 2ull * (sizeof(struct fwd_pcap_record) + cap->snaplen))
+	/* A ring holds at least the largest record: a frame of the largest MTU (65535) and its
+	 * headers, or the snap length when that is less. */
+	uint64_t largest = sizeof(struct fwd_pcap_record) + (cap->snaplen < 65535u + FWD_ETH_OVERHEAD ?
+							      cap->snaplen : 65535u + FWD_ETH_OVERHEAD);
+
+	while (size < (uint64_t)cfg->pcap_buffer_kib << 10 || size < largest)
 		size <<= 1;
 	for (uint32_t k = 0; k < nr_workers; k++) {
 		cap->ring[k].buf = malloc(size);

@@ -48,6 +48,13 @@ echo "   $n records; captured $captured, capture dropped $dropped, sent $sent"
 req=$(grep -c "^$PING_LEN $PING_LEN $TOPO_MAC1 0x0800 1 1$" "$WORK/all.txt")
 rep=$(grep -c "^$PING_LEN $PING_LEN $TOPO_MAC0 0x0800 1 1$" "$WORK/all.txt")
 [ "$req" = 5 ] && [ "$rep" = 5 ] || fail "$req echo requests to host 1 and $rep replies to host 0 in the file, not 5 and 5"
+# libpcap's reader agrees, where tcpdump is installed.
+if command -v tcpdump >/dev/null; then
+	tcpdump -nn -r "$WORK/all.pcap" >"$WORK/td.out" 2>"$WORK/td.err" || fail "tcpdump -r: $(cat "$WORK/td.err")"
+	[ "$(wc -l <"$WORK/td.out")" = "$n" ] || fail "tcpdump reads $(wc -l <"$WORK/td.out") frames, not $n"
+	[ "$(grep -c "ICMP echo request.*length 1119" "$WORK/td.out")" = 5 ] || fail "tcpdump: $(cat "$WORK/td.out")"
+	echo "   tcpdump -r reads the same $n frames"
+fi
 
 log "--pcap-filter 'dev IF1 icmp' and --pcap-snaplen 64: only the requests, cut"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.5 --pcap "$WORK/f.pcap" \
@@ -75,8 +82,8 @@ fwd_stop INT
 	fail "--pcap-count 3: $(records "$WORK/c.pcap" | wc -l) records, captured $(cap_total captured)"
 grep '"type":"total"' "$WORK/fwd.out" | grep -q '"stopped":"count reached"' || fail "no 'count reached' in the totals"
 
-log "TCP through a 64 KiB ring: what does not fit is counted, never waited for"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --pcap "$WORK/tcp.pcap" --pcap-buffer 64
+log "TCP, two workers, 64 KiB rings: what does not fit is counted, never waited for"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -w 2 --json --pcap "$WORK/tcp.pcap" --pcap-buffer 64
 iperf_server
 in_host 0 iperf3 -c "$TOPO_IP1" -p 5201 -n 20M >"$WORK/iperf.out" 2>&1 || fail "iperf3: $(cat "$WORK/iperf.out")"
 netns_stop "$IPERF_PID"
