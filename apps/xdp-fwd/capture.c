@@ -2,10 +2,12 @@
 /* xdp-fwd --pcap: per-worker rings of pcap records, one writer thread (capture.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,7 +17,10 @@
 #include "rules.h"
 #include "stats.h"
 
-#define CAP_WRITER_IDLE_NS 2000000L /* the writer's nap with every ring empty: 2 ms */
+/* The writer sleeps until a worker's ring is a quarter full (the worker wakes it), or this
+ * long: what a live reader (a FIFO) waits at most for a quiet capture's records. A periodic
+ * nap instead would wake it hundreds of times a second, on CPUs the traffic needs. */
+#define CAP_WRITER_SLEEP_MS 100
 
 /* One worker's ring of pcap records, as the file's bytes (a record may wrap). The worker
  * publishes whole records with a release store of tail (pairs with the writer's acquire);
@@ -24,6 +29,7 @@ struct cap_ring {
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	/* The worker's single-writer counters (fwd_count), on its line. */
 	_Atomic uint64_t captured, bytes, dropped;
+	bool woke; /* the worker woke the writer for this fill (re-armed below a quarter) */
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	uint8_t *buf;
 	uint64_t mask;
@@ -33,6 +39,7 @@ struct fwd_capture {
 	struct cap_ring ring[FWD_MAX_WORKERS];
 	uint32_t nr_rings;
 	int fd;
+	int wake_fd; /* eventfd: a ring a quarter full, or stop */
 	const char *path;
 	struct umem_area *area;
 	struct umem_steer_match match;
@@ -110,6 +117,12 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 	}
 	memset(cap, 0, sizeof(*cap));
 	cap->fd = -1;
+	cap->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cap->wake_fd < 0) {
+		fprintf(stderr, "xdp-fwd: --pcap: eventfd: %s\n", strerror(errno));
+		free(cap);
+		return NULL;
+	}
 	cap->path = cfg->pcap_path;
 	cap->match = cfg->pcap_match;
 	cap->snaplen = cfg->pcap_snaplen;
@@ -155,6 +168,14 @@ void fwd_capture_bind(struct fwd_capture *cap, struct umem_area *area)
 	cap->area = area;
 }
 
+static void wake_writer(const struct fwd_capture *cap)
+{
+	uint64_t one = 1;
+
+	if (write(cap->wake_fd, &one, sizeof(one)) < 0)
+		return; /* EAGAIN: the counter is full, so a wake is pending anyway */
+}
+
 static void ring_put(struct cap_ring *r, uint64_t at, const void *src, uint32_t len)
 {
 	uint64_t off = at & r->mask, first = r->mask + 1 - off;
@@ -171,14 +192,14 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 			uint32_t n)
 {
 	struct cap_ring *r = &cap->ring[worker];
-	uint64_t tail, room, captured = 0, bytes = 0, dropped = 0;
+	uint64_t tail, room, size = r->mask + 1, captured = 0, bytes = 0, dropped = 0;
 	struct timespec ts = { 0 };
 
 	if (!cap->port_on[port] || atomic_load_explicit(&cap->over, memory_order_relaxed))
 		return;
 	tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	/* Acquire: pairs with the writer's release of head; it is done with those bytes. */
-	room = r->mask + 1 - (tail - atomic_load_explicit(&r->head, memory_order_acquire));
+	room = size - (tail - atomic_load_explicit(&r->head, memory_order_acquire));
 	for (uint32_t i = 0, j; i < n; i = j + 1) {
 		const uint8_t *p = umem_area__ptr(cap->area, d[i].addr);
 		uint32_t len = 0, caplen;
@@ -219,6 +240,13 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 	}
 	/* Release: pairs with the writer's acquire of tail; the records are complete. */
 	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	/* One wake per fill past a quarter: a syscall per megabyte or so of capture. */
+	if (room > size - size / 4)
+		r->woke = false;
+	else if (!r->woke) {
+		wake_writer(cap);
+		r->woke = true;
+	}
 	if (captured) {
 		fwd_count(&r->captured, captured);
 		fwd_count(&r->bytes, bytes);
@@ -274,8 +302,13 @@ static void *writer_main(void *arg)
 			moved += drain_ring(cap, &cap->ring[k]);
 		if (stopping && !moved)
 			break;
-		if (!moved)
-			nanosleep(&(struct timespec){ .tv_nsec = CAP_WRITER_IDLE_NS }, NULL);
+		if (!moved) {
+			struct pollfd pfd = { .fd = cap->wake_fd, .events = POLLIN };
+			uint64_t v;
+
+			if (poll(&pfd, 1, CAP_WRITER_SLEEP_MS) > 0 && read(cap->wake_fd, &v, sizeof(v)) < 0)
+				v = 0; /* EAGAIN: nothing to clear */
+		}
 	}
 	return NULL;
 }
@@ -299,6 +332,7 @@ void fwd_capture_stop(struct fwd_capture *cap)
 		return;
 	if (cap->started) {
 		atomic_store(&cap->stop, true);
+		wake_writer(cap);
 		pthread_join(cap->writer, NULL);
 		cap->started = false;
 	}
@@ -316,6 +350,7 @@ void fwd_capture_free(struct fwd_capture *cap)
 	fwd_capture_stop(cap);
 	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++)
 		free(cap->ring[k].buf);
+	close(cap->wake_fd);
 	free(cap);
 }
 
