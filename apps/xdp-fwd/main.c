@@ -699,11 +699,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
 			(unsigned long long)(umem_area__size(ctx.area) >> 10),
 			umem_port__chunk_size(ctx.ports[0].port));
-		if (cfg.pcap_path)
-			fprintf(stderr, "xdp-fwd:   pcap %s: the frames sent%s%s%s, at most %u bytes each%s\n",
-				cfg.pcap_path, cfg.pcap_filter ? " that match '" : "",
-				cfg.pcap_filter ? cfg.pcap_filter : "", cfg.pcap_filter ? "'" : "", cfg.pcap_snaplen,
-				cfg.pcap_count ? ", until the count" : "");
+		if (cfg.pcap_path) {
+			fprintf(stderr, "xdp-fwd:   pcap %s: the frames sent%s%s%s, at most %u bytes each", cfg.pcap_path,
+				cfg.pcap_filter ? " that match '" : "", cfg.pcap_filter ? cfg.pcap_filter : "",
+				cfg.pcap_filter ? "'" : "", cfg.pcap_snaplen);
+			if (cfg.pcap_count)
+				fprintf(stderr, ", the first %llu", (unsigned long long)cfg.pcap_count);
+			fputc('\n', stderr);
+		}
 		if (cfg.cpu_latency)
 			fprintf(stderr, "xdp-fwd:   CPU latency held at %u µs while running (/dev/cpu_dma_latency)%s\n",
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
