@@ -29,7 +29,6 @@ struct cap_ring {
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	/* The worker's single-writer counters (fwd_count), on its line. */
 	_Atomic uint64_t captured, bytes, dropped;
-	bool woke; /* the worker woke the writer for this fill (re-armed below a quarter) */
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	uint8_t *buf;
 	uint64_t mask;
@@ -51,6 +50,10 @@ struct fwd_capture {
 	_Atomic bool over;                /* limit reached or write failed: workers capture nothing */
 	_Atomic int error;
 	_Atomic bool stop;
+	/* Set while the writer sleeps (or is about to): a worker whose ring is a quarter full then
+	 * wakes it. The seq_cst fences on both sides pair: either the writer sees the records
+	 * before it sleeps, or the worker sees it asleep. On a line of its own: workers read it. */
+	_Atomic bool sleeping __attribute__((aligned(64)));
 	pthread_t writer;
 	bool started;
 };
@@ -240,12 +243,11 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 	}
 	/* Release: pairs with the writer's acquire of tail; the records are complete. */
 	atomic_store_explicit(&r->tail, tail, memory_order_release);
-	/* One wake per fill past a quarter: a syscall per megabyte or so of capture. */
-	if (room > size - size / 4)
-		r->woke = false;
-	else if (!r->woke) {
-		wake_writer(cap);
-		r->woke = true;
+	/* A ring a quarter full wakes a sleeping writer: the rest is its slack for waking up. */
+	if (room <= size - size / 4) {
+		atomic_thread_fence(memory_order_seq_cst); /* pairs with the writer's */
+		if (atomic_load_explicit(&cap->sleeping, memory_order_relaxed))
+			wake_writer(cap);
 	}
 	if (captured) {
 		fwd_count(&r->captured, captured);
@@ -289,6 +291,29 @@ static uint64_t drain_ring(struct fwd_capture *cap, struct cap_ring *r)
 	return moved;
 }
 
+/* Any ring holding records the writer has not taken. */
+static bool records_pending(struct fwd_capture *cap)
+{
+	for (uint32_t k = 0; k < cap->nr_rings; k++)
+		if (atomic_load_explicit(&cap->ring[k].tail, memory_order_relaxed) !=
+		    atomic_load_explicit(&cap->ring[k].head, memory_order_relaxed))
+			return true;
+	return false;
+}
+
+static void writer_sleep(struct fwd_capture *cap)
+{
+	struct pollfd pfd = { .fd = cap->wake_fd, .events = POLLIN };
+	uint64_t v;
+
+	atomic_store_explicit(&cap->sleeping, true, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst); /* pairs with the workers' */
+	if (!records_pending(cap) && !atomic_load(&cap->stop) &&
+	    poll(&pfd, 1, CAP_WRITER_SLEEP_MS) > 0 && read(cap->wake_fd, &v, sizeof(v)) < 0)
+		v = 0; /* EAGAIN: another wake took it */
+	atomic_store_explicit(&cap->sleeping, false, memory_order_relaxed);
+}
+
 static void *writer_main(void *arg)
 {
 	struct fwd_capture *cap = arg;
@@ -302,13 +327,8 @@ static void *writer_main(void *arg)
 			moved += drain_ring(cap, &cap->ring[k]);
 		if (stopping && !moved)
 			break;
-		if (!moved) {
-			struct pollfd pfd = { .fd = cap->wake_fd, .events = POLLIN };
-			uint64_t v;
-
-			if (poll(&pfd, 1, CAP_WRITER_SLEEP_MS) > 0 && read(cap->wake_fd, &v, sizeof(v)) < 0)
-				v = 0; /* EAGAIN: nothing to clear */
-		}
+		if (!moved)
+			writer_sleep(cap);
 	}
 	return NULL;
 }

@@ -82,6 +82,19 @@ fwd_stop INT
 	fail "--pcap-count 3: $(records "$WORK/c.pcap" | wc -l) records, captured $(cap_total captured)"
 grep '"type":"total"' "$WORK/fwd.out" | grep -q '"stopped":"count reached"' || fail "no 'count reached' in the totals"
 
+log "a FIFO: a reader gets the frames as they go"
+mkfifo "$WORK/live.pcap" || fail "mkfifo"
+"${READ[@]}" "$WORK/live.pcap" >"$WORK/live.out" 2>"$WORK/live.err" &
+reader=$!
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --pcap "$WORK/live.pcap" --pcap-filter icmp
+pings
+# The writer wakes at least every 100 ms: the reader has every frame while xdp-fwd still runs.
+wait_for 5 sh -c "[ \$(grep -c ' 0x0800 1\$' '$WORK/live.out') = 10 ]" ||
+	fail "the FIFO's reader got $(grep -c ' 0x0800 1$' "$WORK/live.out") of 10 ICMP frames while xdp-fwd ran"
+fwd_stop INT
+wait "$reader" || fail "the FIFO's reader: $(cat "$WORK/live.err")"
+[ "$(cap_total captured)" = 10 ] || fail "captured $(cap_total captured), not 10"
+
 log "TCP, two workers, 64 KiB rings: what does not fit is counted, never waited for"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -w 2 --json --pcap "$WORK/tcp.pcap" --pcap-buffer 64
 iperf_server
