@@ -171,6 +171,13 @@ void fwd_capture_bind(struct fwd_capture *cap, struct umem_area *area)
 	cap->area = area;
 }
 
+/* A ring a quarter full: what wakes the writer (the workers test the same). */
+static bool ring_quarter_full(const struct cap_ring *r)
+{
+	return atomic_load_explicit(&r->tail, memory_order_relaxed) -
+	       atomic_load_explicit(&r->head, memory_order_relaxed) >= (r->mask + 1) / 4;
+}
+
 static void wake_writer(const struct fwd_capture *cap)
 {
 	uint64_t one = 1;
@@ -195,14 +202,14 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 			uint32_t n)
 {
 	struct cap_ring *r = &cap->ring[worker];
-	uint64_t tail, room, size = r->mask + 1, captured = 0, bytes = 0, dropped = 0;
+	uint64_t tail, room, captured = 0, bytes = 0, dropped = 0;
 	struct timespec ts = { 0 };
 
 	if (!cap->port_on[port] || atomic_load_explicit(&cap->over, memory_order_relaxed))
 		return;
 	tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	/* Acquire: pairs with the writer's release of head; it is done with those bytes. */
-	room = size - (tail - atomic_load_explicit(&r->head, memory_order_acquire));
+	room = r->mask + 1 - (tail - atomic_load_explicit(&r->head, memory_order_acquire));
 	for (uint32_t i = 0, j; i < n; i = j + 1) {
 		const uint8_t *p = umem_area__ptr(cap->area, d[i].addr);
 		uint32_t len = 0, caplen;
@@ -244,7 +251,7 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 	/* Release: pairs with the writer's acquire of tail; the records are complete. */
 	atomic_store_explicit(&r->tail, tail, memory_order_release);
 	/* A ring a quarter full wakes a sleeping writer: the rest is its slack for waking up. */
-	if (room <= size - size / 4) {
+	if (ring_quarter_full(r)) {
 		atomic_thread_fence(memory_order_seq_cst); /* pairs with the writer's */
 		if (atomic_load_explicit(&cap->sleeping, memory_order_relaxed))
 			wake_writer(cap);
@@ -291,12 +298,10 @@ static uint64_t drain_ring(struct fwd_capture *cap, struct cap_ring *r)
 	return moved;
 }
 
-/* Any ring holding records the writer has not taken. */
-static bool records_pending(struct fwd_capture *cap)
+static bool any_quarter_full(const struct fwd_capture *cap)
 {
 	for (uint32_t k = 0; k < cap->nr_rings; k++)
-		if (atomic_load_explicit(&cap->ring[k].tail, memory_order_relaxed) !=
-		    atomic_load_explicit(&cap->ring[k].head, memory_order_relaxed))
+		if (ring_quarter_full(&cap->ring[k]))
 			return true;
 	return false;
 }
@@ -308,7 +313,7 @@ static void writer_sleep(struct fwd_capture *cap)
 
 	atomic_store_explicit(&cap->sleeping, true, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* pairs with the workers' */
-	if (!records_pending(cap) && !atomic_load(&cap->stop) &&
+	if (!any_quarter_full(cap) && !atomic_load(&cap->stop) &&
 	    poll(&pfd, 1, CAP_WRITER_SLEEP_MS) > 0 && read(cap->wake_fd, &v, sizeof(v)) < 0)
 		v = 0; /* EAGAIN: another wake took it */
 	atomic_store_explicit(&cap->sleeping, false, memory_order_relaxed);
@@ -318,6 +323,8 @@ static void *writer_main(void *arg)
 {
 	struct fwd_capture *cap = arg;
 
+	/* One pass, then a sleep until a ring is a quarter full (or 100 ms): large writes, and a
+	 * writer that does not spin on a trickle of records, on CPUs the traffic needs. */
 	for (;;) {
 		/* Read before the pass: a stop seen here comes after the workers' last records. */
 		bool stopping = atomic_load(&cap->stop);
@@ -327,7 +334,7 @@ static void *writer_main(void *arg)
 			moved += drain_ring(cap, &cap->ring[k]);
 		if (stopping && !moved)
 			break;
-		if (!moved)
+		if (!stopping)
 			writer_sleep(cap);
 	}
 	return NULL;
