@@ -117,6 +117,16 @@ struct fwd_config {
 	uint32_t offload_after; /* frames of a flow through userspace before it is offloaded; 0 off */
 	uint32_t offload_idle;  /* seconds without a frame before an offloaded flow is removed */
 	uint32_t offload_max;   /* flows per interface; 0: the table's size */
+	/* --pcap: the frames xdp-fwd transmits to a pcap file (capture.h); NULL: off. The filter's
+	 * match (fields 0: any frame) and its "dev" interfaces (none: every port). */
+	const char *pcap_path;
+	const char *pcap_filter;
+	struct umem_steer_match pcap_match;
+	char pcap_dev[FWD_MAX_PORTS][IF_NAMESIZE];
+	uint32_t nr_pcap_devs;
+	uint32_t pcap_snaplen;    /* bytes kept of each frame */
+	uint64_t pcap_count;      /* stop capturing after this many frames; 0: no limit */
+	uint32_t pcap_buffer_kib; /* ring per worker */
 	bool json;
 	bool quiet;
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up

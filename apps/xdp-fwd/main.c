@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <umem/port.h>
 
+#include "capture.h"
 #include "fwd.h"
 #include "offload.h"
 #include "live.h"
@@ -505,6 +506,8 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	ctx->area = NULL;
 	if (ctx->l2.slots)
 		l2_table_fini(&ctx->l2);
+	fwd_capture_free(ctx->cap);
+	ctx->cap = NULL;
 	return out;
 }
 
@@ -528,6 +531,8 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			cfg->hugepages ? " (are hugepages reserved? see vm.nr_hugepages)" : "");
 		return err;
 	}
+	if (ctx->cap)
+		fwd_capture_bind(ctx->cap, ctx->area);
 	assign_ports(ctx);
 	map_interfaces(ctx);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
@@ -667,7 +672,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
 					"interval");
 			lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
-				fwd_steered_interfaces(ctx);
+				fwd_steered_interfaces(ctx) + (ctx->cap != NULL);
 			printed = fwd_out_ok(stdout);
 			if (now_asked && cfg->mode == FWD_MODE_L2) {
 				fwd_print_l2_table(stdout, ctx, now, seconds(now - t0));
@@ -716,6 +721,11 @@ int main(int argc, char **argv)
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
 	fwd_warn_deprecated(&cfg, stderr);
+	/* The file before anything is attached: a path that cannot be written changes nothing. */
+	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers))) {
+		fwd_unlock_interfaces();
+		return 1;
+	}
 	/* Before set-up, so that a refusal leaves nothing attached. */
 	if (cfg.cpu_latency) {
 		const char *caveat = fwd_cpu_latency_caveat(cfg.cpu_latency_usecs);
@@ -724,6 +734,7 @@ int main(int argc, char **argv)
 		if (ret) {
 			fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
 				"/dev/cpu_dma_latency: %s\n", strerror(-ret));
+			fwd_capture_free(ctx.cap);
 			fwd_unlock_interfaces();
 			return 1;
 		}
@@ -777,6 +788,14 @@ int main(int argc, char **argv)
 			umem_port__chunk_size(ctx.ports[0].port));
 		fprintf(stderr, "xdp-fwd:   latency %s%s\n", fwd_latency_names[cfg.latency],
 			cfg.idle_spin_given && !cfg.idle_spin_auto ? " (a fixed spin window: --idle-spin)" : "");
+		if (cfg.pcap_path) {
+			fprintf(stderr, "xdp-fwd:   pcap %s: the frames sent%s%s%s, at most %u bytes each", cfg.pcap_path,
+				cfg.pcap_filter ? " that match '" : "", cfg.pcap_filter ? cfg.pcap_filter : "",
+				cfg.pcap_filter ? "'" : "", cfg.pcap_snaplen);
+			if (cfg.pcap_count)
+				fprintf(stderr, ", the first %llu", (unsigned long long)cfg.pcap_count);
+			fputc('\n', stderr);
+		}
 		if (cfg.cpu_latency)
 			fprintf(stderr, "xdp-fwd:   CPU latency held at %u µs while running (/dev/cpu_dma_latency)%s\n",
 				cfg.cpu_latency_usecs, cfg.cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
@@ -786,11 +805,14 @@ int main(int argc, char **argv)
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	sample(&ctx, &start);
 	t0 = fwd_now_ns();
-	ret = fwd_workers_start(&ctx);
+	ret = ctx.cap ? fwd_capture_start(ctx.cap) : 0;
+	if (!ret)
+		ret = fwd_workers_start(&ctx);
 	if (!ret)
 		run(&ctx, &sigs, &start);
 	atomic_store(&ctx.stop, 1);
 	fwd_workers_join(&ctx);
+	fwd_capture_stop(ctx.cap); /* every record in the file before the totals say so */
 	for (uint32_t k = 0; k < ctx.nr_workers; k++)
 		if (ctx.workers[k].error)
 			ret = ctx.workers[k].error;

@@ -10,6 +10,7 @@
 #include <umem/idle.h>
 #include <umem/port.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "fwd.h"
 #include "l2.h"
@@ -412,6 +413,10 @@ static int set_rule(void *v, const char *a, char *e, size_t l)
 	c->rule_text[c->nr_rules++] = a;
 	return 0;
 }
+static int set_pcap_filter(void *v, const char *a, char *e, size_t l)
+{
+	return fwd_pcap_filter_parse(v, a, e, l);
+}
 static int set_profile(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -459,6 +464,11 @@ static const struct cli_opt options[] = {
 	{ "offload-after", 0, "N", "after a flow's first N frames, install it in the XDP program, which forwards the rest (wire: TCP/UDP 5-tuples; l2: unicast destination MACs); default 0, off", CLI_U32_AT(CFG, offload_after, 0, 1000000000) },
 	{ "offload-idle", 0, "SECS", "remove an offloaded flow after SECS without a frame; it comes back to userspace (default 10)", CLI_U32_AT(CFG, offload_idle, 1, 86400) },
 	{ "offload-max", 0, "N", "at most N offloaded flows per interface (default: the table's 16384)", CLI_U32_AT(CFG, offload_max, 1, UMEM_STEER_MAX_FLOWS) },
+	{ "pcap", 0, "FILE", "write the frames xdp-fwd transmits to FILE (pcap, created or truncated; a FIFO works: tcpdump -r FIFO reads it live)", CLI_STRING_AT(CFG, pcap_path, 4095) },
+	{ "pcap-filter", 0, "EXPR", "capture only these frames: a rule's match words (\"udp dport 53\", \"vlan 10 ipv6\") and dev IFNAME (sent on IFNAME; repeat)", CLI_SET(set_pcap_filter) },
+	{ "pcap-snaplen", 0, "BYTES", "keep at most BYTES of each frame, 64..262144 (default 262144: whole frames)", CLI_U32_AT(CFG, pcap_snaplen, 64, FWD_PCAP_SNAPLEN_DEFAULT) },
+	{ "pcap-count", 0, "N", "stop capturing after N frames (forwarding goes on)", CLI_U64_AT(CFG, pcap_count, 1, UINT64_MAX) },
+	{ "pcap-buffer", 0, "KIB", "capture ring per worker in KiB, 64..1048576 (default 4096); a frame that finds it full is counted as capture dropped", CLI_U32_AT(CFG, pcap_buffer_kib, 64, 1u << 20) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", CLI_SECONDS_AT(CFG, duration, 0, 1e9) },
 	{ "count", 'n', "N", "stop after N forwarded frames", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
@@ -503,6 +513,8 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->l2_aging = 300;
 	cfg->offload_idle = 10;
 	cfg->l2_size = 4096;
+	cfg->pcap_snaplen = FWD_PCAP_SNAPLEN_DEFAULT;
+	cfg->pcap_buffer_kib = FWD_PCAP_BUFFER_DEFAULT;
 }
 
 void fwd_usage(FILE *out)
@@ -527,6 +539,27 @@ uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
 	small.chunk_size = FWD_CHUNK_SMALL;
 	return !cfg->unaligned && max_mtu && !fwd_mtu_needs_multi_buffer(&small, max_mtu) ?
 		FWD_CHUNK_SMALL : FWD_CHUNK_DEFAULT;
+}
+
+/* The --pcap-* options need --pcap, and a filter's dev an -i interface. */
+static int check_pcap(const struct fwd_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg->pcap_path && (cfg->pcap_filter || cfg->pcap_count ||
+				cfg->pcap_snaplen != FWD_PCAP_SNAPLEN_DEFAULT ||
+				cfg->pcap_buffer_kib != FWD_PCAP_BUFFER_DEFAULT))
+		return cli_fail(err, errlen, "--pcap-filter, --pcap-snaplen, --pcap-count and --pcap-buffer need --pcap FILE");
+	if (cfg->pcap_path && !cfg->pcap_path[0])
+		return cli_fail(err, errlen, "--pcap: empty file name");
+	for (uint32_t d = 0; d < cfg->nr_pcap_devs; d++) {
+		bool found = false;
+
+		for (uint32_t i = 0; i < cfg->nr_ports; i++)
+			found |= !strcmp(cfg->ports[i].ifname, cfg->pcap_dev[d]);
+		if (!found)
+			return cli_fail(err, errlen, "--pcap-filter: dev %s is not an interface given with -i",
+					cfg->pcap_dev[d]);
+	}
+	return 0;
 }
 
 static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
@@ -559,6 +592,8 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 		cfg->cpu_latency = true;
 		cfg->cpu_latency_usecs = (uint32_t)levels[cfg->latency].cpu_latency_us;
 	}
+	if (check_pcap(cfg, err, errlen))
+		return -1;
 	if (cfg->offload_after && cfg->mode == FWD_MODE_REFLECT)
 		return cli_fail(err, errlen, "--offload-after: reflect mode has nothing to offload (it rewrites every frame)");
 	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)

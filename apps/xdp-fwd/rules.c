@@ -335,3 +335,57 @@ int fwd_warn_rules(const struct fwd_config *cfg, FILE *out)
 	}
 	return warned;
 }
+
+/* The fields a rule names, read as the steering program reads them. */
+bool fwd_frame_matches(const struct umem_steer_match *m, const uint8_t *p, uint32_t len, uint32_t queue)
+{
+	uint32_t off = 12, have = UMEM_STEER_M_QUEUE | UMEM_STEER_M_DMAC;
+	uint16_t proto, vlan = 0, sport = 0, dport = 0;
+	uint8_t l4 = 0;
+
+	if (len < 14) /* not even an Ethernet header: only "any" takes it */
+		return !m->fields;
+	proto = (uint16_t)(p[12] << 8 | p[13]);
+	for (int i = 0; i < UMEM_STEER_MAX_VLAN && (proto == 0x8100 || proto == 0x88a8); i++) {
+		if (len < off + 6)
+			return false;
+		if (!i) {
+			vlan = (uint16_t)((p[off + 2] << 8 | p[off + 3]) & 0xfff);
+			have |= UMEM_STEER_M_VLAN;
+		}
+		proto = (uint16_t)(p[off + 4] << 8 | p[off + 5]);
+		off += 4;
+	}
+	off += 2;
+	if (proto != 0x8100 && proto != 0x88a8)
+		have |= UMEM_STEER_M_ETHERTYPE;
+	if (proto == 0x0800 && len >= off + 20) {
+		l4 = p[off + 9];
+		have |= UMEM_STEER_M_L4PROTO;
+		if (!(p[off + 6] & 0x1f) && !p[off + 7]) /* no fragment offset */
+			off += (p[off] & 15) * 4u;
+		else
+			off = len;
+	} else if (proto == 0x86dd && len >= off + 40) {
+		l4 = p[off + 6];
+		have |= UMEM_STEER_M_L4PROTO;
+		off += 40;
+	} else {
+		off = len;
+	}
+	if ((l4 == IPPROTO_TCP || l4 == IPPROTO_UDP || l4 == IPPROTO_SCTP || l4 == IPPROTO_UDPLITE) && len >= off + 4) {
+		sport = (uint16_t)(p[off] << 8 | p[off + 1]);
+		dport = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
+		have |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
+	}
+	if (m->fields & ~have)
+		return false;
+	return (!(m->fields & UMEM_STEER_M_QUEUE) || m->queue == queue) &&
+	       (!(m->fields & UMEM_STEER_M_ETHERTYPE) || m->ethertype == proto) &&
+	       (!(m->fields & UMEM_STEER_M_VLAN) || m->vlan == vlan) &&
+	       (!(m->fields & UMEM_STEER_M_L4PROTO) || m->l4proto == l4) &&
+	       (!(m->fields & UMEM_STEER_M_SPORT) || m->sport == sport) &&
+	       (!(m->fields & UMEM_STEER_M_DPORT) || m->dport == dport) &&
+	       (!(m->fields & UMEM_STEER_M_DMAC) || !memcmp(m->dmac, p, 6));
+}
+

@@ -274,6 +274,43 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 		(unsigned long long)(cur->late_handoffs - prev->late_handoffs));
 }
 
+static const char *capture_state(const struct fwd_capture_sample *cur)
+{
+	return cur->error ? strerror(cur->error) : cur->limit_reached ? "count reached" : NULL;
+}
+
+void fwd_fmt_capture_line(FILE *out, const char *path, const struct fwd_capture_sample *prev,
+			  const struct fwd_capture_sample *cur)
+{
+	char f[16], b[16];
+	const char *state = capture_state(cur);
+
+	fprintf(out, "pcap %s  captured %s frames %sB  capture dropped %llu (ring full)", path,
+		fwd_fmt_si(f, sizeof(f), (double)(cur->captured - prev->captured)),
+		fwd_fmt_si(b, sizeof(b), (double)(cur->bytes - prev->bytes)),
+		(unsigned long long)(cur->dropped - prev->dropped));
+	if (state)
+		fprintf(out, "  stopped: %s", state);
+	fputc('\n', out);
+}
+
+void fwd_json_capture(FILE *out, const char *path, const struct fwd_capture_sample *prev,
+		      const struct fwd_capture_sample *cur)
+{
+	const char *state = capture_state(cur);
+
+	fputs(",\"capture\":{\"file\":", out);
+	json_string(out, path);
+	fprintf(out, ",\"captured\":%llu,\"bytes\":%llu,\"dropped\":%llu,\"stopped\":",
+		(unsigned long long)(cur->captured - prev->captured), (unsigned long long)(cur->bytes - prev->bytes),
+		(unsigned long long)(cur->dropped - prev->dropped));
+	if (state)
+		json_string(out, state);
+	else
+		fputs("null", out);
+	fputc('}', out);
+}
+
 static void json_close(FILE *out)
 {
 	fputs("}\n", out);
@@ -359,6 +396,8 @@ void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s)
 			.late_handoffs = atomic_load_explicit(&w->late_handoffs, memory_order_relaxed),
 		};
 	}
+	if (ctx->cap)
+		fwd_capture_sample(ctx->cap, &s->capture);
 }
 
 static uint32_t ports_on_interface(const struct fwd_ctx *ctx, uint32_t iface)
@@ -404,11 +443,11 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 				fwd_json_steer(out, n++ == 0, cfg->ports[i].ifname, ctx->steer_view[i].text,
 					       ctx->steer_view[i].id, ctx->steer_view[i].nr,
 					       &prev->steer[i], &cur->steer[i]);
-		if (cfg->mode != FWD_MODE_L2) {
-			fwd_json_end(out);
-			return;
-		}
-		fprintf(out, "],\"l2\":{\"macs\":%u}", cur->l2_macs);
+		fputc(']', out);
+		if (cfg->mode == FWD_MODE_L2)
+			fprintf(out, ",\"l2\":{\"macs\":%u}", cur->l2_macs);
+		if (ctx->cap)
+			fwd_json_capture(out, fwd_capture_path(ctx->cap), &prev->capture, &cur->capture);
 		json_close(out);
 		return;
 	}
@@ -444,6 +483,8 @@ void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samp
 			fwd_fmt_steer_line(out, cfg->ports[i].ifname, ctx->steer_view[i].text,
 					   ctx->steer_view[i].id, ctx->steer_view[i].nr,
 					   &prev->steer[i], &cur->steer[i]);
+	if (ctx->cap)
+		fwd_fmt_capture_line(out, fwd_capture_path(ctx->cap), &prev->capture, &cur->capture);
 	fflush(out);
 }
 

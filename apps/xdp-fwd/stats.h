@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "capture.h"
 #include "fwd.h"
 
 /* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
@@ -132,6 +133,14 @@ void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_t
 void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
 
+/* --pcap between two samples: frames and bytes captured, frames dropped from the capture (its
+ * ring full), and why it stopped (count reached, a write error). */
+void fwd_fmt_capture_line(FILE *out, const char *path, const struct fwd_capture_sample *prev,
+			  const struct fwd_capture_sample *cur);
+/* ,"capture":{...} before the object's end. */
+void fwd_json_capture(FILE *out, const char *path, const struct fwd_capture_sample *prev,
+		      const struct fwd_capture_sample *cur);
+
 /* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it
  * with fwd_json_begin/end and one fwd_json_port/pool per item. */
 void fwd_json_begin(FILE *out, double t, const char *kind);
@@ -148,6 +157,7 @@ struct fwd_samples {
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
 	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
 	uint32_t l2_macs; /* l2: live MAC table entries (not a counter) */
+	struct fwd_capture_sample capture; /* --pcap */
 };
 
 struct fwd_ctx;

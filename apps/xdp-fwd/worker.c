@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <umem/idle.h>
 
+#include "capture.h"
 #include "csum.h"
 #include "route.h"
 #include "worker.h"
@@ -256,8 +257,12 @@ static void flush_port(struct fwd_worker *w, uint32_t out)
 	for (int tries = 0; tries < FWD_TX_TRIES && sent < n; tries++) {
 		int r = umem_port__tx_burst(p->port, d + sent, n - sent);
 
-		if (r > 0)
+		if (r > 0) {
+			/* --pcap: before a completion can take the buffers back. */
+			if (umem_unlikely(w->ctx->cap != NULL))
+				fwd_capture_frames(w->ctx->cap, w->idx, out, d + sent, (uint32_t)r);
 			sent += (uint32_t)r;
+		}
 		if (sent < n)
 			umem_port__complete(p->port); /* make room */
 	}

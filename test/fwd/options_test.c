@@ -329,6 +329,36 @@ static void test_default_chunk(void)
 	CHECK_EQ(fwd_default_chunk(&cfg, 1500), 4096);
 }
 
+/* --pcap and its filter: the rule language's match words, dev IFNAME, and the refusals. */
+static void test_pcap(void)
+{
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
+	CHECK(!cfg.pcap_path && cfg.pcap_snaplen == 262144 && cfg.pcap_buffer_kib == 4096 && !cfg.pcap_count,
+	      "pcap defaults");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--pcap", "x.pcap"), 0);
+	CHECK(!strcmp(cfg.pcap_path, "x.pcap") && !cfg.pcap_filter && !cfg.pcap_match.fields && !cfg.nr_pcap_devs,
+	      "--pcap alone takes every frame");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "dev b udp dport 53 dev a",
+		       "--pcap-snaplen", "96", "--pcap-count", "10", "--pcap-buffer", "128"), 0);
+	CHECK_EQ(cfg.nr_pcap_devs, 2);
+	CHECK(!strcmp(cfg.pcap_dev[0], "b") && !strcmp(cfg.pcap_dev[1], "a"), "dev words in order");
+	CHECK_EQ(cfg.pcap_match.fields, UMEM_STEER_M_L4PROTO | UMEM_STEER_M_DPORT);
+	CHECK_EQ(cfg.pcap_match.l4proto, 17);
+	CHECK_EQ(cfg.pcap_match.dport, 53);
+	CHECK(cfg.pcap_snaplen == 96 && cfg.pcap_count == 10 && cfg.pcap_buffer_kib == 128, "pcap values");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "any"), 0);
+	CHECK_EQ(cfg.pcap_match.fields, 0);
+	BAD("not a match of the rule language", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "udp dprt 5");
+	BAD("a match only, without '->'", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "udp -> drop");
+	BAD("a match only, without 'prio'", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "prio 1 udp");
+	BAD("'dev' needs an interface name", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "udp dev");
+	BAD("dev c is not an interface given with -i", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-filter", "dev c");
+	BAD("need --pcap FILE", "-i", "a", "-i", "b", "--pcap-filter", "udp");
+	BAD("need --pcap FILE", "-i", "a", "-i", "b", "--pcap-snaplen", "100");
+	BAD("--pcap-snaplen", "-i", "a", "-i", "b", "--pcap", "x", "--pcap-snaplen", "10");
+	BAD("--pcap: empty file name", "-i", "a", "-i", "b", "--pcap", "");
+}
+
 int main(void)
 {
 	test_defaults();
@@ -339,6 +369,7 @@ int main(void)
 	test_help();
 	test_rules_arp();
 	test_default_chunk();
+	test_pcap();
 	printf("fwd_options: ok\n");
 	return 0;
 }

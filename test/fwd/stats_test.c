@@ -155,6 +155,42 @@ static void test_sample_add(void)
 	      sum.drop[FWD_DROP_INVALID] == 0, "drop sums");
 }
 
+static struct fwd_capture_sample ca, cb;
+
+static void capture_line(FILE *f, void *arg)
+{
+	fwd_fmt_capture_line(f, "x.pcap", &ca, &cb);
+}
+
+static void capture_json(FILE *f, void *arg)
+{
+	fwd_json_capture(f, "a\"b.pcap", &ca, &cb);
+}
+
+/* --pcap: the interval's counts, and why the capture stopped. */
+static void test_capture(void)
+{
+	char *s;
+
+	ca = (struct fwd_capture_sample){ .captured = 10, .bytes = 1000, .dropped = 1 };
+	cb = (struct fwd_capture_sample){ .captured = 1510, .bytes = 151000, .dropped = 4 };
+	s = capture(capture_line, NULL);
+	CHECK(!strcmp(s, "pcap x.pcap  captured 1.50 k frames 150 kB  capture dropped 3 (ring full)\n"), "%s", s);
+	free(s);
+	s = capture(capture_json, NULL);
+	CHECK(!strcmp(s, ",\"capture\":{\"file\":\"a\\\"b.pcap\",\"captured\":1500,\"bytes\":150000,\"dropped\":3,\"stopped\":null}"),
+	      "%s", s);
+	free(s);
+	cb.limit_reached = true;
+	s = capture(capture_line, NULL);
+	CHECK(strstr(s, "  stopped: count reached\n"), "%s", s);
+	free(s);
+	cb.error = ENOSPC;
+	s = capture(capture_json, NULL);
+	CHECK(strstr(s, "\"stopped\":\"No space left on device\"}"), "%s", s);
+	free(s);
+}
+
 int main(void)
 {
 	test_si();
@@ -162,6 +198,7 @@ int main(void)
 	test_port_line();
 	test_hit_rate();
 	test_pool_line_and_json();
+	test_capture();
 	printf("fwd_stats: ok\n");
 	return 0;
 }

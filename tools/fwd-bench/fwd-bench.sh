@@ -11,6 +11,10 @@
 #                 rest redirected by the steering program (not in the default list: --systems)
 #   xdp_fwd_lowlat  xdp_fwd with --latency low: idle CPUs poll instead of halting while it
 #                 runs, so its sleeping worker wakes at once (not in the default list: --systems)
+#   xdp_fwd_pcap  xdp_fwd with --pcap /dev/null: every frame sent copied to the capture and
+#                 written (to /dev/null: the capture's cost without a disk's); xdp_fwd_pcap_none
+#                 the same with a filter that takes nothing (--pcap-filter "vlan 4094"): the
+#                 filter's cost alone (neither in the default list: --systems)
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
@@ -94,7 +98,7 @@ done
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, dpdk_af_xdp, xsk_fwd)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
@@ -199,6 +203,14 @@ start_xdp_fwd_lowlat() {
 	start_xdp_fwd "$1" --latency low
 }
 
+start_xdp_fwd_pcap() {
+	start_xdp_fwd "$1" --pcap /dev/null
+}
+
+start_xdp_fwd_pcap_none() {
+	start_xdp_fwd "$1" --pcap /dev/null --pcap-filter "vlan 4094"
+}
+
 start_xsk_fwd() {
 	# One forwarding thread on CPU 1 (as xdp-fwd's --cpus 1): m0's RX to m1's TX and back.
 	netns_bg FWD_PID "$MID" "$XSK_FWD" -i m0 -i m1 -c 1 >"$LOG.fwd" 2>&1
@@ -220,7 +232,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	local sys=$1 mtu=$2
 	FWD_PID=""
 	case "$sys" in
-	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
@@ -368,6 +380,10 @@ sample() {
 		extra=$(printf ',"slow_allocs":%s,"frames_out":%s' "$slow" "${out:-null}")
 		[ "$slow" = 0 ] && [ "${out:-x}" = 0 ] ||
 			note "$wl/$sys repeat $rep: $slow slow-path allocations, frames still out at exit: ${out:-not reported}"
+		if [ "${sys#xdp_fwd_pcap}" != "$sys" ]; then # frames the capture had no room for
+			extra=$extra$(printf ',"capture_dropped":%s' \
+				"$(sed -n 's/.*capture dropped \([0-9]*\) .*/\1/p' "$LOG.fwd" | tail -1 | grep . || echo null)")
+		fi
 		if [ "$wl" = udp64 ]; then
 			accounting "$wl/$sys repeat $rep"
 			extra=$extra$ACCOUNTING
