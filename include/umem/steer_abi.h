@@ -155,6 +155,10 @@ struct umem_steer_prefix_key {
 	__u32 prefixlen; /* 32 + prefix len */
 	__u8 family[4];  /* { 4 or 6, 0, 0, 0 } */
 	__u8 addr[16];
+	/* Zero, never in a prefix: a trie node stores the value right after the key's data, so 24
+	 * bytes of data keep the value's counters 8-byte aligned (20 left them at 4 mod 8, and
+	 * the atomic adds of arm64's BPF JIT fault on a misaligned address: a kernel oops). */
+	__u8 pad[4];
 };
 
 struct umem_steer_prefix_slot {
