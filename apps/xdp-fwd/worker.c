@@ -374,12 +374,6 @@ static bool preempted(long *seen)
 	return ru.ru_nivcsw != before;
 }
 
-/* One more of a counter only this worker writes: no read-modify-write needed. */
-static void count_event(_Atomic uint64_t *c)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-}
-
 /* Sleeps until a socket has frames, another worker queued frames for this one, or the main
  * thread parks or stops the workers (the last two: the wake eventfd). TX completions, pages
  * other workers return to this one's pool (its fill rings refill from them) and an offload
@@ -411,14 +405,14 @@ static void idle_wait(struct fwd_worker *w)
 	if (!incoming_pending(w)) {
 		int ready = poll(pfd, n + 1, timeout);
 
-		count_event(&w->sleeps);
+		fwd_count(&w->sleeps, 1);
 		if (ready > 0 && (pfd[n].revents & POLLIN)) {
 			uint64_t v;
 
 			if (read(w->wake_fd, &v, sizeof(v)) < 0)
 				v = 0; /* EAGAIN: another read took it */
 		} else if (ready == 0 && incoming_pending(w)) {
-			count_event(&w->late_handoffs);
+			fwd_count(&w->late_handoffs, 1);
 		}
 	}
 	atomic_store_explicit(&w->sleeping, false, memory_order_relaxed);
