@@ -12,8 +12,8 @@ if ! command -v jq >/dev/null; then
 fi
 [ -x "$bench" ] || fail "$bench not built"
 
-paths=(loop mutex_freelist pool_fast pool_bulk pool_ring pool_ring_bulk mutex_xthread pool_slow
-       frag_64 frag_256 frag_1500 frag_2048 frag_1500_32k frag_64_bulk frag_ref)
+paths=(loop mutex_freelist pool_fast pool_bulk floor_bulk pool_ring pool_ring_bulk mutex_xthread
+       pool_slow frag_64 frag_256 frag_1500 frag_2048 frag_1500_32k frag_64_bulk frag_ref)
 optional=(dpdk_mempool dpdk_mempool_bulk)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -537,6 +537,73 @@ static void ref_fini(struct run *r)
 	  .frag_size = size, .page_size = page, .pool_stats = true, .variant = put }
 
 /* RING(name, mode, pool_stats, help): a two-thread hand-over path. */
+/* ---- the floor of the address-array API ------------------------------------------------- */
+
+/* alloc_bulk/put_bulk with pool_bulk's signature that only move addresses between the caller's
+ * array and a per-thread cache array: no per-page state, no checks. Any allocator that hands out
+ * addresses in an array costs at least this; it tells which bulk targets are reachable at all.
+ * FLOOR_CALL keeps them real calls, as pool_bulk's are (the library's). */
+#define FLOOR_CAP 1024u
+#ifdef __clang__
+#define FLOOR_CALL __attribute__((noinline))
+#else
+#define FLOOR_CALL __attribute__((noipa))
+#endif
+
+struct floor_cache {
+	uint32_t count;
+	uint64_t addrs[FLOOR_CAP];
+};
+
+static FLOOR_CALL int floor_alloc_bulk(struct floor_cache *c, uint64_t *addrs, uint32_t n)
+{
+	if (umem_unlikely(n > c->count))
+		return 0;
+	c->count -= n;
+	memcpy(addrs, c->addrs + c->count, n * sizeof(*addrs));
+	return (int)n;
+}
+
+static FLOOR_CALL void floor_put_bulk(struct floor_cache *c, const uint64_t *addrs, uint32_t n)
+{
+	if (umem_unlikely(n > FLOOR_CAP - c->count))
+		die("floor_bulk: put_bulk", ENOSPC);
+	memcpy(c->addrs + c->count, addrs, n * sizeof(*addrs));
+	c->count += n;
+}
+
+static int floor_init(struct run *r)
+{
+	struct floor_cache *c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
+
+	if (!c)
+		return -ENOMEM;
+	c->count = FLOOR_CAP;
+	for (uint32_t i = 0; i < FLOOR_CAP; i++)
+		c->addrs[i] = (uint64_t)i * 4096;
+	r->priv = c;
+	return 0;
+}
+
+static uint64_t floor_run(struct run *r, uint64_t ops)
+{
+	struct floor_cache *c = r->priv;
+	uint64_t addrs[BULK], n = (ops + BULK - 1) / BULK;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (umem_unlikely(floor_alloc_bulk(c, addrs, BULK) != (int)BULK))
+			die("floor_bulk: alloc_bulk", ENOMEM);
+		keep(addrs[BULK - 1]);
+		floor_put_bulk(c, addrs, BULK);
+	}
+	return n * BULK;
+}
+
+static void floor_fini(struct run *r)
+{
+	free(r->priv);
+}
+
 #define RING(n, mode, stats, help)                                                              \
 	{ .name = n, .what = help, .init = ring_init, .loop = ring_run, .fini = ring_fini,       \
 	  .pool_stats = stats, .variant = mode }
@@ -564,6 +631,11 @@ static const struct path paths[] = {
 	{ .name = "pool_bulk",
 	  .what = "umem_pool__alloc_bulk + umem_pool__put_bulk of 64 pages by the owner; per page",
 	  .init = pages_init, .loop = bulk_run, .fini = env_fini, .pool_stats = true },
+	{ .name = "floor_bulk",
+	  .what = "the floor of pool_bulk's API: alloc_bulk + put_bulk of 64 that only copy the "
+		  "addresses out of and into a per-thread array (no per-page state, no checks); "
+		  "per page",
+	  .init = floor_init, .loop = floor_run, .fini = floor_fini },
 	RING("pool_ring", RING_PUT, true,
 	     "owner allocates, a second thread (on another CPU) puts each page with its own pool, "
 	     "so it returns through the owner's return ring, which refills the owner's cache; per "
