@@ -536,7 +536,6 @@ static void ref_fini(struct run *r)
 	{ .name = n, .what = help, .init = frag_init, .loop = frag_run, .fini = env_fini,        \
 	  .frag_size = size, .page_size = page, .pool_stats = true, .variant = put }
 
-/* RING(name, mode, pool_stats, help): a two-thread hand-over path. */
 /* ---- the floor of the address-array API ------------------------------------------------- */
 
 /* alloc_bulk/put_bulk with pool_bulk's signature that only move addresses between the caller's
@@ -604,6 +603,7 @@ static void floor_fini(struct run *r)
 	free(r->priv);
 }
 
+/* RING(name, mode, pool_stats, help): a two-thread hand-over path. */
 #define RING(n, mode, stats, help)                                                              \
 	{ .name = n, .what = help, .init = ring_init, .loop = ring_run, .fini = ring_fini,       \
 	  .pool_stats = stats, .variant = mode }
