@@ -105,12 +105,13 @@ static uint64_t spin_limit(const struct umem_idle *s)
 {
 	uint64_t lim;
 
+	if (s->share && s->spun * s->share > s->busy)
+		return s->spin_min; /* the budget is spent, saturated or not: on a shared CPU the
+				     * kernel's work for the same traffic waits for a spin */
 	if (saturated(s))
 		return s->spin_max;
 	if (s->far > s->near)
 		return s->spin_min; /* the next frame most likely comes after any spin */
-	if (s->share && s->spun * s->share > s->busy)
-		return s->spin_min; /* the budget is spent */
 	lim = 2 * s->gap;
 	if (lim < s->spin_min)
 		lim = s->spin_min;
@@ -146,7 +147,7 @@ enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint
 	if (!s->gave_way && now - s->work_at < spin_limit(s)) {
 		s->st.spin_ns += dt;
 		s->spun += dt;
-		return saturated(s) ? UMEM_IDLE_POLL : UMEM_IDLE_SPIN;
+		return UMEM_IDLE_SPIN;
 	}
 	s->st.sleeps++;
 	return UMEM_IDLE_SLEEP;

@@ -8,15 +8,18 @@
  * decides from what it measures, not from a fixed spin time:
  *  - saturated input (the turns bring on average at least saturated_pct of a batch, or work
  *    takes at least half of the loop's time, both over the last few milliseconds): an empty
- *    turn is a short hole in a stream, spinning costs less than a wakeup; the loop spins up
- *    to spin_max_ns after its last frame and does not give way, as a dedicated polling loop
- *    would. A saturated loop never sleeps while frames keep arriving within spin_max_ns.
+ *    turn is a short hole in a stream; the loop spins up to spin_max_ns after its last frame,
+ *    whatever gaps it measured.
  *  - otherwise, from the gaps between frames (a turn with frames after empty turns): when
  *    most recent gaps ended within spin_max_ns, the loop spins for twice their decayed mean
  *    (at least spin_min_ns, at most spin_max_ns), which catches the next frame of a stream
  *    that pauses; when most outlasted spin_max_ns (single requests, a paced stream's idle
- *    milliseconds), it spins only spin_min_ns. spin_share bounds that spinning to a share of
- *    the working time (spin_min_ns excepted), so a light load costs little CPU.
+ *    milliseconds), it spins only spin_min_ns.
+ *  - in both, spin_share bounds the spinning beyond spin_min_ns to a share of the working
+ *    time, and a preemption ends a spin (UMEM_IDLE_SPIN). Where the loop shares its CPUs with
+ *    the kernel's own work for the same traffic (veth, the endpoints), a spin is time that
+ *    work waits for: a saturated loop that never gave way moved 0.8x the TCP throughput at
+ *    MTU 64000 (docs/BENCHMARKS.md).
  * The same trade the kernel's NAPI makes with napi_defer_hard_irqs and gro_flush_timeout
  * (Linux commit 6f8b12d661d0, "net: napi: add hard irqs deferral feature": keep polling for
  * a bounded time after the queue ran empty instead of re-arming the interrupt), and VPP's
@@ -48,8 +51,8 @@ struct umem_idle_opts {
 	uint32_t batch;         /* the most frames one turn takes (its RX burst); 0 = 64 */
 	uint32_t spin_min_ns;   /* an empty turn spins at least this long after the last frame */
 	uint32_t spin_max_ns;   /* and at most this long; 0: sleep at the first empty turn */
-	/* Below saturation: spin (beyond spin_min_ns) at most 1/spin_share of the time spent in
-	 * turns with frames; 0: no limit. */
+	/* Spin (beyond spin_min_ns) at most 1/spin_share of the time spent in turns with frames,
+	 * saturated or not; 0: no limit. */
 	uint32_t spin_share;
 	uint32_t saturated_pct; /* batch fill, in % of batch, that counts as saturated; 0 = 50 */
 	uint32_t reserved;      /* zero */
@@ -57,7 +60,7 @@ struct umem_idle_opts {
 
 /* What the loop does after a turn. */
 enum umem_idle_action {
-	UMEM_IDLE_POLL = 0, /* poll again at once (the turn had frames, or the input is saturated) */
+	UMEM_IDLE_POLL = 0, /* poll again at once (the turn had frames) */
 	UMEM_IDLE_SPIN,     /* poll again, but give way: preempted, call umem_idle__preempted */
 	UMEM_IDLE_SLEEP,    /* sleep until an fd is ready; then call umem_idle__woke */
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd's --latency levels as idle policies (fwd_latency_idle_opts into umem/idle.h), on a
- * fake clock: at every level saturated input never sleeps and an idle worker sleeps; the
- * levels spin more from saver to low; the deprecated --idle-spin USECS is a fixed window. */
+ * fake clock: at every level saturated input whose holes fit the level's spin budget never
+ * sleeps and an idle worker sleeps; the levels spin more from saver to low; the deprecated
+ * --idle-spin USECS is a fixed window. */
 #include <umem/idle.h>
 
 #include "testutil.h"
@@ -19,8 +20,9 @@ static struct umem_idle *policy(const struct fwd_config *cfg, struct umem_idle_o
 	return s;
 }
 
-/* Full batches with 2 µs holes, then nothing: no sleep while they come, a sleep within the
- * level's longest spin once they stop. Returns how long it spun after the last frame. */
+/* Full batches of 40 µs with 2 µs holes (5 % of the work: within every level's budget), then
+ * nothing: no sleep while they come, a sleep within the level's longest spin once they stop.
+ * Returns how long it spun after the last frame. */
 static uint64_t saturated_then_idle(const struct fwd_config *cfg)
 {
 	struct umem_idle_opts o;
@@ -28,7 +30,7 @@ static uint64_t saturated_then_idle(const struct fwd_config *cfg)
 	struct umem_idle *s = policy(cfg, &o, now);
 
 	for (unsigned i = 0; i < 10000; i++) {
-		now += 20 * US;
+		now += 40 * US;
 		CHECK_EQ(umem_idle__turn(s, now, cfg->batch), UMEM_IDLE_POLL);
 		now += 2 * US;
 		CHECK(umem_idle__turn(s, now, 0) != UMEM_IDLE_SLEEP || i < 10,
