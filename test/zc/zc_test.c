@@ -731,18 +731,23 @@ static int test_steer(void)
 
 /* ---- xdp-fwd ---- */
 
-/* The "total" JSON line's field of port name (e.g. eth1@0 rx_packets); -1 when absent. */
-static long long fwd_total(const char *out, const char *port, const char *field)
+/* The "total" JSON line's field of port name (e.g. eth1@0 rx_packets), or of its object obj
+ * (e.g. offload, for --offload-after) when obj is not NULL; -1 when absent. */
+static long long fwd_total_in(const char *out, const char *port, const char *obj, const char *field)
 {
-	const char *t = strstr(out, "\"type\":\"total\"");
+	const char *t = strstr(out, "\"type\":\"total\""), *p, *end;
 	char key[64];
 
 	if (!t)
 		return -1;
 	snprintf(key, sizeof(key), "\"name\":\"%s\"", port);
-	const char *p = strstr(t, key), *end;
-	if (!p)
+	if (!(p = strstr(t, key)))
 		return -1;
+	if (obj) {
+		snprintf(key, sizeof(key), "\"%s\":{", obj);
+		if (!(p = strstr(p, key)))
+			return -1;
+	}
 	end = strchr(p, '}');
 	snprintf(key, sizeof(key), "\"%s\":", field);
 	p = strstr(p, key);
@@ -751,23 +756,14 @@ static long long fwd_total(const char *out, const char *port, const char *field)
 	return atoll(p + strlen(key));
 }
 
-/* The "total" line's offload object's field of port name (--offload-after); -1 when absent. */
+static long long fwd_total(const char *out, const char *port, const char *field)
+{
+	return fwd_total_in(out, port, NULL, field);
+}
+
 static long long fwd_offload_total(const char *out, const char *port, const char *field)
 {
-	const char *t = strstr(out, "\"type\":\"total\""), *p, *end;
-	char key[64];
-
-	if (!t)
-		return -1;
-	snprintf(key, sizeof(key), "\"name\":\"%s\"", port);
-	if (!(p = strstr(t, key)) || !(p = strstr(p, "\"offload\":{")))
-		return -1;
-	end = strchr(p, '}');
-	snprintf(key, sizeof(key), "\"%s\":", field);
-	p = strstr(p, key);
-	if (!p || (end && p > end))
-		return -1;
-	return atoll(p + strlen(key));
+	return fwd_total_in(out, port, "offload", field);
 }
 
 static char *slurp(const char *path)
