@@ -17,11 +17,12 @@
  *   zc_test mbuf                    multi-buffer with zero-copy required: refused cleanly when
  *                                   the driver cannot; AUTO falls back to copy mode and says so
  *   zc_test steer                   the steering program in front of a ZC port: rules apply
- *   zc_test fwd <zc|copy> XDP_FWD [l2]
+ *   zc_test fwd <zc|copy> XDP_FWD [l2 [offload]]
  *                                   xdp-fwd in wire (or l2) mode between eth1 and eth2, traffic
  *                                   both ways from packet sockets on eth0 and eth3, counted at
  *                                   both ends and in xdp-fwd's totals; l2: the MAC table learned
- *                                   the two hosts
+ *                                   the two hosts; offload: --offload-after 8, both MAC flows
+ *                                   installed and carried by the kernel, the books balanced
  *
  *   --copy first: ports, teardown, starve and steer with copy-mode ports instead
  *
@@ -730,24 +731,39 @@ static int test_steer(void)
 
 /* ---- xdp-fwd ---- */
 
-/* The "total" JSON line's field of port name (e.g. eth1@0 rx_packets); -1 when absent. */
-static long long fwd_total(const char *out, const char *port, const char *field)
+/* The "total" JSON line's field of port name (e.g. eth1@0 rx_packets), or of its object obj
+ * (e.g. offload, for --offload-after) when obj is not NULL; -1 when absent. */
+static long long fwd_total_in(const char *out, const char *port, const char *obj, const char *field)
 {
-	const char *t = strstr(out, "\"type\":\"total\"");
+	const char *t = strstr(out, "\"type\":\"total\""), *p, *end;
 	char key[64];
 
 	if (!t)
 		return -1;
 	snprintf(key, sizeof(key), "\"name\":\"%s\"", port);
-	const char *p = strstr(t, key), *end;
-	if (!p)
+	if (!(p = strstr(t, key)))
 		return -1;
+	if (obj) {
+		snprintf(key, sizeof(key), "\"%s\":{", obj);
+		if (!(p = strstr(p, key)))
+			return -1;
+	}
 	end = strchr(p, '}');
 	snprintf(key, sizeof(key), "\"%s\":", field);
 	p = strstr(p, key);
 	if (!p || (end && p > end))
 		return -1;
 	return atoll(p + strlen(key));
+}
+
+static long long fwd_total(const char *out, const char *port, const char *field)
+{
+	return fwd_total_in(out, port, NULL, field);
+}
+
+static long long fwd_offload_total(const char *out, const char *port, const char *field)
+{
+	return fwd_total_in(out, port, "offload", field);
 }
 
 static char *slurp(const char *path)
@@ -800,10 +816,13 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 	       got, n);
 }
 
-static int test_fwd(const char *mode, const char *fwd, bool l2)
+static int test_fwd(const char *mode, const char *fwd, bool l2, bool offload)
 {
 	enum { N = 500, M = 300 };
 	bool zc = !strcmp(mode, "zc");
+	/* --offload-after loads the steering program: its verification and JIT take ~15 s in
+	 * the arm64 TCG guest, so the start is awaited for longer there. */
+	long long start_ms = offload ? 240000 : 20000;
 	pid_t pid;
 	int status;
 
@@ -824,12 +843,12 @@ static int test_fwd(const char *mode, const char *fwd, bool l2)
 		dup2(o, 1);
 		dup2(e, 2);
 		execl(fwd, fwd, "-i", ifn[1], "-i", ifn[2], "--mode", l2 ? "l2" : "wire",
-		      zc ? "--zero-copy" : "--copy",
-		      "--json", "--interval", "10", (char *)NULL);
+		      zc ? "--zero-copy" : "--copy", "--json", "--interval", "10",
+		      offload ? "--offload-after" : NULL, "8", (char *)NULL);
 		_exit(127);
 	}
 	/* Ready once the last port's line is out whole (xdp-fwd prints it after "Ctrl-C stops"). */
-	for (long long end = now_ms() + 20000; !fwd_ready(slurp("/tmp/fwd.err"));) {
+	for (long long end = now_ms() + start_ms; !fwd_ready(slurp("/tmp/fwd.err"));) {
 		CHECK(waitpid(pid, &status, WNOHANG) == 0, "xdp-fwd exited early: %s", slurp("/tmp/fwd.err"));
 		if (now_ms() > end) {
 			kill(pid, SIGKILL);
@@ -839,12 +858,20 @@ static int test_fwd(const char *mode, const char *fwd, bool l2)
 		poll(NULL, 0, 20);
 	}
 	printf("%s", slurp("/tmp/fwd.err"));
-	CHECK(strstr(slurp("/tmp/fwd.err"), zc ? ": zero-copy, XDP native" : ": copy, XDP native"),
+	/* With --offload-after the ports sit behind the steering program (native XDP too). */
+	CHECK(strstr(slurp("/tmp/fwd.err"), offload ? (zc ? ": zero-copy, XDP through the steering program" :
+							   ": copy, XDP through the steering program") :
+				    zc ? ": zero-copy, XDP native" : ": copy, XDP native"),
 	      "xdp-fwd's ports are not in %s mode", zc ? "zero-copy" : "copy");
 
 	int s0 = packet_socket(0), s3 = packet_socket(3);
 	fwd_pass(s0, s3, 0, 3, N, 0);
 	fwd_pass(s3, s0, 3, 0, M, 100000);
+	/* offload (l2): the flows are destination MACs, installed once the destination is learned:
+	 * eth3 -> eth0's after its first 8 frames (eth0 learned in the first pass), then eth0 ->
+	 * eth3's in a second pass (eth3 learned now). */
+	if (offload)
+		fwd_pass(s0, s3, 0, 3, N, 200000);
 	close(s0);
 	close(s3);
 	CHECK(!kill(pid, SIGINT), "stop xdp-fwd");
@@ -853,18 +880,42 @@ static int test_fwd(const char *mode, const char *fwd, bool l2)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "xdp-fwd exited with %d: %s%s",
 	      WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), out, slurp("/tmp/fwd.err"));
 	out = slurp("/tmp/fwd.out");
-	/* Both ends of the forwarder count exactly the frames the hosts sent and received. */
-	CHECK_EQ(fwd_total(out, "eth1@0", "rx_packets"), N);
-	CHECK_EQ(fwd_total(out, "eth2@0", "tx_packets"), N);
-	CHECK_EQ(fwd_total(out, "eth2@0", "rx_packets"), M);
-	CHECK_EQ(fwd_total(out, "eth1@0", "tx_packets"), M);
+	if (offload) {
+		/* The books with the kernel's share (xdp-fwd(8)): frames in = frames out, userspace
+		 * and kernel together; every frame reached its host (fwd_pass), none was lost. */
+		long long k1 = fwd_offload_total(out, "eth1@0", "packets");
+		long long k2 = fwd_offload_total(out, "eth2@0", "packets");
+		long long inst = fwd_offload_total(out, "eth1@0", "installed") +
+				 fwd_offload_total(out, "eth2@0", "installed");
+
+		printf("fwd offload: installed %lld flows; the kernel forwarded %lld (eth1) + %lld "
+		       "(eth2) frames, userspace %lld + %lld\n", inst, k1, k2,
+		       fwd_total(out, "eth1@0", "rx_packets"), fwd_total(out, "eth2@0", "rx_packets"));
+		CHECK(k1 >= 0 && k2 >= 0, "no offload counters in the totals: %s", out);
+		CHECK_EQ(fwd_total(out, "eth1@0", "rx_packets") + k1, 2 * N);
+		CHECK_EQ(fwd_total(out, "eth2@0", "rx_packets") + k2, M);
+		CHECK_EQ(fwd_total(out, "eth2@0", "tx_packets") + k1 -
+			 fwd_offload_total(out, "eth2@0", "lost"), 2 * N);
+		CHECK_EQ(fwd_total(out, "eth1@0", "tx_packets") + k2 -
+			 fwd_offload_total(out, "eth1@0", "lost"), M);
+		/* Both flows went to the kernel after their first frames (8, and those in flight
+		 * at the switch-over: how many depends on the machine's load). */
+		CHECK(inst >= 2, "%lld flows installed, expected both: %s", inst, out);
+		CHECK(k1 > 0 && k2 > 0, "the kernel forwarded %lld and %lld frames: %s", k1, k2, out);
+	} else {
+		/* Both ends of the forwarder count exactly the frames the hosts sent and received. */
+		CHECK_EQ(fwd_total(out, "eth1@0", "rx_packets"), N);
+		CHECK_EQ(fwd_total(out, "eth2@0", "tx_packets"), N);
+		CHECK_EQ(fwd_total(out, "eth2@0", "rx_packets"), M);
+		CHECK_EQ(fwd_total(out, "eth1@0", "tx_packets"), M);
+	}
 	CHECK(strstr(out, "\"frames_out\":0"), "frames still out after xdp-fwd's exit: %s", out);
 	/* l2: eth0's MAC learned on eth1, eth3's on eth2 (the first frame each way was flooded to
 	 * the only other port, the rest forwarded by the table). */
 	CHECK(!l2 || strstr(strstr(out, "\"type\":\"total\""), "\"l2\":{\"macs\":2}"),
 	      "l2: the MAC table does not hold the two hosts: %s", out);
 	check_no_xdp();
-	printf("fwd %s%s: ok\n", mode, l2 ? " l2" : "");
+	printf("fwd %s%s%s: ok\n", mode, l2 ? " l2" : "", offload ? " offload" : "");
 	return 0;
 }
 
@@ -887,8 +938,9 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "steer"))
 		return test_steer();
 	if (argc >= 4 && !strcmp(argv[1], "fwd"))
-		return test_fwd(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "l2"));
+		return test_fwd(argv[2], argv[3], argc >= 5 && !strcmp(argv[4], "l2"),
+				argc >= 6 && !strcmp(argv[5], "offload"));
 	fprintf(stderr, "usage: %s [--copy] ports 2048|4096|u<size> [nowake] | teardown | starve | mbuf | steer | "
-		"fwd zc|copy XDP-FWD [l2]\n", argv[0]);
+		"fwd zc|copy XDP-FWD [l2 [offload]]\n", argv[0]);
 	return 2;
 }
