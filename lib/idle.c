@@ -38,8 +38,10 @@ struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, uint64_t 
 	if (!OPTS_CHECK(opts, umem_idle_opts, "idle") ||
 	    !OPTS_PAD(opts, umem_idle_opts, saturated_pct, sizeof(struct umem_idle_opts), "idle"))
 		goto inval;
+	/* Through OPTS_GET only: an older caller's struct may end before either field. */
 	if (OPTS_GET(opts, spin_min_ns, 0) > OPTS_GET(opts, spin_max_ns, 0)) {
-		pr_warn("idle: spin_min_ns %u is above spin_max_ns %u\n", opts->spin_min_ns, opts->spin_max_ns);
+		pr_warn("idle: spin_min_ns %u is above spin_max_ns %u\n", OPTS_GET(opts, spin_min_ns, 0),
+			OPTS_GET(opts, spin_max_ns, 0));
 		goto inval;
 	}
 	pct = OPTS_GET(opts, saturated_pct, 0) ?: UMEM_IDLE_SATURATED_PCT_DEFAULT;
