@@ -18,8 +18,11 @@
 struct umem_idle {
 	uint64_t spin_min, spin_max;
 	uint32_t share, batch;
-	int32_t sat_fill;   /* saturated_pct in FILL_ONE units */
-	int32_t fill;       /* decayed batch fill of the turns with frames, FILL_ONE units */
+	uint32_t sat_fill;  /* saturated_pct in FILL_ONE units */
+	/* Decayed batch fill of the turns with frames, in FILL_ONE units << EWMA_SHIFT: kept
+	 * scaled so the mean reaches a constant fill exactly (truncated at 1/256, full batches
+	 * would stop at 97 % and never meet a saturated_pct of 98-100). */
+	uint32_t fill8;
 	uint64_t last_ns;   /* end of the previous turn, or the wake after a sleep */
 	uint64_t work_at;   /* end of the last turn with frames */
 	uint64_t busy, idle, spun; /* decayed: time in turns with frames, without (asleep too), spun */
@@ -58,7 +61,7 @@ struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, uint64_t 
 	s->spin_max = OPTS_GET(opts, spin_max_ns, 0);
 	s->share = OPTS_GET(opts, spin_share, 0);
 	s->batch = OPTS_GET(opts, batch, 0) ?: UMEM_IDLE_BATCH_DEFAULT;
-	s->sat_fill = (int32_t)(pct * FILL_ONE / 100);
+	s->sat_fill = pct * FILL_ONE / 100;
 	s->last_ns = s->work_at = now_ns;
 	s->st.sz = sizeof(s->st);
 	return s;
@@ -100,7 +103,7 @@ static void note_gap(struct umem_idle *s, uint64_t g)
  * loop just keeps up with brings small batches, but back to back). */
 static bool saturated(const struct umem_idle *s)
 {
-	return s->fill >= s->sat_fill || s->busy > s->idle;
+	return s->fill8 >> EWMA_SHIFT >= s->sat_fill || s->busy > s->idle;
 }
 
 static uint64_t spin_limit(const struct umem_idle *s)
@@ -128,7 +131,8 @@ enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint
 	s->last_ns = now;
 	s->st.turns++;
 	if (frames) {
-		int32_t f = (int32_t)((frames < s->batch ? frames : s->batch) * FILL_ONE / s->batch);
+		/* 64 bits: a batch beyond 2^24 frames would overflow 32. */
+		uint32_t f = (uint32_t)((uint64_t)(frames < s->batch ? frames : s->batch) * FILL_ONE / s->batch);
 
 		s->st.busy_turns++;
 		s->st.frames += frames;
@@ -136,7 +140,7 @@ enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint
 		s->busy += dt;
 		if (!s->prev_work)
 			note_gap(s, now - dt - s->work_at); /* from the last frame to this turn's start */
-		s->fill += (f - s->fill) / (1 << EWMA_SHIFT);
+		s->fill8 += f - (s->fill8 >> EWMA_SHIFT);
 		s->work_at = now;
 		s->prev_work = true;
 		s->gave_way = false;
@@ -169,7 +173,7 @@ void umem_idle__woke(struct umem_idle *s, uint64_t now_ns)
 	s->st.sleep_ns += d;
 	s->idle += d;
 	if (d >= DECAY_NS)
-		s->fill = 0; /* the stream stopped: what comes next is measured afresh */
+		s->fill8 = 0; /* the stream stopped: what comes next is measured afresh */
 	decay(s);
 	s->last_ns += d;
 }
@@ -186,7 +190,7 @@ int umem_idle__stats(const struct umem_idle *s, struct umem_idle_stats *out)
 	if (!umem__out_check(out, sizeof(struct umem_idle_stats), "umem_idle_stats", "idle stats"))
 		return -EINVAL;
 	t = s->st;
-	t.fill_pct = (uint32_t)(s->fill * 100 / FILL_ONE);
+	t.fill_pct = (s->fill8 >> EWMA_SHIFT) * 100 / FILL_ONE;
 	t.gap_ns = s->gap > UINT32_MAX ? UINT32_MAX : (uint32_t)s->gap;
 	t.spin_limit_ns = (uint32_t)spin_limit(s);
 	t.saturated = saturated(s);

@@ -298,6 +298,48 @@ static void test_bad_input(void)
 }
 
 
+/* Every turn a full batch: the decayed fill reaches 100 %, so saturated_pct 100 (accepted) is a
+ * threshold full batches meet; and a batch beyond 2^24 frames measures its fill without
+ * overflow. The turns' work takes less than half the time, so only the fill can make them
+ * saturated. */
+static void test_fill_full(void)
+{
+	const uint32_t batches[] = { 64, 1u << 25, UINT32_MAX };
+
+	for (unsigned b = 0; b < 3; b++) {
+		UMEM_OPTS(umem_idle_opts, o, .batch = batches[b], .spin_max_ns = 200 * US, .saturated_pct = 100);
+		UMEM_OPTS(umem_idle_stats, st);
+		uint64_t now = 1000 * US;
+		struct umem_idle *s = umem_idle__create(&o, now);
+
+		CHECK(s, "create: %s", strerror(errno));
+		for (unsigned i = 0; i < 200; i++) {
+			now += 10 * US;
+			CHECK_EQ(umem_idle__turn(s, now, batches[b]), UMEM_IDLE_POLL);
+			for (unsigned k = 0; k < 15; k++) {
+				now += US;
+				CHECK(umem_idle__turn(s, now, 0) != UMEM_IDLE_SLEEP || i < 100,
+				      "batch %u: slept in a 15 µs hole between full batches", batches[b]);
+			}
+		}
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.fill_pct == 100, "batch %u: full batches measure a fill of %u %%", batches[b], st.fill_pct);
+		CHECK(st.saturated, "batch %u: full batches at saturated_pct 100 are not saturated", batches[b]);
+		CHECK_EQ(st.spin_limit_ns, 200 * US);
+		/* Half batches: half full, and below the threshold. */
+		for (unsigned i = 0; i < 200; i++) {
+			now += 10 * US;
+			CHECK_EQ(umem_idle__turn(s, now, batches[b] / 2), UMEM_IDLE_POLL);
+			now += 15 * US;
+			umem_idle__turn(s, now, 0);
+		}
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.fill_pct >= 49 && st.fill_pct <= 50, "batch %u: half batches measure a fill of %u %%", batches[b], st.fill_pct);
+		CHECK(!st.saturated, "batch %u: half batches at saturated_pct 100 count as saturated", batches[b]);
+		umem_idle__destroy(s);
+	}
+}
+
 /* An older caller's struct ends before spin_max_ns (sz 16): the policy reads no byte past sz,
  * not even to name the problem. The struct sits at the end of a page before an inaccessible
  * one, so a read past it faults. */
@@ -336,6 +378,7 @@ int main(void)
 	test_preempted();
 	test_limits();
 	test_bad_input();
+	test_fill_full();
 	test_short_opts();
 	printf("port_idle: ok\n");
 	return 0;
