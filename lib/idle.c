@@ -23,8 +23,11 @@ struct umem_idle {
 	 * scaled so the mean reaches a constant fill exactly (truncated at 1/256, full batches
 	 * would stop at 97 % and never meet a saturated_pct of 98-100). */
 	uint32_t fill8;
-	uint64_t last_ns;   /* end of the previous turn, or the wake after a sleep */
-	uint64_t work_at;   /* end of the last turn with frames */
+	/* The caller's clock at the previous call (end of a turn, or the wake after a sleep).
+	 * Only its steps forward count: time is measured as elapsed durations, never as
+	 * differences of readings, so a clock that steps back (or wraps) stalls nothing. */
+	uint64_t read_ns;
+	uint64_t quiet;     /* since the end of the last turn with frames (saturates) */
 	uint64_t busy, idle, spun; /* decayed: time in turns with frames, without (asleep too), spun */
 	uint64_t gap;       /* decayed mean of the near gaps, ns */
 	uint32_t near, far; /* decayed counts of gaps that ended within / after spin_max */
@@ -62,7 +65,7 @@ struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, uint64_t 
 	s->share = OPTS_GET(opts, spin_share, 0);
 	s->batch = OPTS_GET(opts, batch, 0) ?: UMEM_IDLE_BATCH_DEFAULT;
 	s->sat_fill = pct * FILL_ONE / 100;
-	s->last_ns = s->work_at = now_ns;
+	s->read_ns = now_ns;
 	s->st.sz = sizeof(s->st);
 	return s;
 inval:
@@ -75,9 +78,24 @@ void umem_idle__destroy(struct umem_idle *s)
 	free(s);
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The time since the previous call; a reading behind it counts as none, and the next one
+ * counts from it. */
+static uint64_t elapsed(struct umem_idle *s, uint64_t now_ns)
+{
+	uint64_t dt = now_ns > s->read_ns ? now_ns - s->read_ns : 0;
+
+	s->read_ns = now_ns;
+	return dt;
+}
+
 static void decay(struct umem_idle *s)
 {
-	while (s->busy + s->idle > DECAY_NS) {
+	while (s->busy > DECAY_NS || s->idle > DECAY_NS - s->busy) { /* busy + idle, unwrapped */
 		s->busy /= 2;
 		s->idle /= 2;
 		s->spun /= 2;
@@ -125,10 +143,8 @@ static uint64_t spin_limit(const struct umem_idle *s)
 
 enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint32_t frames)
 {
-	uint64_t dt = now_ns > s->last_ns ? now_ns - s->last_ns : 0;
-	uint64_t now = s->last_ns + dt;
+	uint64_t dt = elapsed(s, now_ns);
 
-	s->last_ns = now;
 	s->st.turns++;
 	if (frames) {
 		/* 64 bits: a batch beyond 2^24 frames would overflow 32. */
@@ -137,20 +153,21 @@ enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint
 		s->st.busy_turns++;
 		s->st.frames += frames;
 		s->st.busy_ns += dt;
-		s->busy += dt;
+		s->busy = add_sat(s->busy, dt);
 		if (!s->prev_work)
-			note_gap(s, now - dt - s->work_at); /* from the last frame to this turn's start */
+			note_gap(s, s->quiet); /* from the last frame to this turn's start */
 		s->fill8 += f - (s->fill8 >> EWMA_SHIFT);
-		s->work_at = now;
+		s->quiet = 0;
 		s->prev_work = true;
 		s->gave_way = false;
 		decay(s);
 		return UMEM_IDLE_POLL;
 	}
 	s->prev_work = false;
-	s->idle += dt;
+	s->idle = add_sat(s->idle, dt);
+	s->quiet = add_sat(s->quiet, dt);
 	decay(s);
-	if (!s->gave_way && now - s->work_at < spin_limit(s)) {
+	if (!s->gave_way && s->quiet < spin_limit(s)) {
 		s->st.spin_ns += dt;
 		s->spun += dt;
 		return UMEM_IDLE_SPIN;
@@ -168,14 +185,14 @@ enum umem_idle_action umem_idle__preempted(struct umem_idle *s)
 
 void umem_idle__woke(struct umem_idle *s, uint64_t now_ns)
 {
-	uint64_t d = now_ns > s->last_ns ? now_ns - s->last_ns : 0;
+	uint64_t d = elapsed(s, now_ns);
 
 	s->st.sleep_ns += d;
-	s->idle += d;
+	s->idle = add_sat(s->idle, d);
+	s->quiet = add_sat(s->quiet, d);
 	if (d >= DECAY_NS)
 		s->fill8 = 0; /* the stream stopped: what comes next is measured afresh */
 	decay(s);
-	s->last_ns += d;
 }
 
 int umem_idle__stats(const struct umem_idle *s, struct umem_idle_stats *out)

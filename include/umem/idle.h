@@ -90,7 +90,8 @@ UMEM_API struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, 
 UMEM_API void umem_idle__destroy(struct umem_idle *s);
 
 /* One turn of the loop ended at now_ns and brought frames frames (0: empty). Returns what the
- * loop does next. A clock that goes back counts as no time passed. */
+ * loop does next. A clock that goes back (or wraps) counts as no time passed at that step, and
+ * from its new reading on as before (here and in umem_idle__woke). */
 UMEM_API enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint32_t frames);
 
 /* After a UMEM_IDLE_SPIN: the thread was preempted (another task wants its CPU; e.g. its

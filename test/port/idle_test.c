@@ -298,6 +298,60 @@ static void test_bad_input(void)
 }
 
 
+/* Turns of 1 µs without a frame from the clock reading now until the policy says sleep, at most
+ * max; returns how many were answered UMEM_IDLE_SPIN. */
+static unsigned spin_until_sleep(struct umem_idle *s, uint64_t *now, unsigned max)
+{
+	unsigned spins = 0;
+
+	for (unsigned i = 0; i < max; i++) {
+		*now += TURN_NS;
+		if (umem_idle__turn(s, *now, 0) == UMEM_IDLE_SLEEP)
+			return spins;
+		spins++;
+	}
+	return spins;
+}
+
+/* A clock that steps back (by an hour, or a 64-bit fake clock that wraps past zero) counts as
+ * no time passed at that step, and time passes again from its new reading on: the spin after
+ * the last frame still ends within spin_max, the working time is still measured. */
+static void test_clock_back(void)
+{
+	UMEM_OPTS(umem_idle_opts, o, .spin_max_ns = 200 * US);
+	const uint64_t hour = 3600ull * 1000000000ull;
+	uint64_t starts[] = { 10 * hour, UINT64_MAX - 500 * US };
+	uint64_t steps[] = { hour, 0 };
+
+	for (unsigned c = 0; c < 2; c++) {
+		uint64_t now = starts[c];
+		struct umem_idle *s = umem_idle__create(&o, now);
+		UMEM_OPTS(umem_idle_stats, st);
+		unsigned spins;
+
+		CHECK(s, "create: %s", strerror(errno));
+		for (unsigned i = 0; i < 10; i++) { /* full batches: saturated, spins up to spin_max */
+			now += 20 * US;
+			CHECK_EQ(umem_idle__turn(s, now, 64), UMEM_IDLE_POLL);
+		}
+		/* An hour back; or on to the wrap: the reading after UINT64_MAX is 0. */
+		now = c == 0 ? now - steps[c] : 0;
+		spins = spin_until_sleep(s, &now, 10000);
+		/* The turn at the step measures no time: 200 µs of spin take 201 turns. */
+		CHECK(spins <= 201, "case %u: still spinning after %u turns of 1 µs past a step back of the clock "
+		      "(spin_max 200 µs)", c, spins);
+		CHECK(spins >= 150, "case %u: spun only %u µs", c, spins);
+		umem_idle__woke(s, now + 50 * US);
+		CHECK_EQ(umem_idle__turn(s, now + 60 * US, 1), UMEM_IDLE_POLL);
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.busy_ns >= 200 * US + 10 * US, "case %u: busy %llu ns: the turn after the step measured none",
+		      c, (unsigned long long)st.busy_ns);
+		CHECK(st.sleep_ns == 50 * US, "case %u: asleep %llu ns, expected 50 µs", c,
+		      (unsigned long long)st.sleep_ns);
+		umem_idle__destroy(s);
+	}
+}
+
 /* Every turn a full batch: the decayed fill reaches 100 %, so saturated_pct 100 (accepted) is a
  * threshold full batches meet; and a batch beyond 2^24 frames measures its fill without
  * overflow. The turns' work takes less than half the time, so only the fill can make them
@@ -378,6 +432,7 @@ int main(void)
 	test_preempted();
 	test_limits();
 	test_bad_input();
+	test_clock_back();
 	test_fill_full();
 	test_short_opts();
 	printf("port_idle: ok\n");
