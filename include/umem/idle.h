@@ -7,7 +7,7 @@
  * but give way to other tasks, or sleep (poll()/epoll_wait() on the ports' fds). The policy
  * decides from what it measures, not from a fixed spin time:
  *  - saturated input (the turns bring on average at least saturated_pct of a batch, or work
- *    takes at least half of the loop's time, both over the last few milliseconds): an empty
+ *    takes more than half of the loop's time, both over the last few milliseconds): an empty
  *    turn is a short hole in a stream; the loop spins up to spin_max_ns after its last frame,
  *    whatever gaps it measured.
  *  - otherwise, from the gaps between frames (a turn with frames after empty turns): when
@@ -72,7 +72,7 @@ struct umem_idle_stats {
 	uint64_t busy_turns;     /* ... with frames */
 	uint64_t frames;         /* frames those turns brought */
 	uint64_t sleeps;         /* turns answered UMEM_IDLE_SLEEP (preemptions that ended a spin too) */
-	uint64_t spin_ns;        /* time in empty turns that did not end in a sleep */
+	uint64_t spin_ns;        /* time in empty turns answered UMEM_IDLE_SPIN (preempted or not) */
 	uint64_t busy_ns;        /* time in turns with frames */
 	uint64_t sleep_ns;       /* time between a sleep and umem_idle__woke */
 	uint32_t fill_pct;       /* decayed batch fill of the turns with frames, % of batch */
