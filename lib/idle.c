@@ -18,10 +18,16 @@
 struct umem_idle {
 	uint64_t spin_min, spin_max;
 	uint32_t share, batch;
-	int32_t sat_fill;   /* saturated_pct in FILL_ONE units */
-	int32_t fill;       /* decayed batch fill of the turns with frames, FILL_ONE units */
-	uint64_t last_ns;   /* end of the previous turn, or the wake after a sleep */
-	uint64_t work_at;   /* end of the last turn with frames */
+	uint32_t sat_fill;  /* saturated_pct in FILL_ONE units */
+	/* Decayed batch fill of the turns with frames, in FILL_ONE units << EWMA_SHIFT: kept
+	 * scaled so the mean reaches a constant fill exactly (truncated at 1/256, full batches
+	 * would stop at 97 % and never meet a saturated_pct of 98-100). */
+	uint32_t fill8;
+	/* The caller's clock at the previous call (end of a turn, or the wake after a sleep).
+	 * Only its steps forward count: time is measured as elapsed durations, never as
+	 * differences of readings, so a clock that steps back (or wraps) stalls nothing. */
+	uint64_t read_ns;
+	uint64_t quiet;     /* since the end of the last turn with frames (saturates) */
 	uint64_t busy, idle, spun; /* decayed: time in turns with frames, without (asleep too), spun */
 	uint64_t gap;       /* decayed mean of the near gaps, ns */
 	uint32_t near, far; /* decayed counts of gaps that ended within / after spin_max */
@@ -38,8 +44,10 @@ struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, uint64_t 
 	if (!OPTS_CHECK(opts, umem_idle_opts, "idle") ||
 	    !OPTS_PAD(opts, umem_idle_opts, saturated_pct, sizeof(struct umem_idle_opts), "idle"))
 		goto inval;
+	/* Through OPTS_GET only: an older caller's struct may end before either field. */
 	if (OPTS_GET(opts, spin_min_ns, 0) > OPTS_GET(opts, spin_max_ns, 0)) {
-		pr_warn("idle: spin_min_ns %u is above spin_max_ns %u\n", opts->spin_min_ns, opts->spin_max_ns);
+		pr_warn("idle: spin_min_ns %u is above spin_max_ns %u\n", OPTS_GET(opts, spin_min_ns, 0),
+			OPTS_GET(opts, spin_max_ns, 0));
 		goto inval;
 	}
 	pct = OPTS_GET(opts, saturated_pct, 0) ?: UMEM_IDLE_SATURATED_PCT_DEFAULT;
@@ -56,8 +64,8 @@ struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, uint64_t 
 	s->spin_max = OPTS_GET(opts, spin_max_ns, 0);
 	s->share = OPTS_GET(opts, spin_share, 0);
 	s->batch = OPTS_GET(opts, batch, 0) ?: UMEM_IDLE_BATCH_DEFAULT;
-	s->sat_fill = (int32_t)(pct * FILL_ONE / 100);
-	s->last_ns = s->work_at = now_ns;
+	s->sat_fill = pct * FILL_ONE / 100;
+	s->read_ns = now_ns;
 	s->st.sz = sizeof(s->st);
 	return s;
 inval:
@@ -70,9 +78,24 @@ void umem_idle__destroy(struct umem_idle *s)
 	free(s);
 }
 
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The time since the previous call; a reading behind it counts as none, and the next one
+ * counts from it. */
+static uint64_t elapsed(struct umem_idle *s, uint64_t now_ns)
+{
+	uint64_t dt = now_ns > s->read_ns ? now_ns - s->read_ns : 0;
+
+	s->read_ns = now_ns;
+	return dt;
+}
+
 static void decay(struct umem_idle *s)
 {
-	while (s->busy + s->idle > DECAY_NS) {
+	while (s->busy > DECAY_NS || s->idle > DECAY_NS - s->busy) { /* busy + idle, unwrapped */
 		s->busy /= 2;
 		s->idle /= 2;
 		s->spun /= 2;
@@ -98,7 +121,7 @@ static void note_gap(struct umem_idle *s, uint64_t g)
  * loop just keeps up with brings small batches, but back to back). */
 static bool saturated(const struct umem_idle *s)
 {
-	return s->fill >= s->sat_fill || s->busy > s->idle;
+	return s->fill8 >> EWMA_SHIFT >= s->sat_fill || s->busy > s->idle;
 }
 
 static uint64_t spin_limit(const struct umem_idle *s)
@@ -120,31 +143,31 @@ static uint64_t spin_limit(const struct umem_idle *s)
 
 enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint32_t frames)
 {
-	uint64_t dt = now_ns > s->last_ns ? now_ns - s->last_ns : 0;
-	uint64_t now = s->last_ns + dt;
+	uint64_t dt = elapsed(s, now_ns);
 
-	s->last_ns = now;
 	s->st.turns++;
 	if (frames) {
-		int32_t f = (int32_t)((frames < s->batch ? frames : s->batch) * FILL_ONE / s->batch);
+		/* 64 bits: a batch beyond 2^24 frames would overflow 32. */
+		uint32_t f = (uint32_t)((uint64_t)(frames < s->batch ? frames : s->batch) * FILL_ONE / s->batch);
 
 		s->st.busy_turns++;
 		s->st.frames += frames;
 		s->st.busy_ns += dt;
-		s->busy += dt;
+		s->busy = add_sat(s->busy, dt);
 		if (!s->prev_work)
-			note_gap(s, now - dt - s->work_at); /* from the last frame to this turn's start */
-		s->fill += (f - s->fill) / (1 << EWMA_SHIFT);
-		s->work_at = now;
+			note_gap(s, s->quiet); /* from the last frame to this turn's start */
+		s->fill8 += f - (s->fill8 >> EWMA_SHIFT);
+		s->quiet = 0;
 		s->prev_work = true;
 		s->gave_way = false;
 		decay(s);
 		return UMEM_IDLE_POLL;
 	}
 	s->prev_work = false;
-	s->idle += dt;
+	s->idle = add_sat(s->idle, dt);
+	s->quiet = add_sat(s->quiet, dt);
 	decay(s);
-	if (!s->gave_way && now - s->work_at < spin_limit(s)) {
+	if (!s->gave_way && s->quiet < spin_limit(s)) {
 		s->st.spin_ns += dt;
 		s->spun += dt;
 		return UMEM_IDLE_SPIN;
@@ -162,14 +185,14 @@ enum umem_idle_action umem_idle__preempted(struct umem_idle *s)
 
 void umem_idle__woke(struct umem_idle *s, uint64_t now_ns)
 {
-	uint64_t d = now_ns > s->last_ns ? now_ns - s->last_ns : 0;
+	uint64_t d = elapsed(s, now_ns);
 
 	s->st.sleep_ns += d;
-	s->idle += d;
+	s->idle = add_sat(s->idle, d);
+	s->quiet = add_sat(s->quiet, d);
 	if (d >= DECAY_NS)
-		s->fill = 0; /* the stream stopped: what comes next is measured afresh */
+		s->fill8 = 0; /* the stream stopped: what comes next is measured afresh */
 	decay(s);
-	s->last_ns += d;
 }
 
 int umem_idle__stats(const struct umem_idle *s, struct umem_idle_stats *out)
@@ -184,7 +207,7 @@ int umem_idle__stats(const struct umem_idle *s, struct umem_idle_stats *out)
 	if (!umem__out_check(out, sizeof(struct umem_idle_stats), "umem_idle_stats", "idle stats"))
 		return -EINVAL;
 	t = s->st;
-	t.fill_pct = (uint32_t)(s->fill * 100 / FILL_ONE);
+	t.fill_pct = (s->fill8 >> EWMA_SHIFT) * 100 / FILL_ONE;
 	t.gap_ns = s->gap > UINT32_MAX ? UINT32_MAX : (uint32_t)s->gap;
 	t.spin_limit_ns = (uint32_t)spin_limit(s);
 	t.saturated = saturated(s);

@@ -7,7 +7,7 @@
  * but give way to other tasks, or sleep (poll()/epoll_wait() on the ports' fds). The policy
  * decides from what it measures, not from a fixed spin time:
  *  - saturated input (the turns bring on average at least saturated_pct of a batch, or work
- *    takes at least half of the loop's time, both over the last few milliseconds): an empty
+ *    takes more than half of the loop's time, both over the last few milliseconds): an empty
  *    turn is a short hole in a stream; the loop spins up to spin_max_ns after its last frame,
  *    whatever gaps it measured.
  *  - otherwise, from the gaps between frames (a turn with frames after empty turns): when
@@ -72,7 +72,7 @@ struct umem_idle_stats {
 	uint64_t busy_turns;     /* ... with frames */
 	uint64_t frames;         /* frames those turns brought */
 	uint64_t sleeps;         /* turns answered UMEM_IDLE_SLEEP (preemptions that ended a spin too) */
-	uint64_t spin_ns;        /* time in empty turns that did not end in a sleep */
+	uint64_t spin_ns;        /* time in empty turns answered UMEM_IDLE_SPIN (preempted or not) */
 	uint64_t busy_ns;        /* time in turns with frames */
 	uint64_t sleep_ns;       /* time between a sleep and umem_idle__woke */
 	uint32_t fill_pct;       /* decayed batch fill of the turns with frames, % of batch */
@@ -90,7 +90,8 @@ UMEM_API struct umem_idle *umem_idle__create(const struct umem_idle_opts *opts, 
 UMEM_API void umem_idle__destroy(struct umem_idle *s);
 
 /* One turn of the loop ended at now_ns and brought frames frames (0: empty). Returns what the
- * loop does next. A clock that goes back counts as no time passed. */
+ * loop does next. A clock that goes back (or wraps) counts as no time passed at that step, and
+ * from its new reading on as before (here and in umem_idle__woke). */
 UMEM_API enum umem_idle_action umem_idle__turn(struct umem_idle *s, uint64_t now_ns, uint32_t frames);
 
 /* After a UMEM_IDLE_SPIN: the thread was preempted (another task wants its CPU; e.g. its

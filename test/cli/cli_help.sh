@@ -64,6 +64,15 @@ for p in "${programs[@]}"; do
 			grep -qE -- "^  (-[a-zA-Z], |    )?$o[ ,=]|^  -[a-zA-Z], $o[ ,=]|^  $o," "$tmp/out" ||
 				fail "$name: ${manpage##*/} SYNOPSIS has $o, which --help does not list"
 		done
+		# Every long option the help lists is a tagged paragraph of the page (.TP): rendered, a
+		# line at the tags' indent that starts with it, or lists it after others ("--src-ip IP,
+		# --dst-ip IP"). A lost .TP leaves the option inside the previous one's text.
+		MANWIDTH=200 man -l "$manpage" 2>/dev/null >"$tmp/man"
+		for o in $(grep -oE -- '^  (-[a-zA-Z], |    )--[a-z][a-z0-9-]*' "$tmp/out" | grep -oE -- '--[a-z0-9-]+$'); do
+			case $o in --help | --version) continue ;; esac
+			grep -qE -- "^ {7}([^ ].*, )?$o([ =,[]|\$)" "$tmp/man" ||
+				fail "$name: ${manpage##*/} has no paragraph for $o (a .TP lost?)"
+		done
 	fi
 	rc=0
 	"${emu[@]}" "$bin" --no-such-option >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?

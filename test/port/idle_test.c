@@ -3,6 +3,9 @@
  * sleeps when told to until the next frame comes (plus a wakeup), under saturated, bursty,
  * sparse and absent input. */
 #include <errno.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <umem/idle.h>
 
 #include "testutil.h"
@@ -294,6 +297,130 @@ static void test_bad_input(void)
 	umem_idle__destroy(NULL);
 }
 
+
+/* Turns of 1 µs without a frame from the clock reading now until the policy says sleep, at most
+ * max; returns how many were answered UMEM_IDLE_SPIN. */
+static unsigned spin_until_sleep(struct umem_idle *s, uint64_t *now, unsigned max)
+{
+	unsigned spins = 0;
+
+	for (unsigned i = 0; i < max; i++) {
+		*now += TURN_NS;
+		if (umem_idle__turn(s, *now, 0) == UMEM_IDLE_SLEEP)
+			return spins;
+		spins++;
+	}
+	return spins;
+}
+
+/* A clock that steps back (by an hour, or a 64-bit fake clock that wraps past zero) counts as
+ * no time passed at that step, and time passes again from its new reading on: the spin after
+ * the last frame still ends within spin_max, the working time is still measured. */
+static void test_clock_back(void)
+{
+	UMEM_OPTS(umem_idle_opts, o, .spin_max_ns = 200 * US);
+	const uint64_t hour = 3600ull * 1000000000ull;
+	uint64_t starts[] = { 10 * hour, UINT64_MAX - 500 * US };
+	uint64_t steps[] = { hour, 0 };
+
+	for (unsigned c = 0; c < 2; c++) {
+		uint64_t now = starts[c];
+		struct umem_idle *s = umem_idle__create(&o, now);
+		UMEM_OPTS(umem_idle_stats, st);
+		unsigned spins;
+
+		CHECK(s, "create: %s", strerror(errno));
+		for (unsigned i = 0; i < 10; i++) { /* full batches: saturated, spins up to spin_max */
+			now += 20 * US;
+			CHECK_EQ(umem_idle__turn(s, now, 64), UMEM_IDLE_POLL);
+		}
+		/* An hour back; or on to the wrap: the reading after UINT64_MAX is 0. */
+		now = c == 0 ? now - steps[c] : 0;
+		spins = spin_until_sleep(s, &now, 10000);
+		/* The turn at the step measures no time: 200 µs of spin take 201 turns. */
+		CHECK(spins <= 201, "case %u: still spinning after %u turns of 1 µs past a step back of the clock "
+		      "(spin_max 200 µs)", c, spins);
+		CHECK(spins >= 150, "case %u: spun only %u µs", c, spins);
+		umem_idle__woke(s, now + 50 * US);
+		CHECK_EQ(umem_idle__turn(s, now + 60 * US, 1), UMEM_IDLE_POLL);
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.busy_ns >= 200 * US + 10 * US, "case %u: busy %llu ns: the turn after the step measured none",
+		      c, (unsigned long long)st.busy_ns);
+		CHECK(st.sleep_ns == 50 * US, "case %u: asleep %llu ns, expected 50 µs", c,
+		      (unsigned long long)st.sleep_ns);
+		umem_idle__destroy(s);
+	}
+}
+
+/* Every turn a full batch: the decayed fill reaches 100 %, so saturated_pct 100 (accepted) is a
+ * threshold full batches meet; and a batch beyond 2^24 frames measures its fill without
+ * overflow. The turns' work takes less than half the time, so only the fill can make them
+ * saturated. */
+static void test_fill_full(void)
+{
+	const uint32_t batches[] = { 64, 1u << 25, UINT32_MAX };
+
+	for (unsigned b = 0; b < 3; b++) {
+		UMEM_OPTS(umem_idle_opts, o, .batch = batches[b], .spin_max_ns = 200 * US, .saturated_pct = 100);
+		UMEM_OPTS(umem_idle_stats, st);
+		uint64_t now = 1000 * US;
+		struct umem_idle *s = umem_idle__create(&o, now);
+
+		CHECK(s, "create: %s", strerror(errno));
+		for (unsigned i = 0; i < 200; i++) {
+			now += 10 * US;
+			CHECK_EQ(umem_idle__turn(s, now, batches[b]), UMEM_IDLE_POLL);
+			for (unsigned k = 0; k < 15; k++) {
+				now += US;
+				CHECK(umem_idle__turn(s, now, 0) != UMEM_IDLE_SLEEP || i < 100,
+				      "batch %u: slept in a 15 µs hole between full batches", batches[b]);
+			}
+		}
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.fill_pct == 100, "batch %u: full batches measure a fill of %u %%", batches[b], st.fill_pct);
+		CHECK(st.saturated, "batch %u: full batches at saturated_pct 100 are not saturated", batches[b]);
+		CHECK_EQ(st.spin_limit_ns, 200 * US);
+		/* Half batches: half full, and below the threshold. */
+		for (unsigned i = 0; i < 200; i++) {
+			now += 10 * US;
+			CHECK_EQ(umem_idle__turn(s, now, batches[b] / 2), UMEM_IDLE_POLL);
+			now += 15 * US;
+			umem_idle__turn(s, now, 0);
+		}
+		CHECK_EQ(umem_idle__stats(s, &st), 0);
+		CHECK(st.fill_pct >= 49 && st.fill_pct <= 50, "batch %u: half batches measure a fill of %u %%", batches[b], st.fill_pct);
+		CHECK(!st.saturated, "batch %u: half batches at saturated_pct 100 count as saturated", batches[b]);
+		umem_idle__destroy(s);
+	}
+}
+
+/* An older caller's struct ends before spin_max_ns (sz 16): the policy reads no byte past sz,
+ * not even to name the problem. The struct sits at the end of a page before an inaccessible
+ * one, so a read past it faults. */
+static void test_short_opts(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	const size_t sz = offsetof(struct umem_idle_opts, spin_max_ns);
+	unsigned char *m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct umem_idle_opts *o;
+	struct umem_idle *s;
+
+	CHECK(m != MAP_FAILED, "mmap: %s", strerror(errno));
+	CHECK_EQ(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	o = (struct umem_idle_opts *)(m + pg - sz);
+	memset(o, 0, sz);
+	o->sz = sz;
+	o->batch = 32;
+	s = umem_idle__create(o, 0); /* spin_min 0, spin_max beyond sz: 0 */
+	CHECK(s, "sz %zu, spin_min 0: %s", sz, strerror(errno));
+	CHECK_EQ(umem_idle__turn(s, 1, 0), UMEM_IDLE_SLEEP);
+	umem_idle__destroy(s);
+	o->spin_min_ns = 5; /* above the default spin_max 0 */
+	errno = 0;
+	CHECK(!umem_idle__create(o, 0) && errno == EINVAL, "sz %zu, spin_min 5 above spin_max 0", sz);
+	munmap(m, 2 * (size_t)pg);
+}
+
 int main(void)
 {
 	test_saturated_full_batches();
@@ -305,6 +432,9 @@ int main(void)
 	test_preempted();
 	test_limits();
 	test_bad_input();
+	test_clock_back();
+	test_fill_full();
+	test_short_opts();
 	printf("port_idle: ok\n");
 	return 0;
 }
