@@ -58,7 +58,8 @@ struct fwd_capture_sample {
 	uint64_t bytes;    /* their bytes as captured (at most the snap length each) */
 	uint64_t dropped;  /* frames the filter took that found their worker's ring full */
 	bool limit_reached; /* --pcap-count frames captured: capture over, forwarding goes on */
-	int error;          /* the errno that stopped the writer (the capture ends), 0 */
+	int error;          /* the errno that stopped the writer (the capture ends), 0; ETIMEDOUT:
+			     * at exit, a reader (a FIFO's) that took nothing for 2 s */
 };
 
 /* Opens cfg->pcap_path (created or truncated) and writes the file header; the rings for

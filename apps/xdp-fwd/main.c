@@ -721,6 +721,8 @@ int main(int argc, char **argv)
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
 	fwd_warn_deprecated(&cfg, stderr);
+	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
+	fwd_signals(&sigs);
 	/* The file before anything is attached: a path that cannot be written changes nothing. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers))) {
 		fwd_unlock_interfaces();
@@ -744,7 +746,6 @@ int main(int argc, char **argv)
 	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
-	fwd_signals(&sigs);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	if (setup(&ctx, &cfg)) {
