@@ -161,14 +161,8 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 	cap->snaplen = cfg->pcap_snaplen;
 	cap->limit = cfg->pcap_count;
 	cap->nr_rings = nr_workers;
-	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
-		bool on = !cfg->nr_pcap_devs;
-
-		for (uint32_t d = 0; d < cfg->nr_pcap_devs; d++)
-			on |= !strcmp(cfg->pcap_dev[d], cfg->ports[i].ifname);
-		cap->port_on[i] = on;
-		cap->port_queue[i] = cfg->ports[i].queue;
-	}
+	for (uint32_t i = 0; i < cfg->nr_ports; i++)
+		fwd_capture_port(cap, cfg, i);
 	/* A ring holds at least the largest record: a frame of the largest MTU (65535) and its
 	 * headers, or the snap length when that is less. */
 	uint64_t largest = sizeof(struct fwd_pcap_record) + (cap->snaplen < 65535u + FWD_ETH_OVERHEAD ?
@@ -202,6 +196,16 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 	if (fl >= 0)
 		fcntl(cap->fd, F_SETFL, fl | O_NONBLOCK);
 	return cap;
+}
+
+void fwd_capture_port(struct fwd_capture *cap, const struct fwd_config *cfg, uint32_t i)
+{
+	bool on = !cfg->nr_pcap_devs;
+
+	for (uint32_t d = 0; d < cfg->nr_pcap_devs; d++)
+		on |= !strcmp(cfg->pcap_dev[d], cfg->ports[i].ifname);
+	cap->port_on[i] = on;
+	cap->port_queue[i] = cfg->ports[i].queue;
 }
 
 void fwd_capture_bind(struct fwd_capture *cap, struct umem_area *area)

@@ -66,6 +66,8 @@ struct fwd_capture_sample {
  * nr_workers workers. Before anything is attached: NULL and a message on stderr when the file
  * cannot be written. */
 struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_workers);
+/* Port i of cfg (set up, or added while the workers are parked: a queue that appeared). */
+void fwd_capture_port(struct fwd_capture *cap, const struct fwd_config *cfg, uint32_t i);
 /* The area the descriptors point into, and the output ports' queues (set-up). */
 void fwd_capture_bind(struct fwd_capture *cap, struct umem_area *area);
 /* Starts the writer thread. */

@@ -477,6 +477,9 @@ static int fwd_add_port(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
 	snprintf(ctx->ports[n].name, sizeof(ctx->ports[n].name), "%s@%u", p->ifname, queue);
 	w->ports[w->nr_ports++] = n;
 	ctx->nr_ports = cfg->nr_ports = n + 1;
+	/* Captured as the others: "every port", or its interface's dev word. */
+	if (ctx->cap)
+		fwd_capture_port(ctx->cap, cfg, n);
 	return (int)n;
 }
 
