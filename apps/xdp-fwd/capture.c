@@ -246,6 +246,7 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 	struct cap_ring *r = &cap->ring[worker];
 	uint64_t tail, room, captured = 0, bytes = 0, dropped = 0;
 	struct timespec ts = { 0 };
+	bool last = false;
 
 	if (!cap->port_on[port] || atomic_load_explicit(&cap->over, memory_order_relaxed))
 		return;
@@ -268,9 +269,14 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 			dropped++;
 			continue;
 		}
-		if (cap->limit && atomic_fetch_add_explicit(&cap->taken, 1, memory_order_relaxed) >= cap->limit) {
-			atomic_store_explicit(&cap->over, true, memory_order_relaxed);
-			break;
+		if (cap->limit) {
+			uint64_t t = atomic_fetch_add_explicit(&cap->taken, 1, memory_order_relaxed);
+
+			if (t >= cap->limit) { /* another worker's frame was the last */
+				atomic_store_explicit(&cap->over, true, memory_order_relaxed);
+				break;
+			}
+			last = t + 1 == cap->limit;
 		}
 		if (!ts.tv_sec) /* one clock read per burst: its frames left together */
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -289,6 +295,10 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 		room -= sizeof(rec) + caplen;
 		captured++;
 		bytes += caplen;
+		if (last) { /* over now: no frame after it counts as dropped from the capture */
+			atomic_store_explicit(&cap->over, true, memory_order_relaxed);
+			break;
+		}
 	}
 	/* Release: pairs with the writer's acquire of tail; the records are complete. */
 	atomic_store_explicit(&r->tail, tail, memory_order_release);

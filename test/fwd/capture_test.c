@@ -190,6 +190,24 @@ static void test_count(void)
 	fwd_capture_sample(cap, &s);
 	CHECK(s.captured == 3 && s.dropped == 0 && s.limit_reached, "captured %llu", (unsigned long long)s.captured);
 	fwd_capture_free(cap);
+
+	/* The count reached as the ring fills (no writer): the frames after it are not the
+	 * capture's, so none counts as dropped from it (they did, the ring being full). */
+	config(NULL, 1000);
+	cfg.pcap_count = 65536 / 1016; /* what the 64 KiB ring holds */
+	cap = fwd_capture_open(&cfg, 1);
+	CHECK(cap, "open");
+	fwd_capture_bind(cap, area);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct umem_desc one = frame_at(i, 1000, 1, 0);
+
+		fwd_capture_frames(cap, 0, 0, &one, 1);
+	}
+	fwd_capture_sample(cap, &s);
+	CHECK(s.captured == cfg.pcap_count && s.dropped == 0 && s.limit_reached,
+	      "count %llu reached with the ring full: captured %llu, capture dropped %llu (not 0)",
+	      (unsigned long long)cfg.pcap_count, (unsigned long long)s.captured, (unsigned long long)s.dropped);
+	fwd_capture_free(cap);
 }
 
 static int real_stderr = 2; /* while stderr_of has stderr: for on_alarm */
