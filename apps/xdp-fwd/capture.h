@@ -58,13 +58,16 @@ struct fwd_capture_sample {
 	uint64_t bytes;    /* their bytes as captured (at most the snap length each) */
 	uint64_t dropped;  /* frames the filter took that found their worker's ring full */
 	bool limit_reached; /* --pcap-count frames captured: capture over, forwarding goes on */
-	int error;          /* the errno that stopped the writer (the capture ends), 0 */
+	int error;          /* the errno that stopped the writer (the capture ends), 0; ETIMEDOUT:
+			     * at exit, a reader (a FIFO's) that took nothing for 2 s */
 };
 
 /* Opens cfg->pcap_path (created or truncated) and writes the file header; the rings for
  * nr_workers workers. Before anything is attached: NULL and a message on stderr when the file
  * cannot be written. */
 struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_workers);
+/* Port i of cfg (set up, or added while the workers are parked: a queue that appeared). */
+void fwd_capture_port(struct fwd_capture *cap, const struct fwd_config *cfg, uint32_t i);
 /* The area the descriptors point into, and the output ports' queues (set-up). */
 void fwd_capture_bind(struct fwd_capture *cap, struct umem_area *area);
 /* Starts the writer thread. */

@@ -477,6 +477,9 @@ static int fwd_add_port(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
 	snprintf(ctx->ports[n].name, sizeof(ctx->ports[n].name), "%s@%u", p->ifname, queue);
 	w->ports[w->nr_ports++] = n;
 	ctx->nr_ports = cfg->nr_ports = n + 1;
+	/* Captured as the others: "every port", or its interface's dev word. */
+	if (ctx->cap)
+		fwd_capture_port(ctx->cap, cfg, n);
 	return (int)n;
 }
 
@@ -721,6 +724,8 @@ int main(int argc, char **argv)
 	if (check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
 		return 1;
 	fwd_warn_deprecated(&cfg, stderr);
+	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
+	fwd_signals(&sigs);
 	/* The file before anything is attached: a path that cannot be written changes nothing. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers))) {
 		fwd_unlock_interfaces();
@@ -744,7 +749,6 @@ int main(int argc, char **argv)
 	fwd_rules_warn(&cfg, stderr);
 	/* Blocked before any thread exists, so every thread inherits it and the main thread
 	 * alone takes the signal; a Ctrl-C during set-up waits until set-up can be undone. */
-	fwd_signals(&sigs);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	if (setup(&ctx, &cfg)) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <string.h>
 #include <umem/pool.h>
 
@@ -276,7 +277,9 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 
 static const char *capture_state(const struct fwd_capture_sample *cur)
 {
-	return cur->error ? strerror(cur->error) : cur->limit_reached ? "count reached" : NULL;
+	/* ETIMEDOUT: the writer's own, for a reader that took nothing at exit (capture.c). */
+	return cur->error == ETIMEDOUT ? "the reader stalled" : cur->error ? strerror(cur->error) :
+	       cur->limit_reached ? "count reached" : NULL;
 }
 
 void fwd_fmt_capture_line(FILE *out, const char *path, const struct fwd_capture_sample *prev,

@@ -31,7 +31,10 @@ int fwd_std_fds(void)
 
 void fwd_signals(sigset_t *set)
 {
+	/* A write past the reader (EPIPE) or past RLIMIT_FSIZE (EFBIG: ulimit -f) fails and is
+	 * reported (--pcap, the stats); the signals' default would end xdp-fwd attached. */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);

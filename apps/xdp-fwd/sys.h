@@ -10,7 +10,8 @@
 /* Opens /dev/null on each of fds 0-2 that is closed. Called first thing: otherwise the first
  * socket created takes fd 1 or 2 and the stats or messages are written into it. 0 or -errno. */
 int fwd_std_fds(void);
-/* Ignores SIGPIPE (a closed stats reader must not stop the forwarder) and fills set with the
+/* Ignores SIGPIPE and SIGXFSZ (a closed stats or --pcap reader, a file past ulimit -f: the write
+ * fails and says so, rather than ending the forwarder attached) and fills set with the
  * signals the main thread takes: SIGINT, SIGTERM, SIGHUP stop; SIGUSR1 prints the stats now. */
 void fwd_signals(sigset_t *set);
 /* After a write to out: false once it has failed (EPIPE, EBADF, ...). The first failure is

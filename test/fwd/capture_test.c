@@ -2,9 +2,12 @@
 /* xdp-fwd --pcap without a network: frames put in a UMEM area go through fwd_capture_frames
  * and come out of the file byte for byte, chains joined, cut at the snap length, only those the
  * filter and the dev words take; a full ring drops (counted) rather than waits, and records
- * that wrap around the ring come out whole. */
+ * that wrap around the ring come out whole. A write error leaves a file of whole records, and
+ * a FIFO reader that does not read cannot keep the capture from stopping. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,6 +190,186 @@ static void test_count(void)
 	fwd_capture_sample(cap, &s);
 	CHECK(s.captured == 3 && s.dropped == 0 && s.limit_reached, "captured %llu", (unsigned long long)s.captured);
 	fwd_capture_free(cap);
+
+	/* The count reached as the ring fills (no writer): the frames after it are not the
+	 * capture's, so none counts as dropped from it (they did, the ring being full). */
+	config(NULL, 1000);
+	cfg.pcap_count = 65536 / 1016; /* what the 64 KiB ring holds */
+	cap = fwd_capture_open(&cfg, 1);
+	CHECK(cap, "open");
+	fwd_capture_bind(cap, area);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct umem_desc one = frame_at(i, 1000, 1, 0);
+
+		fwd_capture_frames(cap, 0, 0, &one, 1);
+	}
+	fwd_capture_sample(cap, &s);
+	CHECK(s.captured == cfg.pcap_count && s.dropped == 0 && s.limit_reached,
+	      "count %llu reached with the ring full: captured %llu, capture dropped %llu (not 0)",
+	      (unsigned long long)cfg.pcap_count, (unsigned long long)s.captured, (unsigned long long)s.dropped);
+	fwd_capture_free(cap);
+}
+
+static int real_stderr = 2; /* while stderr_of has stderr: for on_alarm */
+
+/* Runs fn with stderr into a pipe (which RLIMIT_FSIZE does not cut); returns what it printed
+ * (malloc'd; a few lines: the pipe holds them). */
+static char *stderr_of(void (*fn)(void))
+{
+	int fds[2], saved = dup(2);
+	char *out = calloc(1, 4096);
+	ssize_t n;
+	size_t len = 0;
+
+	CHECK(out && saved >= 0 && !pipe(fds), "pipe: %s", strerror(errno));
+	fflush(stderr);
+	real_stderr = saved;
+	dup2(fds[1], 2);
+	close(fds[1]);
+	fn();
+	fflush(stderr);
+	dup2(saved, 2);
+	real_stderr = 2;
+	close(saved);
+	while (len < 4095 && (n = read(fds[0], out + len, 4095 - len)) > 0)
+		len += (size_t)n;
+	close(fds[0]);
+	return out;
+}
+
+static struct fwd_capture *opened;
+
+static void open_capture(void)
+{
+	opened = fwd_capture_open(&cfg, 1);
+}
+
+static struct fwd_capture *stopping;
+
+static void stop_capture(void)
+{
+	fwd_capture_stop(stopping);
+}
+
+static char *stderr_of_stop(struct fwd_capture *cap)
+{
+	stopping = cap;
+	return stderr_of(stop_capture);
+}
+
+static void start_stop_capture(void)
+{
+	CHECK_EQ(fwd_capture_start(stopping), 0);
+	fwd_capture_stop(stopping);
+}
+
+/* The writer's messages from its first pass on: it starts inside the redirection. */
+static char *stderr_of_run(struct fwd_capture *cap)
+{
+	stopping = cap;
+	return stderr_of(start_stop_capture);
+}
+
+/* A file past RLIMIT_FSIZE (ulimit -f; xdp-fwd ignores SIGXFSZ, as this test): writes fail with
+ * EFBIG, the first of them after a short write in the middle of a record. The file keeps the
+ * whole records, the rest is cut, so that it reads to its end; and a header cut short names
+ * the error, not a stale errno. */
+static void test_write_error(void)
+{
+	struct rlimit old, lim;
+	struct fwd_capture_sample s;
+	struct fwd_capture *cap;
+	size_t len;
+	uint8_t *f;
+	char *err;
+
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(!getrlimit(RLIMIT_FSIZE, &old), "getrlimit");
+	lim = old;
+	lim.rlim_cur = 24 + 2 * (16 + 1000) + 500; /* two records and half of the third */
+	CHECK(!setrlimit(RLIMIT_FSIZE, &lim), "setrlimit: %s", strerror(errno));
+	config(NULL, 1000);
+	cap = fwd_capture_open(&cfg, 1);
+	CHECK(cap, "open");
+	fwd_capture_bind(cap, area);
+	for (uint32_t i = 0; i < 5; i++) {
+		struct umem_desc d = frame_at(i, 1000, 1, (uint8_t)i);
+
+		fwd_capture_frames(cap, 0, 0, &d, 1);
+	}
+	err = stderr_of_run(cap);
+	fwd_capture_sample(cap, &s);
+	CHECK(s.captured == 5 && s.error == EFBIG, "captured %llu, error %d", (unsigned long long)s.captured, s.error);
+	fwd_capture_free(cap);
+	f = slurp(&len);
+	CHECK(len == 24 + 2 * (16 + 1000), "the file has %zu bytes, not the header and 2 whole records (%d): "
+	      "a record cut in the middle", len, 24 + 2 * (16 + 1000));
+	for (int r = 0; r < 2; r++)
+		CHECK(!memcmp(f + 24 + r * 1016 + 16, umem_area__ptr(area, (uint64_t)r * 4096), 1000), "record %d", r);
+	free(f);
+	CHECK(strstr(err, "cannot write: File too large") && strstr(err, "3 frames captured are not in the file"),
+	      "stderr: %s", err);
+	free(err);
+
+	lim.rlim_cur = 10; /* not even the header */
+	CHECK(!setrlimit(RLIMIT_FSIZE, &lim), "setrlimit: %s", strerror(errno));
+	err = stderr_of(open_capture);
+	CHECK(!opened, "opened a file that cannot take its header");
+	CHECK(strstr(err, "cannot write to it: File too large"), "a header cut short: %s", err);
+	free(err);
+	CHECK(!setrlimit(RLIMIT_FSIZE, &old), "setrlimit: %s", strerror(errno));
+	signal(SIGXFSZ, SIG_DFL);
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "fwd_capture: FAIL: fwd_capture_stop did not return: the writer is stuck "
+				  "writing to a FIFO whose reader does not read\n";
+
+	(void)sig;
+	if (write(real_stderr, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* A FIFO whose reader holds it open and reads nothing (a suspended tcpdump, a pager): the
+ * capture still stops (xdp-fwd exits, detaching), after CAP_STALL_MS, and says why. */
+static void test_stalled_reader(void)
+{
+	struct fwd_capture_sample s;
+	struct fwd_capture *cap;
+	int rd;
+	char *err;
+
+	unlink(path);
+	CHECK(!mkfifo(path, 0600), "mkfifo %s: %s", path, strerror(errno));
+	rd = open(path, O_RDONLY | O_NONBLOCK); /* a reader: the capture's open does not wait */
+	CHECK(rd >= 0, "open %s: %s", path, strerror(errno));
+	config(NULL, 1000);
+	cfg.pcap_buffer_kib = 1024;
+	cap = fwd_capture_open(&cfg, 1);
+	CHECK(cap, "open");
+	fwd_capture_bind(cap, area);
+	CHECK_EQ(fwd_capture_start(cap), 0);
+	/* 500 KB of records: more than a pipe holds (64 KiB by default, 1 MiB at most unprivileged). */
+	for (uint32_t i = 0; i < 500; i++) {
+		struct umem_desc d = frame_at(i, 1000, 1, (uint8_t)i);
+
+		fwd_capture_frames(cap, 0, 0, &d, 1);
+	}
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	err = stderr_of_stop(cap);
+	alarm(0);
+	fwd_capture_sample(cap, &s);
+	CHECK(s.captured == 500 && s.dropped == 0 && s.error == ETIMEDOUT, "captured %llu dropped %llu error %d",
+	      (unsigned long long)s.captured, (unsigned long long)s.dropped, s.error);
+	CHECK(strstr(err, "the reader has taken nothing for 2 s since the stop") && strstr(err, "not in the file"),
+	      "stderr: %s", err);
+	free(err);
+	fwd_capture_free(cap);
+	close(rd);
+	unlink(path);
 }
 
 int main(void)
@@ -197,6 +380,8 @@ int main(void)
 	test_records();
 	test_ring();
 	test_count();
+	test_write_error();
+	test_stalled_reader();
 	/* An unwritable path: NULL, named on stderr. */
 	snprintf(path, sizeof(path), "/nonexistent-dir/x.pcap");
 	config(NULL, 262144);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xdp-fwd --pcap: the file parses as pcap and holds the frames xdp-fwd sent, whole or cut to
 # the snap length, only those the filter takes, at most --pcap-count; its books match the
-# stats (captured + capture dropped = frames sent that the filter takes); bad --pcap input is
+# stats (captured + capture dropped = frames sent that the filter takes); a FIFO reader that
+# leaves or stalls, and a file size limit, stop the capture, never xdp-fwd; bad --pcap input is
 # refused before anything is attached.
 . "$(dirname "$0")/lib.sh"
 
@@ -108,6 +109,54 @@ echo "   $n records; captured $captured, capture dropped $dropped, sent $sent"
 [ "$n" = "$captured" ] && [ $((captured + dropped)) = "$sent" ] ||
 	fail "$n records, captured $captured + dropped $dropped against $sent sent"
 
+log "the FIFO's reader goes away: the capture stops, named; forwarding goes on"
+mkfifo "$WORK/gone.pcap" || fail "mkfifo"
+netns_bg reader "$TOPO_MID" head -c 100 "$WORK/gone.pcap" >/dev/null
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --pcap "$WORK/gone.pcap" --pcap-filter icmp
+pings
+wait "$reader" # it has read its 100 bytes: gone
+netns_stop "$reader"
+pings # still forwarded; the writer's next write finds no reader (EPIPE; SIGPIPE is ignored)
+wait_for 5 grep -q "pcap $WORK/gone.pcap: cannot write: Broken pipe; capture stopped (forwarding goes on)" "$WORK/fwd.err" ||
+	fail "no write error for the FIFO whose reader left: $(cat "$WORK/fwd.err")"
+fwd_stop INT
+grep '"type":"total"' "$WORK/fwd.out" | grep -q '"stopped":"Broken pipe"' || fail "no 'Broken pipe' in the totals"
+
+log "a FIFO's reader that reads nothing: xdp-fwd still exits, and says what it could not write"
+mkfifo "$WORK/stall.pcap" || fail "mkfifo"
+# Holds the FIFO open for reading and never reads (a suspended tcpdump, a pager).
+netns_bg staller "$TOPO_MID" sh -c 'exec sleep 600 <"$1"' sh "$WORK/stall.pcap"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 60 --pcap "$WORK/stall.pcap" --pcap-filter icmp
+# 120 frames of 1169 bytes of record: more than the pipe holds (64 KiB), so the writer waits.
+in_host 0 ping -c 60 -i 0.01 -W 2 -s 1111 "$TOPO_IP1" >/dev/null || fail "ping through xdp-fwd"
+kill -INT "$FWD_PID"
+if ! wait_for 20 grep -q '"type":"exit"' "$WORK/fwd.out"; then
+	kill -KILL "$FWD_PID" # it cannot take SIGTERM here (blocked), nor would cleanup's wait end
+	fail "xdp-fwd did not exit within 20 s of SIGINT with a FIFO reader that does not read"
+fi
+fwd_reap
+grep -q "pcap $WORK/stall.pcap: the reader has taken nothing for 2 s since the stop; capture stopped" "$WORK/fwd.err" &&
+	grep -q "frames captured are not in the file" "$WORK/fwd.err" || fail "the stalled reader not named: $(cat "$WORK/fwd.err")"
+grep '"type":"total"' "$WORK/fwd.out" | grep -q '"stopped":"the reader stalled"' || fail "no 'the reader stalled' in the totals"
+netns_stop "$staller"
+no_xdp_left || fail "an XDP program was left attached"
+
+log "ulimit -f: the file stops at its last whole record (EFBIG, not SIGXFSZ), forwarding goes on"
+# 16 KiB takes about 13 of the 20 records; xdp-fwd's own output stays below it.
+netns_bg FWD_PID "$TOPO_MID" prlimit --fsize=16384 "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 60 \
+	--pcap "$WORK/big.pcap" --pcap-filter icmp >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+in_host 0 ping -c 10 -i 0.05 -W 2 -s 1111 "$TOPO_IP1" >/dev/null || fail "ping through xdp-fwd"
+wait_for 5 grep -q "pcap $WORK/big.pcap: cannot write: File too large" "$WORK/fwd.err" ||
+	fail "no write error past the file size limit: $(cat "$WORK/fwd.err")"
+pings # forwarding goes on
+fwd_stop INT
+n=$(records "$WORK/big.pcap" | wc -l) # fails on a record cut in the middle
+size=$(stat -c %s "$WORK/big.pcap")
+echo "   $n whole records, $size bytes"
+[ "$size" = $((24 + n * (16 + PING_LEN))) ] && [ "$n" -ge 10 ] || fail "$size bytes for $n records"
+grep '"type":"total"' "$WORK/fwd.out" | grep -q '"stopped":"File too large"' || fail "no 'File too large' in the totals"
+
 log "bad --pcap input: refused, nothing attached"
 expect_refusal() { # RC MESSAGE ARGS...
 	local want=$1 msg=$2 rc=0
@@ -124,4 +173,13 @@ expect_refusal 2 "not a match of the rule language" --pcap "$WORK/x.pcap" --pcap
 expect_refusal 2 "a match only, without '->'" --pcap "$WORK/x.pcap" --pcap-filter "udp -> drop"
 expect_refusal 2 "dev nosuch0 is not an interface given with -i" --pcap "$WORK/x.pcap" --pcap-filter "dev nosuch0"
 expect_refusal 2 "need --pcap FILE" --pcap-count 5
+expect_refusal 1 "pcap /dev/full: cannot write to it: No space left on device" --pcap /dev/full
+# Not even the header fits (ulimit -f): an error, not a death by SIGXFSZ. The messages go
+# through a pipe, which the limit does not cut.
+rc=0
+ip netns exec "$TOPO_MID" prlimit --fsize=10 "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --pcap "$WORK/tiny.pcap" \
+	</dev/null 2>&1 | cat >"$WORK/err" || rc=${PIPESTATUS[0]}
+[ "$rc" = 1 ] && grep -q "pcap $WORK/tiny.pcap: cannot write to it: File too large" "$WORK/err" ||
+	fail "a file size limit below the header: rc $rc: $(cat "$WORK/err")"
+no_xdp_left || fail "an XDP program was left attached"
 log "ok"
