@@ -758,6 +758,28 @@ static void test_prefixes(void)
 	udp4(&f, IP4(10, 0, 0, 1), 2, 1, 2, 0);
 	CHECK_EQ(run(&f), XDP_DROP);
 
+	/* Behind VLAN tags (802.1ad + 802.1Q), IPv4 options and IPv6 extension headers: the
+	 * addresses all the same. */
+	reset();
+	a = add("src 10.0.0.0/8 -> sock 1");
+	b = add("dst 2000::9 -> sock 2");
+	f_eth(&f, MAC_A, 0x88a8), f_vlan(&f, 5, 0x8100), f_vlan(&f, 6, 0x0800);
+	f_ipv4(&f, 17, IP4(10, 1, 1, 1), 2, 0, 8);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, a, UMEM_STEER_A_SOCK);
+	f_eth(&f, MAC_A, 0x0800);
+	f_ipv4(&f, 17, IP4(10, 1, 1, 1), 2, 0, 12);
+	f.b[14] = 0x46; /* IHL 6: one word of options (NOPs) before UDP */
+	f.b[16] = 0, f.b[17] = 32;
+	put(&f, (uint8_t[4]){ 1, 1, 1, 1 }, 4);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, a, UMEM_STEER_A_SOCK);
+	f_eth(&f, MAC_A, 0x86dd);
+	f_ipv6(&f, 0, 5, 9, 16); /* hop-by-hop, then UDP */
+	put(&f, (uint8_t[8]){ 17, 0, 1, 4, 0, 0, 0, 0 }, 8);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, b, UMEM_STEER_A_SOCK);
+	CHECK(T.present & UMEM_STEER_M_SPORT, "no ports behind the hop-by-hop header");
 	/* A deep walk: /8 to /32 all hold a rule the frame misses but the /8's. */
 	reset();
 	a = add("src 10.0.0.0/8 -> drop");
