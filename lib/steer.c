@@ -41,7 +41,8 @@ int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uin
  * lost. Writers, in any process, hold an exclusive flock(2) on a file named after the program's
  * id (global, unlike an ifindex, across network namespaces) for the whole read-modify-publish.
  * The kernel drops the lock when its holder dies, so a writer killed mid-edit blocks no one, and
- * it leaves the table as it was (the active bank switches in one map write, last). A lock or
+ * it leaves the table as it was (the active bank switches in one map write, last; a prefix edit,
+ * which writes a trie too, is ordered so that nothing of it shows: see prefix_add_locked). A lock or
  * generation word kept in a BPF map would stay taken by a killed writer, and userspace has no
  * compare-and-swap on map values to make a retry loop of it. */
 
@@ -231,6 +232,22 @@ static struct umem_steer_prefix_key prefix_key(const struct umem_steer_prefix *p
 	return k;
 }
 
+static int prefix_walk(struct umem_steer *s, uint32_t dir,
+		       int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+				 struct umem_steer_prefix_rules *v, void *arg),
+		       void *arg);
+static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			    struct umem_steer_prefix_rules *v, void *arg);
+
+/*
+ * A prefix edit touches two maps, so a writer killed between them (a Ctrl-C in `umem-steer
+ * load`) must leave nothing that shows. The table holds the next id and each trie's rule count:
+ * an add publishes them before it writes the trie, so a writer killed in between leaves an id
+ * unused and a count one high (an idle lookup per frame), never a rule whose id the next add
+ * hands out again. A trie whose count is 0 holds no rule anyone looks at (the program skips it,
+ * listings too): what is there was left by a clear killed midway, and the next add there
+ * clears it first, so none of it comes back with the new rule.
+ */
 static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 {
 	const struct umem_steer_match *m = &rule->match;
@@ -238,11 +255,13 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	const struct umem_steer_prefix *pf = dir ? &m->dst : &m->src;
 	struct umem_steer_prefix_key k = prefix_key(pf);
 	struct umem_steer_prefix_rules v = { .prefixlen = k.prefixlen };
-	struct umem_steer_table t;
+	struct umem_steer_table t, nt;
 	char text[64];
 	int err;
 
 	if ((err = umem__steer_table_read(s, &t, &bank)))
+		return err;
+	if (!t.nr_prefix_rules[dir] && (err = prefix_walk(s, dir, prefix_clear_one, NULL)))
 		return err;
 	umem__steer_prefix_format(pf, text, sizeof(text));
 	/* An exact-length lookup finds this prefix only if it is there: a shorter one has another key. */
@@ -261,18 +280,23 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	/* Monotonic: 2^32 additions before an id comes round again. */
 	v.slots[pos].rule.id = UMEM_STEER_PREFIX_ID_BASE + t.next_prefix_id;
 	v.nr++;
+	nt = t;
+	nt.next_prefix_id++;
+	if (nt.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
+		nt.next_prefix_id = 0;
+	nt.nr_prefix_rules[dir]++;
+	if ((err = table_publish(s, &nt, bank)))
+		return err;
 	if (bpf_map_update_elem(s->prefix_fd[dir], &k, &v, BPF_ANY)) {
 		err = -errno;
 		pr_warn("steer %s: cannot add a rule for %s %s: %s%s\n", s->ifname, dir ? "dst" : "src", text,
 			strerror(errno), errno == ENOSPC || errno == E2BIG ? " (the trie holds its most prefixes)" : "");
+		/* Back to the rules as they were, under a new generation: one never seen twice
+		 * keeps a reader's cache (xdp-fwd's stats) from missing the next edit. */
+		t.generation = nt.generation;
+		table_publish(s, &t, !bank);
 		return err;
 	}
-	t.next_prefix_id++;
-	if (t.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
-		t.next_prefix_id = 0;
-	t.nr_prefix_rules[dir]++;
-	if ((err = table_publish(s, &t, bank)))
-		return err;
 	rule->id = v.slots[pos].rule.id;
 	return 0;
 }
@@ -326,13 +350,15 @@ static int prefix_find_one(struct umem_steer *s, uint32_t dir, const struct umem
 	return 1;
 }
 
-/* 1 and f->found when a prefix rule has id f->id (removed if f->remove), 0 if none does. */
-static int prefix_find(struct umem_steer *s, struct prefix_find *f, uint32_t *dir)
+/* 1 and f->found when a prefix rule of table t has id f->id (removed if f->remove), 0 if none
+ * does. A trie t counts no rule in holds only what a killed clear left: not looked at. */
+static int prefix_find(struct umem_steer *s, const struct umem_steer_table *t, struct prefix_find *f,
+		       uint32_t *dir)
 {
 	int err = 0;
 
 	for (*dir = 0; *dir < 2 && !err; (*dir)++)
-		if ((err = prefix_walk(s, *dir, prefix_find_one, f)))
+		if (t->nr_prefix_rules[*dir] && (err = prefix_walk(s, *dir, prefix_find_one, f)))
 			break;
 	return err;
 }
@@ -346,7 +372,7 @@ static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_s
 
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
-	if ((err = prefix_find(s, &f, &dir)) < 0)
+	if ((err = prefix_find(s, &t, &f, &dir)) < 0)
 		return err;
 	if (!err) {
 		pr_warn("steer %s: no rule with id %u\n", s->ifname, id);
@@ -402,12 +428,18 @@ static int prefix_list_one(struct umem_steer *s, uint32_t dir, const struct umem
 int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg)
 {
 	struct prefix_list l = { fn, arg, 0 };
-	int err = 0;
+	struct umem_steer_table t;
+	uint32_t bank;
+	int err;
 
 	if (!s)
 		return -EINVAL;
+	if ((err = umem__steer_table_read(s, &t, &bank)))
+		return err;
+	/* A trie the table counts no rule in: only what a killed clear left (see prefix_add_locked). */
 	for (uint32_t dir = 0; dir < 2 && !err; dir++)
-		err = prefix_walk(s, dir, prefix_list_one, &l);
+		if (t.nr_prefix_rules[dir])
+			err = prefix_walk(s, dir, prefix_list_one, &l);
 	return err < 0 ? err : l.n;
 }
 
@@ -675,9 +707,12 @@ int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem
 {
 	if (s && out && rule_id >= UMEM_STEER_PREFIX_ID_BASE) {
 		struct prefix_find f = { .id = rule_id };
-		uint32_t dir;
-		int err = prefix_find(s, &f, &dir);
+		struct umem_steer_table t;
+		uint32_t dir, bank;
+		int err = umem__steer_table_read(s, &t, &bank);
 
+		if (!err)
+			err = prefix_find(s, &t, &f, &dir);
 		if (err > 0)
 			*out = f.found.count;
 		return err < 0 ? err : err ? 0 : -ENOENT;

@@ -488,12 +488,29 @@ static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 	return n;
 }
 
+/* Why interface name cannot send at all now (down, or no carrier: a veth whose peer is down),
+ * or NULL: then a target that drops redirected frames lacks what it needs to take them. */
+static const char *link_problem(const struct fwd_offload *off, const char *name)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (off->ioctl_fd < 0 || ioctl(off->ioctl_fd, SIOCGIFFLAGS, &ifr))
+		return NULL;
+	if (!(ifr.ifr_flags & IFF_UP))
+		return "it is down";
+	if (!(ifr.ifr_flags & IFF_RUNNING))
+		return "it has no carrier (a veth whose peer is down)";
+	return NULL;
+}
+
 /* Interface f delivered `took` of `redirected` frames redirected to it: no more offload to it,
- * its flows back to userspace at the workers' next turn; said once, with the fix. */
+ * its flows back to userspace at the workers' next turn; said once, with the fix (the GRO
+ * advice is wrong for a link that is down: its redirects fail whatever the peer's NAPI). */
 static void mark_bad(struct fwd_ctx *ctx, uint32_t f, uint64_t took, uint64_t redirected)
 {
 	struct fwd_offload *off = ctx->off;
-	const char *name = ctx->cfg->ports[off->first_port[f]].ifname;
+	const char *name = ctx->cfg->ports[off->first_port[f]].ifname, *why;
 	char peer[48] = "";
 
 	if (atomic_exchange(&off->bad_target[f], true))
@@ -502,10 +519,15 @@ static void mark_bad(struct fwd_ctx *ctx, uint32_t f, uint64_t took, uint64_t re
 	atomic_fetch_add(&off->bad_gen, 1);
 	if (off->xmit[f].peer)
 		snprintf(peer, sizeof(peer), " (ifindex %u in its namespace)", off->xmit[f].peer);
-	fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it: a veth takes "
-		"redirected frames only with NAPI on its peer; turn it on there: `ethtool -K <peer> gro on` "
-		"or an XDP program on the peer%s. No more offload to %s: its flows go back to userspace\n",
-		name, (unsigned long long)took, (unsigned long long)redirected, peer, name);
+	if ((why = link_problem(off, name)))
+		fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it: %s. No more "
+			"offload to %s: its flows go back to userspace\n",
+			name, (unsigned long long)took, (unsigned long long)redirected, why, name);
+	else
+		fprintf(stderr, "xdp-fwd: offload: %s sent %llu of %llu frames redirected to it: a veth takes "
+			"redirected frames only with NAPI on its peer; turn it on there: `ethtool -K <peer> gro on` "
+			"or an XDP program on the peer%s. No more offload to %s: its flows go back to userspace\n",
+			name, (unsigned long long)took, (unsigned long long)redirected, peer, name);
 }
 
 static int ethtool_ioctl(int fd, const char *ifname, void *cmd)

@@ -336,19 +336,46 @@ int fwd_warn_rules(const struct fwd_config *cfg, FILE *out)
 	return warned;
 }
 
-/* The fields a rule names, read as the steering program reads them. */
+/* Whether addr (network byte order) of family lies in prefix p, whose bits past its length
+ * are zero (the parser and umem_steer__add_rule refuse host bits). */
+static bool addr_in_prefix(const struct umem_steer_prefix *p, uint8_t family, const uint8_t *addr)
+{
+	if (p->family != family)
+		return false;
+	for (uint32_t i = 0; i < 16 && i * 8 < p->len; i++) {
+		uint32_t bits = p->len - i * 8;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
+		if ((addr[i] & mask) != p->addr[i])
+			return false;
+	}
+	return true;
+}
+
+static bool ipv6_ext(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 60; /* hop-by-hop, routing, fragment, dest */
+}
+
+/* The fields a rule names, read as the steering program reads them: up to two VLAN tags, the
+ * IPv4/IPv6 addresses (src, dst prefixes), up to UMEM_STEER_MAX_EXTHDR IPv6 extension headers
+ * before the protocol, no ports in a non-first fragment. A header cut short ends the parse. */
 bool fwd_frame_matches(const struct umem_steer_match *m, const uint8_t *p, uint32_t len, uint32_t queue)
 {
 	uint32_t off = 12, have = UMEM_STEER_M_QUEUE | UMEM_STEER_M_DMAC;
 	uint16_t proto, vlan = 0, sport = 0, dport = 0;
-	uint8_t l4 = 0;
+	const uint8_t *saddr = NULL, *daddr = NULL;
+	uint8_t l4 = 0, family = 0;
+	bool cut = false;
 
 	if (len < 14) /* not even an Ethernet header: only "any" takes it */
 		return !m->fields;
 	proto = (uint16_t)(p[12] << 8 | p[13]);
 	for (int i = 0; i < UMEM_STEER_MAX_VLAN && (proto == 0x8100 || proto == 0x88a8); i++) {
-		if (len < off + 6)
-			return false;
+		if (len < off + 6) {
+			cut = true;
+			break;
+		}
 		if (!i) {
 			vlan = (uint16_t)((p[off + 2] << 8 | p[off + 3]) & 0xfff);
 			have |= UMEM_STEER_M_VLAN;
@@ -357,22 +384,53 @@ bool fwd_frame_matches(const struct umem_steer_match *m, const uint8_t *p, uint3
 		off += 4;
 	}
 	off += 2;
-	if (proto != 0x8100 && proto != 0x88a8)
+	if (!cut && proto != 0x8100 && proto != 0x88a8)
 		have |= UMEM_STEER_M_ETHERTYPE;
-	if (proto == 0x0800 && len >= off + 20) {
+	if (!(have & UMEM_STEER_M_ETHERTYPE)) {
+		off = len;
+	} else if (proto == 0x0800 && len >= off + 20) {
 		l4 = p[off + 9];
+		family = 4;
+		saddr = p + off + 12;
+		daddr = p + off + 16;
 		have |= UMEM_STEER_M_L4PROTO;
 		if (!(p[off + 6] & 0x1f) && !p[off + 7]) /* no fragment offset */
 			off += (p[off] & 15) * 4u;
 		else
 			off = len;
 	} else if (proto == 0x86dd && len >= off + 40) {
-		l4 = p[off + 6];
-		have |= UMEM_STEER_M_L4PROTO;
+		uint8_t nh = p[off + 6];
+		bool known = true;
+
+		family = 6;
+		saddr = p + off + 8;
+		daddr = p + off + 24;
 		off += 40;
+		for (int i = 0; i < UMEM_STEER_MAX_EXTHDR && known && ipv6_ext(nh); i++) {
+			if (len < off + 8) {
+				known = false; /* cut short: no protocol */
+			} else if (nh == 44 && ((p[off + 2] << 8 | p[off + 3]) & 0xfff8)) {
+				l4 = p[off]; /* a non-first fragment: the protocol, no ports */
+				have |= UMEM_STEER_M_L4PROTO;
+				known = false;
+			} else {
+				uint32_t hlen = nh == 44 ? 8u : (p[off + 1] + 1u) * 8u;
+
+				nh = p[off];
+				off += hlen;
+			}
+		}
+		if (known && !ipv6_ext(nh)) {
+			l4 = nh;
+			have |= UMEM_STEER_M_L4PROTO;
+		} else {
+			off = len; /* no ports: cut short, a later fragment, or more headers than we walk */
+		}
 	} else {
 		off = len;
 	}
+	if (family)
+		have |= UMEM_STEER_M_SRC | UMEM_STEER_M_DST;
 	if ((l4 == IPPROTO_TCP || l4 == IPPROTO_UDP || l4 == IPPROTO_SCTP || l4 == IPPROTO_UDPLITE) && len >= off + 4) {
 		sport = (uint16_t)(p[off] << 8 | p[off + 1]);
 		dport = (uint16_t)(p[off + 2] << 8 | p[off + 3]);
@@ -386,6 +444,8 @@ bool fwd_frame_matches(const struct umem_steer_match *m, const uint8_t *p, uint3
 	       (!(m->fields & UMEM_STEER_M_L4PROTO) || m->l4proto == l4) &&
 	       (!(m->fields & UMEM_STEER_M_SPORT) || m->sport == sport) &&
 	       (!(m->fields & UMEM_STEER_M_DPORT) || m->dport == dport) &&
-	       (!(m->fields & UMEM_STEER_M_DMAC) || !memcmp(m->dmac, p, 6));
+	       (!(m->fields & UMEM_STEER_M_DMAC) || !memcmp(m->dmac, p, 6)) &&
+	       (!(m->fields & UMEM_STEER_M_SRC) || addr_in_prefix(&m->src, family, saddr)) &&
+	       (!(m->fields & UMEM_STEER_M_DST) || addr_in_prefix(&m->dst, family, daddr));
 }
 

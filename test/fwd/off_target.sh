@@ -8,7 +8,8 @@
 # frame came back to userspace); with a trial flow instead of the probe, the trial lost 20-30
 # frames and TCP waited out its retransmit timeouts. Then GRO on at the peers: the same target is offloaded to (the check does not
 # take a working target for a bad one); and GRO off again while the flow is offloaded: found
-# again (the check goes on), the flow back in userspace.
+# again (the check goes on), the flow back in userspace. A peer that is down: found by the probe
+# and said so, not with the GRO advice (GRO is on there); up again, offloaded to.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=offload_lib.sh
 . "$(dirname "$0")/offload_lib.sh"
@@ -83,4 +84,31 @@ log "reported $ms ms after GRO went off; iperf3: $(grep receiver "$WORK/iperf.ou
 [ "$(off_total m1@0 lost)" -gt 0 ] || fail "the frames lost on m1 once GRO went off are not counted"
 # 100 ms on an idle machine (two 20 ms periods and a turn); a loaded one delays the turns.
 [ "$ms" -lt 1000 ] || fail "the target turned bad was found after $ms ms"
+log "a target whose peer is down: found by the probe, said so (not the GRO advice); up again, offloaded to"
+# udp_peer_down: host 1's eth0 down (m1 without carrier, GRO still on), 200 UDP datagrams from
+# host 0 towards it, then eth0 up again and the same; prints nothing.
+udp_peer_down() {
+	udp200() {
+		in_host 0 python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(200):
+    s.sendto(b'x' * 100, ('$TOPO_IP1', 7777)); time.sleep(0.002)
+" || fail "udp from host 0"
+	}
+	in_host 0 ping -c 2 -i 0.2 "$TOPO_IP1" >/dev/null || fail "ping before the peer went down"
+	in_host 1 ip link set eth0 down || fail "eth0 down"
+	udp200
+	wait_for 5 grep -q "m1 sent 0 of [0-9]* frames redirected to it" "$WORK/fwd.err" || fail "the target without carrier was not found"
+	in_host 1 ip link set eth0 up || fail "eth0 up"
+	wait_for 5 grep -q "m1 takes redirected frames now" "$WORK/fwd.err" || fail "m1 with its peer up again was not probed again"
+	in_host 0 ping -c 1 -W 2 "$TOPO_IP1" >/dev/null || fail "ping after the peer came up"
+	udp200
+}
+for k in 0 1; do in_host $k ethtool -K eth0 gro on >/dev/null || fail "ethtool -K eth0 gro on"; done
+fwd_measure _ udp_peer_down --offload-after 10 --interval 0.2
+grep -q "m1 sent 0 of [0-9]* frames redirected to it: it has no carrier" "$WORK/fwd.err" ||
+	fail "the target without carrier is not reported as such: $(grep 'redirected to it' "$WORK/fwd.err")"
+! grep -q "gro on" "$WORK/fwd.err" || fail "the GRO advice given for a peer that is down (GRO is on there)"
+[ "$(off_total m0@0 installed)" -ge 1 ] || fail "no flow offloaded to m1 once its peer was up"
 log "ok"

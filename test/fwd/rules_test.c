@@ -102,6 +102,106 @@ static void test_warnings(void)
 	CHECK_EQ(warnings(), 0);
 }
 
+/* ---- fwd_frame_matches: --pcap-filter and the offload's "does a rule take it" ---- */
+
+static uint8_t frame[256];
+static uint32_t frame_len;
+
+static void put(const void *b, uint32_t n)
+{
+	memcpy(frame + frame_len, b, n);
+	frame_len += n;
+}
+
+/* Ethernet (optionally one VLAN tag) with ethertype type. */
+static void eth(int vid, uint16_t type)
+{
+	const uint8_t macs[12] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+
+	frame_len = 0;
+	put(macs, 12);
+	if (vid >= 0)
+		put((uint8_t[4]){ 0x81, 0x00, (uint8_t)(vid >> 8), (uint8_t)vid }, 4);
+	put((uint8_t[2]){ (uint8_t)(type >> 8), (uint8_t)type }, 2);
+}
+
+/* IPv4 UDP 10.1.2.3:1000 -> 192.168.0.9:53. */
+static void udp4(int vid)
+{
+	eth(vid, 0x0800);
+	put((uint8_t[20]){ 0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 1, 2, 3, 192, 168, 0, 9 }, 20);
+	put((uint8_t[8]){ 0x03, 0xe8, 0, 53, 0, 8, 0, 0 }, 8);
+}
+
+/* IPv6 2001:db8::5 -> fe80::9 with a hop-by-hop header (or a fragment header at offset frag,
+ * frag >= 0) before UDP 1000 -> 53. */
+static void udp6_ext(int frag)
+{
+	uint8_t h[40] = { 0x60, 0, 0, 0, 0, 16, frag >= 0 ? 44 : 0, 64, 0x20, 0x01, 0x0d, 0xb8 };
+
+	h[23] = 5;
+	h[24] = 0xfe;
+	h[25] = 0x80;
+	h[39] = 9;
+	eth(-1, 0x86dd);
+	put(h, 40);
+	if (frag >= 0)
+		put((uint8_t[8]){ 17, 0, (uint8_t)(frag >> 8), (uint8_t)(frag & 0xf8), 0, 0, 0, 1 }, 8);
+	else
+		put((uint8_t[8]){ 17, 0, 1, 4, 0, 0, 0, 0 }, 8); /* hop-by-hop: PadN */
+	put((uint8_t[8]){ 0x03, 0xe8, 0, 53, 0, 8, 0, 0 }, 8);
+}
+
+static bool matches(const char *match)
+{
+	struct umem_steer_rule r;
+	char text[128];
+
+	snprintf(text, sizeof(text), "%s -> pass", match);
+	CHECK_EQ(umem_steer_rule__parse(text, &r), 0);
+	return fwd_frame_matches(&r.match, frame, frame_len, 0);
+}
+#define MATCHES(m, want) CHECK(matches(m) == (want), "'%s': %s", m, (want) ? "no match" : "matched")
+
+static void test_frame_matches(void)
+{
+	udp4(-1);
+	MATCHES("udp dport 53", true);
+	MATCHES("src 10.0.0.0/8", true);
+	MATCHES("src 10.1.2.3 udp sport 1000", true);
+	MATCHES("dst 192.168.0.0/16 dport 53", true);
+	MATCHES("src 0.0.0.0/0 dst 192.168.0.9", true);
+	MATCHES("src 10.1.2.4", false);
+	MATCHES("src 11.0.0.0/8", false);
+	MATCHES("dst 10.0.0.0/8", false);
+	MATCHES("src ::/0", false);
+	udp4(5);
+	MATCHES("vlan 5 src 10.1.0.0/16 udp dport 53", true);
+	MATCHES("vlan 5 dst 192.168.0.8/31", true);
+	MATCHES("vlan 5 dst 192.168.0.10/31", false);
+	/* IPv6: the addresses, and the protocol behind an extension header (as the program). */
+	udp6_ext(-1);
+	MATCHES("udp dport 53", true);
+	MATCHES("src 2001:db8::/32 udp", true);
+	MATCHES("src 2001:db8::5 dst fe80::/10", true);
+	MATCHES("dst 2001:db8::/32", false);
+	MATCHES("src 0.0.0.0/0", false);
+	udp6_ext(0); /* the first fragment: ports */
+	MATCHES("udp dport 53 src 2001:db8::/32", true);
+	udp6_ext(8); /* a later one: the protocol, no ports */
+	MATCHES("udp src 2001:db8::/32", true);
+	MATCHES("udp dport 53", false);
+	/* Not IP: no address. A tag cut short: only what comes before it. */
+	eth(-1, 0x0806);
+	put((uint8_t[28]){ 0 }, 28);
+	MATCHES("src 0.0.0.0/0", false);
+	MATCHES("arp", true);
+	eth(-1, 0x8100);
+	put((uint8_t[2]){ 0 }, 2);
+	MATCHES("any", true);
+	MATCHES("vlan 0", false);
+}
+
 static int has_ipv4(const char *ifname)
 {
 	(void)ifname;
@@ -113,6 +213,7 @@ int main(void)
 	fwd_if_has_ipv4 = has_ipv4;
 	test_targets();
 	test_warnings();
+	test_frame_matches();
 	printf("fwd_rules: ok\n");
 	return 0;
 }

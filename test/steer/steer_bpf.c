@@ -758,6 +758,28 @@ static void test_prefixes(void)
 	udp4(&f, IP4(10, 0, 0, 1), 2, 1, 2, 0);
 	CHECK_EQ(run(&f), XDP_DROP);
 
+	/* Behind VLAN tags (802.1ad + 802.1Q), IPv4 options and IPv6 extension headers: the
+	 * addresses all the same. */
+	reset();
+	a = add("src 10.0.0.0/8 -> sock 1");
+	b = add("dst 2000::9 -> sock 2");
+	f_eth(&f, MAC_A, 0x88a8), f_vlan(&f, 5, 0x8100), f_vlan(&f, 6, 0x0800);
+	f_ipv4(&f, 17, IP4(10, 1, 1, 1), 2, 0, 8);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, a, UMEM_STEER_A_SOCK);
+	f_eth(&f, MAC_A, 0x0800);
+	f_ipv4(&f, 17, IP4(10, 1, 1, 1), 2, 0, 12);
+	f.b[14] = 0x46; /* IHL 6: one word of options (NOPs) before UDP */
+	f.b[16] = 0, f.b[17] = 32;
+	put(&f, (uint8_t[4]){ 1, 1, 1, 1 }, 4);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, a, UMEM_STEER_A_SOCK);
+	f_eth(&f, MAC_A, 0x86dd);
+	f_ipv6(&f, 0, 5, 9, 16); /* hop-by-hop, then UDP */
+	put(&f, (uint8_t[8]){ 17, 0, 1, 4, 0, 0, 0, 0 }, 8);
+	f_ports(&f, 1, 2, 8);
+	EXPECT(&f, b, UMEM_STEER_A_SOCK);
+	CHECK(T.present & UMEM_STEER_M_SPORT, "no ports behind the hop-by-hop header");
 	/* A deep walk: /8 to /32 all hold a rule the frame misses but the /8's. */
 	reset();
 	a = add("src 10.0.0.0/8 -> drop");
@@ -1072,7 +1094,78 @@ static void test_flows(void)
 	umem_steer_flows__close(F);
 }
 
-int main(void)
+/* A map of the program, found by name among its maps (the API gives no trie fd). */
+static int map_fd_by_name(const char *name)
+{
+	uint32_t ids[64], n;
+	struct bpf_prog_info pi = { .nr_map_ids = 64, .map_ids = (uintptr_t)ids };
+
+	n = sizeof(pi);
+	CHECK(bpf_obj_get_info_by_fd(umem_steer__prog_fd(S), &pi, &n) == 0, "prog info: %s", strerror(errno));
+	for (uint32_t i = 0; i < pi.nr_map_ids && i < 64; i++) {
+		struct bpf_map_info mi = {};
+		uint32_t ml = sizeof(mi);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &mi, &ml) && !strcmp(mi.name, name))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* A full trie (UMEM_STEER_MAX_PREFIXES): a rule on a new prefix is refused naming it, with the
+ * rules as they were; one prefix freed, the same add works and decides its frames. */
+static void test_prefix_full(void)
+{
+	struct umem_steer_info before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
+	struct umem_steer_prefix_rules v = { .prefixlen = 64 };
+	struct umem_steer_prefix_key k = { .prefixlen = 64, .family = { 4 } };
+	struct umem_steer_rule r;
+	struct frame f;
+	uint32_t a, b, n = 0;
+	int fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_SRC), err;
+	umem_print_fn_t prev;
+
+	CHECK(fd >= 0, "no %s map", UMEM_STEER_MAP_PREFIX_SRC);
+	reset();
+	a = add("src 10.0.0.0/8 -> drop");
+	/* The rest: hosts of 11.0.0.0/8 holding no rule (the program walks past them). */
+	for (;; n++) {
+		k.addr[0] = 11, k.addr[1] = n >> 16, k.addr[2] = n >> 8, k.addr[3] = n;
+		if (bpf_map_update_elem(fd, &k, &v, BPF_NOEXIST))
+			break;
+	}
+	CHECK(errno == ENOSPC, "filling the trie: %s", strerror(errno));
+	CHECK_EQ(n + 1, UMEM_STEER_MAX_PREFIXES);
+	CHECK(umem_steer_rule__parse("src 12.0.0.0/8 -> sock 1", &r) == 0, "parse");
+	CHECK(umem_steer__info(S, &before) == 0, "info");
+	attach_msg[0] = 0;
+	prev = umem_set_print(record_msg);
+	err = umem_steer__add_rule(S, &r);
+	umem_set_print(prev);
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, "the trie holds its most prefixes"),
+	      "message: %s", attach_msg);
+	CHECK(umem_steer__info(S, &after) == 0 && after.generation > before.generation, "generation went back");
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
+	EXPECT4(&f, IP4(12, 1, 1, 1), 2, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 1, 1, 1), 2, a, UMEM_STEER_A_DROP);
+	/* Room for one: the refused add left nothing in the way (id, count). */
+	k.addr[1] = 0, k.addr[2] = 0, k.addr[3] = 0;
+	CHECK(bpf_map_delete_elem(fd, &k) == 0, "delete: %s", strerror(errno));
+	b = add("src 12.0.0.0/8 -> sock 1");
+	CHECK(b > a, "ids %u %u", a, b);
+	EXPECT4(&f, IP4(12, 1, 1, 1), 2, b, UMEM_STEER_A_SOCK);
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 2);
+	reset();
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 0);
+	CHECK(bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT, "clear left prefixes in the trie");
+	close(fd);
+}
+
+int main(int argc, char **argv)
 {
 	UMEM_OPTS(umem_steer_opts, o, .flags = UMEM_STEER_F_LOAD_ONLY, .table_flags = UMEM_STEER_F_TRACE,
 		  .nr_sockets = 8, .default_action = &(struct umem_steer_action){ .type = UMEM_STEER_A_PASS });
@@ -1103,6 +1196,12 @@ int main(void)
 		sockets[i] = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 		CHECK(sockets[i] >= 0, "AF_XDP socket: %s", strerror(errno));
 		CHECK(umem_steer__set_socket(S, i, sockets[i]) == 0, "set socket %d", i);
+	}
+	if (argc > 1 && !strcmp(argv[1], "full")) { /* a case of its own: 262144 map writes */
+		test_prefix_full();
+		umem_steer__detach(S);
+		printf("steer_bpf full: ok\n");
+		return 0;
 	}
 	test_fields();
 	test_actions();

@@ -3,7 +3,8 @@
 # socket of the longest prefix that holds their source; a host rule added at run time
 # (umem-steer) takes its host's frames and counts them, and its removal hands them back; a bad
 # prefix is refused naming the problem, with the rules as they were; `umem-steer load` adds a
-# 1000-line list in one run, and a list with a bad line adds nothing.
+# 1000-line list in one run, and a list with a bad line adds nothing, nor one with a line the
+# table refuses (a fifth rule on one prefix).
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${UMEM_BUILD_DIR:?}
@@ -76,6 +77,12 @@ printf 'src 10.50.0.0/16 -> drop\n\n# a comment\nsrc 10.51.0.0/33 -> drop\n' >"$
 steer load a0 "$W/badlist" >"$W/badload" 2>&1 && fail "a list with a /33 loaded"
 grep -q "line 4: nothing added" "$W/badload" || fail "the bad line is not named"
 steer show a0 | grep -q "10.50.0.0/16" && fail "a rule of the refused list was added"
+# A line only the table refuses (a fifth rule on one prefix): the four before it go again.
+for p in 1 2 3 4 5; do echo "src 10.60.0.0/16 udp dport $p -> drop"; done >"$W/fulllist"
+steer load a0 "$W/fulllist" >"$W/fullload" 2>&1 && fail "a fifth rule on one prefix loaded"
+grep -q "line 5 refused" "$W/fullload" || fail "the refused line is not named"
+grep -q "nothing added" "$W/fullload" || fail "the refused list does not say it added nothing"
+steer show a0 | grep -q "10.60.0.0/16" && fail "rules of a list refused at its fifth line stayed"
 steer clear a0 || fail "clear"
 steer show a0 | grep -q " src " && fail "clear left prefix rules"
 echo "ok"

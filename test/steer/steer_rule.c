@@ -104,6 +104,12 @@ int main(void)
 	bad("src 10.0.0.256 -> drop", "bad address '10.0.0.256'");
 	bad("src 10.0.0.0/ -> drop", "bad prefix length ''");
 	bad("src 10.0.0.0/+8 -> drop", "'+8'");
+	bad("src 010.0.0.0/8 -> drop", "bad address '010.0.0.0'"); /* leading zeros: octal to some */
+	bad("src 10.0.0.0/8x -> drop", "bad prefix length '8x'");
+	bad("src 10.0.0.0x/8 -> drop", "bad address '10.0.0.0x'");
+	bad("src 10.0.0.0/8/8 -> drop", "bad prefix length '8/8'");
+	bad("src fe80::1%eth0 -> drop", "bad address 'fe80::1%eth0'");
+	bad("src 10.0.0.0/4294967304 -> drop", "bad prefix length '4294967304'");
 	bad("src -> drop", "bad address '->'");
 	bad("src", "'src' needs an address");
 	bad("src 10.0.0.0/8 src 11.0.0.0/8 -> drop", "repeats");

@@ -190,12 +190,14 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 	return 0;
 }
 
-/* Every line is checked before the first is added, so a typo on line 90000 adds nothing. */
+/* Every line is checked before the first is added, so a typo on line 90000 adds nothing; and a
+ * rule the table refuses only when it comes to it (a fifth rule on one prefix, a full table)
+ * takes the ones added before it out again, so a refused file adds nothing either. */
 static int cmd_load(struct umem_steer *s, char **argv, int argc)
 {
 	FILE *f = strcmp(argv[0], "-") ? fopen(argv[0], "r") : stdin;
 	struct umem_steer_rule *rules = NULL, *grown;
-	size_t n = 0, cap = 0, line_no = 0, i;
+	size_t n = 0, cap = 0, line_no = 0, i, *lines = NULL, *glines;
 	char line[512];
 	int err = 0;
 
@@ -212,30 +214,45 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
-			if (!(grown = realloc(rules, cap * sizeof(*rules)))) {
+			grown = realloc(rules, cap * sizeof(*rules));
+			if (grown)
+				rules = grown;
+			glines = realloc(lines, cap * sizeof(*lines));
+			if (glines)
+				lines = glines;
+			if (!grown || !glines) {
 				err = -ENOMEM;
 				break;
 			}
-			rules = grown;
 		}
 		if (umem_steer_rule__parse(p, &rules[n]) || check_target(s, p, &rules[n].action)) {
 			fprintf(stderr, "umem-steer: load: %s line %zu: nothing added\n", argv[0], line_no);
 			err = REPORTED;
 			break;
 		}
-		n++;
+		lines[n++] = line_no;
 	}
 	if (f != stdin)
 		fclose(f);
 	for (i = 0; i < n && !err; i++) {
-		if ((err = umem_steer__add_rule(s, &rules[i])))
-			fprintf(stderr, "umem-steer: load: %s: rule %zu of %zu refused; the %zu before it stay "
-				"(remove them by id, or clear)\n", argv[0], i + 1, n, i);
+		if (!(err = umem_steer__add_rule(s, &rules[i])))
+			continue;
+		fprintf(stderr, "umem-steer: load: %s line %zu refused: %s\n", argv[0], lines[i], strerror(-err));
+		err = REPORTED;
+		while (i > 0 && !umem_steer__remove_rule(s, rules[i - 1].id))
+			i--;
+		if (i)
+			fprintf(stderr, "umem-steer: load: %s: the first %zu rules added stay (rule %u could not "
+				"be removed)\n", argv[0], i, rules[i - 1].id);
+		else
+			fprintf(stderr, "umem-steer: load: %s: nothing added\n", argv[0]);
+		break;
 	}
 	free(rules);
+	free(lines);
 	if (!err)
 		printf("%zu rules added\n", n);
-	return err < 0 ? REPORTED : err;
+	return err;
 }
 
 static int cmd_remove(struct umem_steer *s, char **argv, int argc)
