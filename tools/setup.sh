@@ -17,7 +17,7 @@ DEMO_PKGS=(
 PKGS=(
 	"${DEMO_PKGS[@]}"
 	llvm libclang-rt-14-dev
-	gnuplot-nox jq
+	gnuplot-nox jq strace tcpdump
 	python3 man-db groff-base
 	qemu-system-x86 busybox-static cpio xz-utils
 )
