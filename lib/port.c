@@ -43,6 +43,7 @@ _Static_assert((int)UMEM_PORT_ATTACH_AUTO == UMEM__ATTACH_AUTO &&
 #define PORT_DRAIN_TIMEOUT_MS 500  /* destroy waits this long for TX in flight to complete */
 #define PORT_REBIND_TIMEOUT_MS 5000 /* create waits this long for a queue a closed socket holds */
 #define PORT_REBIND_QUIET_MS 500    /* ... and says so after this long */
+#define PORT_REBIND_STEP_MS 5       /* ... binding again this often */
 
 struct port_prog {
 	struct port_prog *next;
@@ -250,6 +251,8 @@ struct port_cfg {
 	uint32_t xdp_prog, xdp_attach, busy_poll_usecs, busy_poll_budget;
 	bool unaligned;
 	bool fill_given, comp_given; /* else inherited from the UMEM's first port */
+	umem_port_wait_fn rebind_wait; /* NULL: sleep */
+	void *rebind_wait_arg;
 };
 
 static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, struct port_cfg *c)
@@ -276,6 +279,8 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 	c->xdp_attach = OPTS_GET(opts, xdp_attach, UMEM_PORT_ATTACH_AUTO);
 	c->busy_poll_usecs = OPTS_GET(opts, busy_poll_usecs, 0);
 	c->busy_poll_budget = OPTS_GET(opts, busy_poll_budget, 0) ?: UMEM_PORT_BUSY_POLL_BUDGET_DEFAULT;
+	c->rebind_wait = OPTS_GET(opts, rebind_wait, NULL);
+	c->rebind_wait_arg = OPTS_GET(opts, rebind_wait_arg, NULL);
 	c->unaligned = !area_chunk;
 	if (!is_pow2(c->rx_size) || !is_pow2(c->tx_size) || !is_pow2(c->fill_size) ||
 	    !is_pow2(c->comp_size)) {
@@ -514,13 +519,14 @@ uint32_t umem__fault_bind_busy;
 /* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
  * so a queue just freed (a destroyed port, a process that just exited) can stay busy for a
  * while, over a second on a loaded host: wait for it, bounded. A socket that is still bound
- * (sock_diag lists it) will not go away by waiting: refused at once, naming its process. */
+ * (sock_diag lists it) will not go away by waiting: refused at once, naming its process.
+ * The caller's rebind_wait, if any, does the waiting (the bound counts the steps asked of it). */
 static int open_socket(struct umem_port *p, const struct port_cfg *c)
 {
 	char who[160];
 	int err, h = 0;
 
-	for (int ms = 0;; ms += 5) {
+	for (int ms = 0;; ms += PORT_REBIND_STEP_MS) {
 		bool last = ms >= PORT_REBIND_TIMEOUT_MS;
 
 		err = open_socket_once(p, c, last);
@@ -534,7 +540,18 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 				"processes of this namespace with AF_XDP sockets: " : ", held by a closed "
 				"AF_XDP socket the kernel has not released yet", h < 0 && who[0] ? who : "",
 				h < 0 && who[0] ? ")" : "", PORT_REBIND_TIMEOUT_MS / 1000);
-		poll(NULL, 0, 5);
+		if (!c->rebind_wait) {
+			poll(NULL, 0, PORT_REBIND_STEP_MS);
+			continue;
+		}
+		err = c->rebind_wait(c->rebind_wait_arg, PORT_REBIND_STEP_MS);
+		if (err) {
+			err = err < 0 ? err : -ECANCELED;
+			pr_warn("port %s:%u: cannot create the AF_XDP socket: the queue is busy and the "
+				"caller ended the wait for it after %d ms (%s)\n", p->ifname, p->queue, ms,
+				strerror(-err));
+			return err;
+		}
 	}
 }
 

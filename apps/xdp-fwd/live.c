@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <umem/port.h>
@@ -19,9 +20,29 @@ static uint32_t open_on[FWD_MAX_PORTS];
 
 static const struct fwd_live_ops *ops;
 
+#ifdef XDP_FWD_FAULTS
+/* libumem's test hook (lib/port.c): the next binds fail with EBUSY. */
+extern uint32_t umem__fault_bind_busy;
+
+/* The tests' build only (xdp-fwd-faults): XDP_FWD_FAULT_BIND_BUSY=N makes the first N binds
+ * after set-up, the live path's, meet a queue the kernel has not released yet. */
+static void arm_faults(void)
+{
+	const char *e = getenv("XDP_FWD_FAULT_BIND_BUSY");
+
+	if (e)
+		umem__fault_bind_busy = (uint32_t)strtoul(e, NULL, 10);
+}
+#else
+static void arm_faults(void)
+{
+}
+#endif
+
 int fwd_live_open(struct fwd_ctx *ctx, const struct fwd_live_ops *o)
 {
 	ops = o;
+	arm_faults();
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		open_on[i] = ctx->ports[i].port ? if_nametoindex(ctx->cfg->ports[i].ifname) : 0;
 	watch_fd = fwd_linkwatch_open();

@@ -10,6 +10,8 @@
  *    loudly and stops the port instead of letting the kernel drop large frames silently;
  *  - -i IFNAME@all and `ethtool -L`: ports opened for the queues added (in wire mode a pair
  *    once both interfaces have the queue), closed for the queues removed.
+ * A bind on a queue the kernel has not released yet waits with the workers running between its
+ * tries (fwd_workers_run_for), so the other ports forward meanwhile.
  */
 #ifndef XDP_FWD_LIVE_H
 #define XDP_FWD_LIVE_H

@@ -236,6 +236,12 @@ static int fwd_open_port(struct fwd_ctx *ctx, uint32_t i)
 	opts.xdp_attach = cfg->xdp_attach;
 	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
 			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
+	/* Opened live (live.c parks the workers): a queue that a socket closed just before still
+	 * holds is waited for with the workers running, not with every port stopped for it. */
+	if (atomic_load(&ctx->park)) {
+		opts.rebind_wait = fwd_workers_run_for;
+		opts.rebind_wait_arg = ctx;
+	}
 	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
 	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
 	if (!p->port) {

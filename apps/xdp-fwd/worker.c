@@ -527,6 +527,7 @@ static void *worker_main(void *arg)
 	drain(w);
 	umem_idle__destroy(idle);
 	free(rx);
+	atomic_fetch_add(&ctx->exited, 1); /* its ports are not touched by it any more */
 	return NULL;
 }
 
@@ -643,6 +644,21 @@ bool fwd_workers_park(struct fwd_ctx *ctx)
 void fwd_workers_unpark(struct fwd_ctx *ctx)
 {
 	atomic_store(&ctx->park, 0);
+}
+
+int fwd_workers_run_for(void *arg, uint32_t ms)
+{
+	struct fwd_ctx *ctx = arg;
+
+	fwd_workers_unpark(ctx);
+	poll(NULL, 0, (int)ms);
+	if (fwd_workers_park(ctx))
+		return 0;
+	/* They stop instead (a worker failed): the caller goes on with the ports as if they were
+	 * parked (closes what it opened), so it may only once no worker runs any more. */
+	while (atomic_load(&ctx->exited) < atomic_load(&ctx->nr_running))
+		sched_yield();
+	return -ECANCELED;
 }
 
 void fwd_workers_join(struct fwd_ctx *ctx)

@@ -131,6 +131,7 @@ struct fwd_ctx {
 	struct fwd_rule_view steer_view[FWD_MAX_PORTS]; /* the rules the stats show (rules.h) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
 	_Atomic uint32_t parked;     /* workers waiting there */
+	_Atomic uint32_t exited;     /* workers whose thread is done with the ports (drained) */
 };
 
 /* Allocates the queues and staging buffers (the ports and pools exist already). */
@@ -143,6 +144,11 @@ void fwd_workers_join(struct fwd_ctx *ctx);
  * the workers are stopping instead (nothing is parked then). */
 bool fwd_workers_park(struct fwd_ctx *ctx);
 void fwd_workers_unpark(struct fwd_ctx *ctx);
+/* Main thread, workers parked: lets them run for ms, then parks them again. The wait of a port
+ * bind on a queue the kernel has not released yet (umem_port_opts.rebind_wait, arg the ctx), so
+ * that the other ports forward meanwhile. -ECANCELED when they stop instead: it returns once
+ * every worker has exited, so the caller may still close ports. */
+int fwd_workers_run_for(void *ctx, uint32_t ms);
 /* Reads the port's kernel drop counters into its base before the port is closed. */
 void fwd_port_save_kernel_stats(struct fwd_port *p);
 /* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */

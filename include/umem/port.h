@@ -106,6 +106,12 @@ enum umem_port_xdp_attach {
 	UMEM_PORT_ATTACH_GENERIC,  /* generic (skb) mode */
 };
 
+/* The wait between two binds of a busy queue (umem_port_opts.rebind_wait): arg is
+ * rebind_wait_arg, ms how long to wait before the next bind. Called on the creating thread with
+ * the library's port lock held: it must not create or destroy ports. Returns 0 to bind again, or
+ * a negative errno that ends the wait (create fails with it). */
+typedef int (*umem_port_wait_fn)(void *arg, uint32_t ms);
+
 struct umem_port_opts {
 	size_t sz;           /* sizeof(struct umem_port_opts) */
 	uint32_t rx_size;    /* RX ring: power of two; 0 = UMEM_PORT_RX_SIZE_DEFAULT */
@@ -134,6 +140,13 @@ struct umem_port_opts {
 	 * interface's napi_defer_hard_irqs / gro_flush_timeout for the full effect. */
 	uint32_t busy_poll_usecs;
 	uint32_t busy_poll_budget;
+	/* A queue whose socket was just closed answers EBUSY until the kernel's deferred release
+	 * (xp_release_deferred) has run, over a second on a loaded host: create binds again every
+	 * 5 ms for up to 5 s, says after 500 ms that it waits, and then fails with EBUSY. Set, this
+	 * does each 5 ms wait instead of a sleep, for a caller that holds other work up while it
+	 * creates (xdp-fwd lets its parked workers run meanwhile); NULL: a sleep. */
+	umem_port_wait_fn rebind_wait;
+	void *rebind_wait_arg;
 };
 
 /* Creates a port on (ifname, queue) taking RX buffers from pool (which must belong to area).
@@ -149,6 +162,7 @@ struct umem_port_opts {
  *   ENOBUFS    the UMEM cannot be registered: it is larger than RLIMIT_MEMLOCK allows and
  *              the process lacks CAP_IPC_LOCK (raise ulimit -l, or grant CAP_IPC_LOCK)
  *   EPERM      not enough privilege (CAP_NET_RAW / CAP_BPF / CAP_NET_ADMIN)
+ * or the error with which opts->rebind_wait ended a wait for a busy queue.
  * Each failure is also described in a message naming the interface, queue and cause. */
 UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *pool,
 					     const char *ifname, uint32_t queue,

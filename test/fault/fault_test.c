@@ -14,6 +14,7 @@
  *   fault_test ifdel     the port's interface deleted while frames sit in every ring
  *   fault_test rebind    the queue stays busy (EBUSY, injected) for 1 s: create waits for it
  *   fault_test holder    the queue is bound by another UMEM's live socket: refused, holder named
+ *   fault_test rebind_wait  the same busy queue, the caller doing the waits (rebind_wait)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -507,6 +508,58 @@ static int test_rebind(void)
 	return fault_end(&w, p, pk);
 }
 
+/* The caller's wait between binds (umem_port_opts.rebind_wait): counts the calls, and ends
+ * the wait with -EINTR at call stop_at (0: never). */
+struct wait_log {
+	uint32_t calls, stop_at, bad_ms;
+};
+
+static int logged_wait(void *arg, uint32_t ms)
+{
+	struct wait_log *wl = arg;
+
+	wl->bad_ms += ms != 5;
+	if (++wl->calls == wl->stop_at)
+		return -EINTR;
+	poll(NULL, 0, (int)ms);
+	return 0;
+}
+
+/* The same busy queue with the caller doing the waits (xdp-fwd lets its workers run then): one
+ * call per failed bind, 5 ms each, the same notice; a wait the caller ends fails the create
+ * with its error, names it, and leaves nothing behind (the next create binds). */
+static int test_rebind_wait(void)
+{
+	struct wait_log wl = { 0 };
+	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .rebind_wait = logged_wait,
+		  .rebind_wait_arg = &wl);
+	struct world w = { 0 };
+
+	world_init(&w, 1, 1024, 2048, 0);
+	umem__fault_bind_busy = 150;
+	struct umem_port *p = port_up(&w, &po);
+	CHECK_EQ(umem__fault_bind_busy, 0);
+	CHECK_EQ(wl.calls, 150);
+	CHECK_EQ(wl.bad_ms, 0);
+	expect_log("the kernel has not released yet: waiting up to 5 s for it");
+	CHECK_EQ(umem_port__destroy(p), 0);
+
+	wl = (struct wait_log){ .stop_at = 10 };
+	umem__fault_bind_busy = 50;
+	p = umem_port__create(w.area, w.pool, w.lif[0], 0, &po);
+	CHECK(!p && errno == EINTR, "a wait ended by the caller: %p, %s", (void *)p, strerror(errno));
+	CHECK_EQ(wl.calls, 10);
+	CHECK_EQ(umem__fault_bind_busy, 40); /* no bind after the wait ended */
+	expect_log("the queue is busy and the caller ended the wait for it after 45 ms");
+	umem__fault_bind_busy = 0;
+	po.rebind_wait = NULL;
+	p = port_up(&w, &po);
+	int pk = peer_packet_socket(&w, 0);
+	flow_ok(&w, p, pk, 0, 32);
+	printf("rebind_wait: 150 waits by the caller, then bound; a wait it ended failed cleanly\n");
+	return fault_end(&w, p, pk);
+}
+
 /* A queue bound by another process's live socket: refused, naming that process (at once with
  * AF_XDP sock_diag; without it after the bounded wait, among the namespace's AF_XDP holders).
  * Once the holder exits, the next create waits out the kernel's deferred release and binds. */
@@ -557,7 +610,7 @@ int main(int argc, char **argv)
 	} cases[] = {
 		{ "exhaust", test_exhaust }, { "starve", test_starve }, { "slow", test_slow },
 		{ "txfull", test_txfull },   { "flap", test_flap },     { "ifdel", test_ifdel },
-		{ "rebind", test_rebind },   { "holder", test_holder },
+		{ "rebind", test_rebind },   { "holder", test_holder },   { "rebind_wait", test_rebind_wait },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -565,7 +618,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; argc == 2 && i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (!strcmp(argv[1], cases[i].name))
 			return cases[i].run();
-	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel | rebind | holder\n",
+	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel | rebind | holder | "
+		"rebind_wait\n",
 		argv[0]);
 	return 2;
 }

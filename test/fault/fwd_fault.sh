@@ -5,7 +5,7 @@
 # shutdown with every frame back, nothing left attached.
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
-#                ifdel_reattach | rule_target | rule_warn | rule_counters | rule_live |
+#                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
 #                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
 #                zerocopy_hint
 FWD_TEST_TAG=ft
@@ -171,6 +171,36 @@ ifdel_reattach)
 	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || fail "not re-attached: $(cat "$WORK/fwd.err")"
 	wait_for 10 pings "$TOPO_IP1" 1 || fail "no traffic after the re-attach"
 	pings "$TOPO_IP1" || fail "pings lost after the re-attach"
+	fwd_stop INT
+	no_xdp_left || fail "XDP program left"
+	;;
+rebind_others)
+	# An interface back while the kernel still holds its queue (a socket closed just before:
+	# xp_release_deferred; EBUSY injected for 900 binds, 4.5 s of 5 ms waits, xdp-fwd-faults).
+	# Its bind waits with the workers running: the other ports forward throughout, and it is
+	# re-attached once the queue binds. It used to wait with every worker parked.
+	FWD=$BUILD/apps/xdp-fwd/xdp-fwd-faults
+	[ -x "$FWD" ] || fail "xdp-fwd-faults not built at $FWD"
+	topo_up --hosts 3
+	XDP_FWD_FAULT_BIND_BUSY=900 fwd_start -m l2 -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2"
+	pings "$TOPO_IP1" || fail "no traffic"
+	ip -n "$TOPO_MID" link del "$TOPO_IF2" || fail "cannot delete $TOPO_IF2"
+	wait_for 5 grep -q "$TOPO_IF2: interface gone" "$WORK/fwd.err" || fail "no log line about the deleted interface"
+	leg_recreate 2
+	# The notice comes 500 ms into the wait: at least 4 s of it are left (400 binds 5 ms apart).
+	wait_for 10 grep -q "port $TOPO_IF2:0: the queue is busy.*waiting up to 5 s" "$WORK/fwd.err" ||
+		fail "no wait for $TOPO_IF2's queue: $(cat "$WORK/fwd.err")"
+	got=$(in_host 0 ping -c 5 -i 0.2 -W 1 "$TOPO_IP1" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
+	grep -q "$TOPO_IF2: interface back" "$WORK/fwd.err" &&
+		fail "$TOPO_IF2 was back before the pings ended: they show nothing about its wait"
+	[ "${got:-0}" -ge 3 ] || fail "${got:-0} of 5 pings between $TOPO_IF0 and $TOPO_IF1 answered while $TOPO_IF2 waited"
+	echo "   $got of 5 pings answered while $TOPO_IF2 waited for its queue"
+	wait_for 15 grep -q "$TOPO_IF2: interface back (ifindex [0-9]*): $TOPO_IF2@0 re-attached" "$WORK/fwd.err" ||
+		fail "not re-attached: $(cat "$WORK/fwd.err")"
+	[ "$(grep -c "the queue is busy" "$WORK/fwd.err")" = 1 ] || fail "the wait was not said once"
+	grep -q "cannot create the AF_XDP socket" "$WORK/fwd.err" && fail "the bind was given up"
+	wait_for 10 pings "$TOPO_IP2" 1 || fail "no traffic to the re-attached $TOPO_IF2"
+	pings "$TOPO_IP1" || fail "no traffic after the re-attach"
 	fwd_stop INT
 	no_xdp_left || fail "XDP program left"
 	;;
