@@ -85,6 +85,7 @@ struct off_xmit {
 	uint32_t nr_stats;          /* the device's ETH_SS_STATS count; 0: none we know */
 	uint32_t nr;                /* used entries of idx */
 	uint32_t idx[OFF_XMIT_STATS];
+	bool refused[OFF_XMIT_STATS]; /* idx[i] is an _xdp_xmit_errors counter */
 	uint64_t x0, r0;            /* the first sample: transmits, redirects towards it */
 	uint64_t x, r[2];           /* the last sample's transmits; the last two's redirects */
 	uint64_t lost;              /* the most redirected by one sample and not transmitted by the next */
@@ -123,6 +124,9 @@ struct fwd_offload {
 	uint64_t lost_before[FWD_MAX_PORTS];
 	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
 	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
+	/* Probe frames the interface took into its peer's ring (under lock): its tx_packets counts
+	 * them like the frames our sockets send, so the loss count takes them out likewise. */
+	_Atomic uint64_t probe_tx[FWD_MAX_PORTS];
 	uint64_t sources_at; /* the last walk of the l2 sources (under lock) */
 	/* What the programs of interfaces that were replaced had counted. */
 	struct umem_steer_counter gone[FWD_MAX_PORTS][UMEM_STEER_FS_NR];
@@ -477,10 +481,11 @@ static uint64_t redirected_to(struct fwd_ctx *ctx, uint32_t f)
 	return n;
 }
 
-/* The frames our sockets sent on interface f. */
+/* The frames interface f sent that no steering program redirected: what our sockets sent, and
+ * the delivery probe's frames it took. */
 static uint64_t user_tx(struct fwd_ctx *ctx, uint32_t f)
 {
-	uint64_t n = 0;
+	uint64_t n = atomic_load_explicit(&ctx->off->probe_tx[f], memory_order_relaxed);
 
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		if (ctx->ports[i].iface == f)
@@ -585,10 +590,15 @@ static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
 			n = strlen(name);
 			if (!strcmp(name, "peer_ifindex"))
 				x->peer_idx = i;
-			if (!strncmp(name, "tx_queue_", 9) && x->nr < OFF_XMIT_STATS &&
-			    ((n > 9 && !strcmp(name + n - 9, "_xdp_xmit")) ||
-			     (n > 16 && !strcmp(name + n - 16, "_xdp_xmit_errors"))))
+			if (strncmp(name, "tx_queue_", 9) || x->nr >= OFF_XMIT_STATS)
+				continue;
+			if (n > 9 && !strcmp(name + n - 9, "_xdp_xmit")) {
+				x->refused[x->nr] = false;
 				x->idx[x->nr++] = i;
+			} else if (n > 16 && !strcmp(name + n - 16, "_xdp_xmit_errors")) {
+				x->refused[x->nr] = true;
+				x->idx[x->nr++] = i;
+			}
 		}
 		x->nr_stats = nr_stats;
 	}
@@ -597,8 +607,9 @@ static void xmit_probe(struct fwd_offload *off, uint32_t f, const char *ifname)
 	free(gs);
 }
 
-/* The sum of interface f's XDP transmit counters; false when they cannot be read. */
-static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum)
+/* The sum of interface f's XDP transmit counters, and of its refusals alone (NULL: not wanted);
+ * false when they cannot be read. */
+static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, uint64_t *sum, uint64_t *refused)
 {
 	struct off_xmit *x = &off->xmit[f];
 	struct ethtool_stats *st;
@@ -615,8 +626,13 @@ static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, u
 	*st = (struct ethtool_stats){ .cmd = ETHTOOL_GSTATS, .n_stats = x->nr_stats };
 	ok = !ethtool_ioctl(off->ioctl_fd, ifname, st) && st->n_stats == x->nr_stats;
 	*sum = 0;
-	for (uint32_t i = 0; ok && i < x->nr; i++)
+	if (refused)
+		*refused = 0;
+	for (uint32_t i = 0; ok && i < x->nr; i++) {
 		*sum += st->data[x->idx[i]];
+		if (refused && x->refused[i])
+			*refused += st->data[x->idx[i]];
+	}
 	if (ok && x->peer_idx < x->nr_stats)
 		x->peer = (uint32_t)st->data[x->peer_idx];
 	free(st);
@@ -648,13 +664,16 @@ static int probe_run(struct fwd_offload *off, uint32_t f, const char *ifname)
 /* One probe frame redirected to interface f, its XDP transmit counters read around it (under
  * lock): 1 when f counted it (it takes redirected frames), 0 when not (it drops them all: struct
  * off_xmit), -1 when nothing could be told now. A probe that fails (an older kernel, or no
- * privilege for it now) is not tried again: the first flow to each target is its trial then. */
+ * privilege for it now) is not tried again: the first flow to each target is its trial then.
+ * A probe frame f took (not refused by a full ring) reaches f's tx_packets like a redirected
+ * frame, but no steering program counted it: probe_tx keeps it out of the loss count, where it
+ * would hide one lost frame. */
 static int probe_delivery(struct fwd_offload *off, uint32_t f, const char *name)
 {
-	uint64_t before, after;
+	uint64_t before, after, refused0, refused1;
 	int err;
 
-	if (!off->probe || !xmit_read(off, f, name, &before))
+	if (!off->probe || !xmit_read(off, f, name, &before, &refused0))
 		return -1;
 	err = probe_run(off, f, name);
 	if (err) {
@@ -664,8 +683,14 @@ static int probe_delivery(struct fwd_offload *off, uint32_t f, const char *name)
 		off->probe = NULL;
 		return -1;
 	}
-	if (!xmit_read(off, f, name, &after))
+	if (!xmit_read(off, f, name, &after, &refused1)) {
+		/* Unknown whether f took it: the loss count may then miss one frame. */
 		return -1;
+	}
+	/* Taken: the transmits moved beyond the refusals. No flow goes to f while it is probed,
+	 * so the counters moved for the probe alone. */
+	if (after - before > refused1 - refused0)
+		atomic_fetch_add(&off->probe_tx[f], 1);
 	return after != before;
 }
 
@@ -749,7 +774,7 @@ static void check_delivery(struct fwd_ctx *ctx)
 		}
 		/* Transmits first, redirects after: a frame counted redirected here is transmitted
 		 * (or not) before the next period's read. */
-		if (!xmit_read(off, f, name, &xs))
+		if (!xmit_read(off, f, name, &xs, NULL))
 			continue;
 		rs = redirected_to(ctx, f);
 		/* A count that went back: the other interface's table was replaced (deleted and
