@@ -1170,6 +1170,36 @@ static void test_prefix_full(void)
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 0);
 	CHECK(bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT, "clear left prefixes in the trie");
 	close(fd);
+
+	/* Full counters (UMEM_STEER_MAX_PREFIX_RULES, filled behind the API's back): refused,
+	 * naming the limit, with nothing changed; a clear empties them. */
+	fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_STATS);
+	CHECK(fd >= 0, "no %s map", UMEM_STEER_MAP_PREFIX_STATS);
+	a = add("src 10.0.0.0/8 -> drop");
+	for (n = 0;; n++) {
+		struct umem_steer_counter zero = {};
+		uint32_t id = 0x80000000u + n;
+
+		if (bpf_map_update_elem(fd, &id, &zero, BPF_NOEXIST))
+			break;
+	}
+	CHECK(errno == E2BIG, "filling the counters: %s", strerror(errno));
+	CHECK_EQ(n + 1, UMEM_STEER_MAX_PREFIX_RULES);
+	CHECK(umem_steer__info(S, &before) == 0, "info");
+	attach_msg[0] = 0;
+	prev = umem_set_print(record_msg);
+	err = umem_steer__add_rule(S, &r);
+	umem_set_print(prev);
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, "UMEM_STEER_MAX_PREFIX_RULES"),
+	      "message: %s", attach_msg);
+	CHECK(umem_steer__info(S, &after) == 0 && after.generation == before.generation, "table changed");
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
+	EXPECT4(&f, IP4(12, 1, 1, 1), 2, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 1, 1, 1), 2, a, UMEM_STEER_A_DROP);
+	reset();
+	CHECK(bpf_map_get_next_key(fd, NULL, &n) && errno == ENOENT, "clear left counters");
+	close(fd);
 }
 
 /* Edits of a prefix while its rule counts: another rule added to and removed from the same
