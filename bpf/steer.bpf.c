@@ -131,6 +131,21 @@ struct prefix_trie {
 struct prefix_trie steer_psrc SEC(".maps");
 struct prefix_trie steer_pdst SEC(".maps");
 
+/* Prefix rules' counters by rule id, apart from the tries so that an edit of a prefix (a
+ * rewrite of its whole value) never touches a count. Shared by the CPUs (atomic adds): a
+ * per-CPU entry would cost 16 bytes per CPU and rule, and is allocated from the percpu
+ * allocator's atomic reserve, which a burst of adds runs dry (-ENOMEM). A hash element's value
+ * sits 8-byte aligned after its key, as arm64's JIT needs for the atomic adds. The control API
+ * creates a rule's entry, zeroed, before the rule shows in a trie, and deletes it after the
+ * rule left; ids are not reused (see prefix_add_locked). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, UMEM_STEER_MAX_PREFIX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct umem_steer_counter);
+} steer_pstats SEC(".maps");
+
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
 	struct umem_steer_match f;
@@ -451,7 +466,8 @@ __noinline int prefix_decide(const struct pkt *p, __u32 dirs, __u32 table_rank, 
 			     struct umem_steer_rule *out)
 {
 	struct umem_steer_prefix_slot *win = NULL, *c;
-	__u32 best = table_rank, rank = ~0u;
+	struct umem_steer_counter *cnt;
+	__u32 best = table_rank, rank = ~0u, id;
 
 	if (!p || !out)
 		return 0;
@@ -469,9 +485,13 @@ __noinline int prefix_decide(const struct pkt *p, __u32 dirs, __u32 table_rank, 
 	}
 	if (!win)
 		return 0;
-	__sync_fetch_and_add(&win->count.packets, 1);
-	__sync_fetch_and_add(&win->count.bytes, bytes);
-	out->id = win->rule.id;
+	id = win->rule.id;
+	cnt = bpf_map_lookup_elem(&steer_pstats, &id);
+	if (cnt) { /* none: the rule is being removed */
+		__sync_fetch_and_add(&cnt->packets, 1);
+		__sync_fetch_and_add(&cnt->bytes, bytes);
+	}
+	out->id = id;
 	out->action = win->rule.action;
 	return 1;
 }
@@ -702,7 +722,7 @@ int umem_steer(struct xdp_md *ctx)
 			  hit < UMEM_STEER_MAX_RULES ? (__u32)t->rules[hit].prio << 16 | 0xffff : ~0u, bytes,
 			  &won)) {
 		act = won.action;
-		rule = won.id; /* counted in its slot, not in steer_rstats */
+		rule = won.id; /* counted in steer_pstats, not in steer_rstats */
 	} else if (hit < UMEM_STEER_MAX_RULES) {
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;

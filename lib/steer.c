@@ -239,6 +239,32 @@ static int prefix_walk(struct umem_steer *s, uint32_t dir,
 static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
 			    struct umem_steer_prefix_rules *v, void *arg);
 
+/* A prefix rule's counter (steer_pstats: one value, not per CPU). */
+static int pstats_read(struct umem_steer *s, uint32_t id, struct umem_steer_counter *out)
+{
+	return bpf_map_lookup_elem(s->pstats_fd, &id, out) ? -errno : 0;
+}
+
+/* Deletes every prefix rule's counter, or with zero set, zeroes each. */
+static int pstats_walk(struct umem_steer *s, bool zero)
+{
+	const struct umem_steer_counter z[1] = {};
+	uint32_t k, nk;
+	int err = 0, more;
+
+	/* The next key is taken before this one goes: after a deleted key, a hash map's walk
+	 * starts over from its first bucket (quadratic over a full map). */
+	for (more = !bpf_map_get_next_key(s->pstats_fd, NULL, &k); more && !err; k = nk) {
+		more = !bpf_map_get_next_key(s->pstats_fd, &k, &nk);
+		/* Zeroed in place (BPF_EXIST): one removed meanwhile is not brought back. */
+		if (zero ? bpf_map_update_elem(s->pstats_fd, &k, z, BPF_EXIST) : bpf_map_delete_elem(s->pstats_fd, &k))
+			err = errno == ENOENT ? 0 : -errno;
+	}
+	if (!err && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
 /*
  * A prefix edit touches two maps, so a writer killed between them (a Ctrl-C in `umem-steer
  * load`) must leave nothing that shows. The table holds the next id and each trie's rule count:
@@ -247,6 +273,13 @@ static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct ume
  * hands out again. A trie whose count is 0 holds no rule anyone looks at (the program skips it,
  * listings too): what is there was left by a clear killed midway, and the next add there
  * clears it first, so none of it comes back with the new rule.
+ *
+ * The rule's counter (steer_pstats, by id) is created zeroed before the rule shows in its trie
+ * and deleted after it left (prefix_remove_locked): edits of the trie never touch a count. Ids
+ * are monotonic, so no rule is handed a removed one's counter. (The kernel may reuse a deleted
+ * entry's memory at once: a frame whose program stalled between its lookup and its add for a
+ * whole remove and add would count for the new rule.) One left by a killed writer is zeroed
+ * when its id is handed out, and all go when the tables hold no prefix rule.
  */
 static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 {
@@ -262,6 +295,8 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
 	if (!t.nr_prefix_rules[dir] && (err = prefix_walk(s, dir, prefix_clear_one, NULL)))
+		return err;
+	if (!t.nr_prefix_rules[0] && !t.nr_prefix_rules[1] && (err = pstats_walk(s, false)))
 		return err;
 	umem__steer_prefix_format(pf, text, sizeof(text));
 	/* An exact-length lookup finds this prefix only if it is there: a shorter one has another key. */
@@ -285,8 +320,22 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	if (nt.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
 		nt.next_prefix_id = 0;
 	nt.nr_prefix_rules[dir]++;
-	if ((err = table_publish(s, &nt, bank)))
+	/* Before the table: a refusal here changes nothing. */
+	if (bpf_map_update_elem(s->pstats_fd, &v.slots[pos].rule.id, &(struct umem_steer_counter){}, BPF_ANY)) {
+		err = -errno;
+		if (err == -E2BIG) /* the hash map is full */
+			pr_warn("steer %s: cannot add a rule for %s %s: the tries hold %u prefix rules already "
+				"(UMEM_STEER_MAX_PREFIX_RULES)\n", s->ifname, dir ? "dst" : "src", text,
+				UMEM_STEER_MAX_PREFIX_RULES);
+		else
+			pr_warn("steer %s: cannot add the counter of a rule for %s %s: %s\n", s->ifname,
+				dir ? "dst" : "src", text, strerror(-err));
+		return err == -E2BIG ? -ENOSPC : err;
+	}
+	if ((err = table_publish(s, &nt, bank))) {
+		bpf_map_delete_elem(s->pstats_fd, &v.slots[pos].rule.id);
 		return err;
+	}
 	if (bpf_map_update_elem(s->prefix_fd[dir], &k, &v, BPF_ANY)) {
 		err = -errno;
 		pr_warn("steer %s: cannot add a rule for %s %s: %s%s\n", s->ifname, dir ? "dst" : "src", text,
@@ -295,6 +344,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		 * keeps a reader's cache (xdp-fwd's stats) from missing the next edit. */
 		t.generation = nt.generation;
 		table_publish(s, &t, !bank);
+		bpf_map_delete_elem(s->pstats_fd, &v.slots[pos].rule.id);
 		return err;
 	}
 	rule->id = v.slots[pos].rule.id;
@@ -380,6 +430,9 @@ static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_s
 	}
 	if (out)
 		*out = f.found.rule;
+	/* After the trie no longer holds the rule: no new frame looks for its counter. */
+	if (bpf_map_delete_elem(s->pstats_fd, &id) && errno != ENOENT)
+		pr_warn("steer %s: cannot delete the counter of rule %u: %s\n", s->ifname, id, strerror(errno));
 	if (t.nr_prefix_rules[dir])
 		t.nr_prefix_rules[dir]--;
 	return table_publish(s, &t, bank);
@@ -391,15 +444,6 @@ static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct ume
 	(void)v;
 	(void)arg;
 	return bpf_map_delete_elem(s->prefix_fd[dir], k) && errno != ENOENT ? -errno : 0;
-}
-
-static int prefix_zero_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
-			   struct umem_steer_prefix_rules *v, void *arg)
-{
-	(void)arg;
-	for (uint32_t i = 0; i < UMEM_STEER_PREFIX_SLOTS; i++)
-		v->slots[i].count = (struct umem_steer_counter){};
-	return bpf_map_update_elem(s->prefix_fd[dir], k, v, BPF_EXIST) && errno != ENOENT ? -errno : 0;
 }
 
 struct prefix_list {
@@ -414,12 +458,18 @@ static int prefix_list_one(struct umem_steer *s, uint32_t dir, const struct umem
 	struct prefix_list *l = arg;
 	int err;
 
-	(void)s;
 	(void)dir;
 	(void)k;
 	for (uint32_t i = 0; i < v->nr && i < UMEM_STEER_PREFIX_SLOTS; i++) {
+		struct umem_steer_counter c = {};
+
+		if (l->fn && (err = pstats_read(s, v->slots[i].rule.id, &c))) {
+			if (err == -ENOENT)
+				continue; /* removed since the trie was read */
+			return err;
+		}
 		l->n++;
-		if (l->fn && (err = l->fn(&v->slots[i].rule, &v->slots[i].count, l->arg)))
+		if (l->fn && (err = l->fn(&v->slots[i].rule, &c, l->arg)))
 			return err;
 	}
 	return 0;
@@ -591,6 +641,8 @@ static int table_set(struct umem_steer *s, const struct umem_steer_action *dflt,
 		/* After the program stopped looking (counts 0), so no frame sees a half-emptied trie. */
 		for (uint32_t dir = 0; dir < 2 && clear_rules && !err; dir++)
 			err = prefix_walk(s, dir, prefix_clear_one, NULL);
+		if (clear_rules && !err)
+			err = pstats_walk(s, false);
 	}
 	table_unlock(s, fd);
 	return err;
@@ -694,12 +746,9 @@ int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_ru
 	k = prefix_key(dir ? &rule->match.dst : &rule->match.src);
 	if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
 		return -ENOENT;
-	for (uint32_t i = 0; i < v.nr && i < UMEM_STEER_PREFIX_SLOTS; i++) {
-		if (v.slots[i].rule.id == rule->id) {
-			*out = v.slots[i].count;
-			return 0;
-		}
-	}
+	for (uint32_t i = 0; i < v.nr && i < UMEM_STEER_PREFIX_SLOTS; i++)
+		if (v.slots[i].rule.id == rule->id)
+			return pstats_read(s, rule->id, out);
 	return -ENOENT;
 }
 
@@ -713,9 +762,8 @@ int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem
 
 		if (!err)
 			err = prefix_find(s, &t, &f, &dir);
-		if (err > 0)
-			*out = f.found.count;
-		return err < 0 ? err : err ? 0 : -ENOENT;
+		/* -ENOENT too when it was removed since it was found. */
+		return err < 0 ? err : err ? pstats_read(s, rule_id, out) : -ENOENT;
 	}
 	if (!s || !out || rule_id > UMEM_STEER_RULE_DEFAULT)
 		return -EINVAL;
@@ -736,7 +784,7 @@ int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter 
 
 int umem_steer__reset_counters(struct umem_steer *s)
 {
-	int err, fd;
+	int err;
 
 	if (!s)
 		return -EINVAL;
@@ -746,13 +794,8 @@ int umem_steer__reset_counters(struct umem_steer *s)
 	for (uint32_t i = 0; i < UMEM_STEER_S_NR; i++)
 		if ((err = zero_counter(s, s->astats_fd, i)))
 			return err;
-	/* A prefix rule's counter shares its entry with the rules: rewriting it is a table edit. */
-	if ((fd = table_lock(s)) < 0)
-		return fd;
-	for (uint32_t dir = 0; dir < 2 && !err; dir++)
-		err = prefix_walk(s, dir, prefix_zero_one, NULL);
-	table_unlock(s, fd);
-	return err;
+	/* Prefix rules' counters are apart from the tries: no table edit, no lock. */
+	return pstats_walk(s, true);
 }
 
 int umem_steer__trace(struct umem_steer *s, int cpu, struct umem_steer_trace *out)

@@ -27,23 +27,26 @@ static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 	static const char *const names[] = {
 		UMEM_STEER_MAP_TABLES, UMEM_STEER_MAP_ACTIVE, UMEM_STEER_MAP_XSKS,
 		UMEM_STEER_MAP_RULE_STATS, UMEM_STEER_MAP_ACTION_STATS, UMEM_STEER_MAP_TRACE,
-		UMEM_STEER_MAP_PREFIX_SRC, UMEM_STEER_MAP_PREFIX_DST,
+		UMEM_STEER_MAP_PREFIX_SRC, UMEM_STEER_MAP_PREFIX_DST, UMEM_STEER_MAP_PREFIX_STATS,
 	};
-	int *fds[] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd, &s->trace_fd,
-		       &s->prefix_fd[0], &s->prefix_fd[1] };
-	int got[8] = { -1, -1, -1, -1, -1, -1, -1, -1 }, err;
-	uint32_t max[8] = { 0 };
+	enum { NR = sizeof(names) / sizeof(names[0]) };
+	int *fds[NR] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd, &s->trace_fd,
+			 &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
+	int got[NR], err;
+	uint32_t max[NR] = { 0 };
 
 	s->prog_fd = bpf_prog_get_fd_by_id(prog_id);
 	if (s->prog_fd < 0)
 		return -errno;
-	err = umem__prog_maps(s->prog_fd, names, got, max, 8);
-	for (size_t k = 0; k < 8; k++)
+	for (size_t k = 0; k < NR; k++)
+		got[k] = -1;
+	err = umem__prog_maps(s->prog_fd, names, got, max, NR);
+	for (size_t k = 0; k < NR; k++)
 		*fds[k] = got[k];
 	if (err)
 		return err;
 	s->nr_sockets = max[2];
-	for (size_t k = 0; k < 8; k++) {
+	for (size_t k = 0; k < NR; k++) {
 		if (got[k] < 0) {
 			pr_warn("steer %s: program %u lacks map %s: not a umem_steer of this version\n",
 				s->ifname, prog_id, names[k]);
@@ -62,7 +65,7 @@ static int handle_new(const char *ifname, struct umem_steer **out)
 		return -ENOMEM;
 	s->link_fd = s->prog_fd = -1;
 	s->tables_fd = s->active_fd = s->xsks_fd = s->rstats_fd = s->astats_fd = s->trace_fd = -1;
-	s->prefix_fd[0] = s->prefix_fd[1] = -1;
+	s->prefix_fd[0] = s->prefix_fd[1] = s->pstats_fd = -1;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname ? ifname : "(none)");
 	snprintf(s->who, sizeof(s->who), "steer %s", s->ifname);
@@ -88,7 +91,7 @@ static int handle_new(const char *ifname, struct umem_steer **out)
 static void close_fds(struct umem_steer *s)
 {
 	int *fds[] = { &s->prog_fd, &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd,
-		       &s->astats_fd, &s->trace_fd, &s->prefix_fd[0], &s->prefix_fd[1] };
+		       &s->astats_fd, &s->trace_fd, &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
 
 	if (!s->own_fds)
 		return;
@@ -243,6 +246,7 @@ static void take_map_fds(struct umem_steer *s)
 	s->trace_fd = bpf_map__fd(s->skel->maps.steer_trace);
 	s->prefix_fd[0] = bpf_map__fd(s->skel->maps.steer_psrc);
 	s->prefix_fd[1] = bpf_map__fd(s->skel->maps.steer_pdst);
+	s->pstats_fd = bpf_map__fd(s->skel->maps.steer_pstats);
 }
 
 static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)

@@ -21,6 +21,7 @@ struct umem_steer {
 	int prog_fd;
 	int tables_fd, active_fd, xsks_fd, rstats_fd, astats_fd, trace_fd;
 	int prefix_fd[2];            /* LPM tries of prefix rules, by enum umem_steer_prefix_dir */
+	int pstats_fd;               /* prefix rules' counters, by rule id */
 	int own_fds;                 /* the map/prog fds were opened by id (umem_steer__open) */
 	uint32_t ifindex;
 	char ifname[IF_NAMESIZE];

@@ -92,9 +92,10 @@ UMEM_API void umem_steer__detach(struct umem_steer *s);
  * index beyond nr_sockets, a queue the interface does not have, a bad prefix (length beyond the
  * family's, host bits set, src and dst of different families); -ENOSPC when the table is full.
  * A rule with a src or dst prefix goes to the prefix tries instead of the table (id from
- * UMEM_STEER_PREFIX_ID_BASE; -ENOSPC when its prefix holds UMEM_STEER_PREFIX_SLOTS rules or the
- * trie UMEM_STEER_MAX_PREFIXES prefixes). On error the rules are as they were (a full trie, found
- * only at its write, moves the generation on). */
+ * UMEM_STEER_PREFIX_ID_BASE; -ENOSPC when its prefix holds UMEM_STEER_PREFIX_SLOTS rules, the
+ * trie UMEM_STEER_MAX_PREFIXES prefixes, or the tries UMEM_STEER_MAX_PREFIX_RULES rules). On
+ * error the rules are as they were (a full trie, found only at its write, moves the generation
+ * on). */
 UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
 /* -ENOENT if no rule has that id. */
 UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);

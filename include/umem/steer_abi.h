@@ -144,6 +144,8 @@ struct umem_steer_counter {
 #define UMEM_STEER_MAX_PREFIXES 262144 /* prefixes per trie */
 #define UMEM_STEER_PREFIX_SLOTS 4      /* rules per prefix (a power of two) */
 #define UMEM_STEER_PREFIX_ID_BASE 0x1000u /* prefix rule ids start here (table ids are 0..MAX_RULES-1) */
+/* Prefix rules in all, both tries (their counters' map holds one entry each). */
+#define UMEM_STEER_MAX_PREFIX_RULES (2 * UMEM_STEER_MAX_PREFIXES)
 /* Nested prefixes the program walks in one trie (a /0 to a /128 has 129). */
 #define UMEM_STEER_PREFIX_DEPTH 129
 
@@ -156,14 +158,17 @@ struct umem_steer_prefix_key {
 	__u8 family[4];  /* { 4 or 6, 0, 0, 0 } */
 	__u8 addr[16];
 	/* Zero, never in a prefix: a trie node stores the value right after the key's data, so 24
-	 * bytes of data keep the value's counters 8-byte aligned (20 left them at 4 mod 8, and
-	 * the atomic adds of arm64's BPF JIT fault on a misaligned address: a kernel oops). */
+	 * bytes of data keep the value 8-byte aligned (20 left it at 4 mod 8, and the atomic adds
+	 * of arm64's BPF JIT fault on a misaligned address: a kernel oops, when the counters lived
+	 * in the value). */
 	__u8 pad[4];
 };
 
+/* A prefix rule's counter is not here but in steer_pstats, keyed by its id: every edit of a
+ * prefix rewrites the whole value, and a count kept in it would lose the frames counted between
+ * the writer's read and its write. */
 struct umem_steer_prefix_slot {
-	struct umem_steer_rule rule;     /* match holds the prefix too, so it prints whole */
-	struct umem_steer_counter count; /* frames it decided (atomic adds: shared by CPUs) */
+	struct umem_steer_rule rule; /* match holds the prefix too, so it prints whole */
 };
 
 struct umem_steer_prefix_rules {
@@ -307,5 +312,6 @@ struct umem_steer_l2_source {
 #define UMEM_STEER_MAP_L2_SOURCES "steer_l2src"
 #define UMEM_STEER_MAP_PREFIX_SRC "steer_psrc"
 #define UMEM_STEER_MAP_PREFIX_DST "steer_pdst"
+#define UMEM_STEER_MAP_PREFIX_STATS "steer_pstats"
 
 #endif

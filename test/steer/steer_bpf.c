@@ -6,7 +6,9 @@
  * (unshare) so the interfaces it makes vanish with it.
  */
 
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -686,6 +688,11 @@ static void test_prefixes(void)
 	CHECK(umem_steer_rule__format(&r, buf, sizeof(buf)) > 0 && !strcmp(buf, "src 10.1.0.0/16 -> sock 1"), "%s", buf);
 	CHECK(umem_steer__remove_rule(S, b) == -ENOENT, "removed twice");
 	CHECK(umem_steer__rule_counter(S, b, &c) == -ENOENT, "counter of a removed rule");
+	/* The same rule again: a new id, its count from zero (not the removed one's 2). */
+	e = add("src 10.1.0.0/16 -> sock 1");
+	CHECK(e > b && umem_steer__rule_counter(S, e, &c) == 0 && c.packets == 0 && c.bytes == 0,
+	      "re-added rule %u counts %llu", e, (unsigned long long)c.packets);
+	CHECK(umem_steer__remove_rule(S, e) == 0, "remove");
 	EXPECT(&f, a, UMEM_STEER_A_DROP);
 	CHECK(umem_steer__reset_counters(S) == 0, "reset");
 	CHECK(umem_steer__rule_counter(S, a, &c) == 0 && c.packets == 0, "reset prefix counter");
@@ -1163,6 +1170,107 @@ static void test_prefix_full(void)
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 0);
 	CHECK(bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT, "clear left prefixes in the trie");
 	close(fd);
+
+	/* Full counters (UMEM_STEER_MAX_PREFIX_RULES, filled behind the API's back): refused,
+	 * naming the limit, with nothing changed; a clear empties them. */
+	fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_STATS);
+	CHECK(fd >= 0, "no %s map", UMEM_STEER_MAP_PREFIX_STATS);
+	a = add("src 10.0.0.0/8 -> drop");
+	for (n = 0;; n++) {
+		struct umem_steer_counter zero = {};
+		uint32_t id = 0x80000000u + n;
+
+		if (bpf_map_update_elem(fd, &id, &zero, BPF_NOEXIST))
+			break;
+	}
+	CHECK(errno == E2BIG, "filling the counters: %s", strerror(errno));
+	CHECK_EQ(n + 1, UMEM_STEER_MAX_PREFIX_RULES);
+	CHECK(umem_steer__info(S, &before) == 0, "info");
+	attach_msg[0] = 0;
+	prev = umem_set_print(record_msg);
+	err = umem_steer__add_rule(S, &r);
+	umem_set_print(prev);
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, "UMEM_STEER_MAX_PREFIX_RULES"),
+	      "message: %s", attach_msg);
+	CHECK(umem_steer__info(S, &after) == 0 && after.generation == before.generation, "table changed");
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
+	EXPECT4(&f, IP4(12, 1, 1, 1), 2, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+	EXPECT4(&f, IP4(10, 1, 1, 1), 2, a, UMEM_STEER_A_DROP);
+	reset();
+	CHECK(bpf_map_get_next_key(fd, NULL, &n) && errno == ENOENT, "clear left counters");
+	close(fd);
+}
+
+/* Edits of a prefix while its rule counts: another rule added to and removed from the same
+ * prefix (before it, so its slot moves) on another CPU, frame after frame. No hit may be lost:
+ * the counter equals the frames run. */
+static atomic_uint edit_pairs;
+static atomic_int edit_stop, edit_err;
+
+static void *edit_loop(void *arg)
+{
+	struct umem_steer_rule r;
+	cpu_set_t cpus;
+
+	(void)arg;
+	CPU_ZERO(&cpus);
+	CPU_SET(1, &cpus);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus); /* one CPU only: shares it */
+	while (!atomic_load(&edit_stop)) {
+		int err;
+
+		if ((err = umem_steer_rule__parse("prio 0 src 10.1.0.0/16 udp dport 9 -> sock 2", &r)) ||
+		    (err = umem_steer__add_rule(S, &r)) || (err = umem_steer__remove_rule(S, r.id))) {
+			atomic_store(&edit_err, err);
+			break;
+		}
+		atomic_fetch_add(&edit_pairs, 1);
+	}
+	return NULL;
+}
+
+static void test_prefix_edits(void)
+{
+	const unsigned int frames = 16000, pairs_per_frame_div = 16;
+	struct umem_steer_counter c;
+	struct frame f;
+	pthread_t th;
+	uint32_t a, k = 0;
+	int fd;
+
+	reset();
+	a = add("src 10.1.0.0/16 -> drop");
+	udp4(&f, IP4(10, 1, 2, 3), IP4(10, 0, 0, 9), 1, 2, 0);
+	CHECK(pthread_create(&th, NULL, edit_loop, NULL) == 0, "thread");
+	for (unsigned int i = 0; i < frames; i++) {
+		struct xdp_md ctx = { .data_end = f.len, .ingress_ifindex = ifindex_q };
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = f.len, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		/* Paced by the editor's progress (awaited, not slept), so edits span all frames. */
+		while (atomic_load(&edit_pairs) < i / pairs_per_frame_div && !atomic_load(&edit_err))
+			sched_yield();
+		CHECK(!atomic_load(&edit_err), "edit: %s", strerror(-atomic_load(&edit_err)));
+		CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
+		CHECK_EQ(o.retval, XDP_DROP);
+	}
+	atomic_store(&edit_stop, 1);
+	pthread_join(th, NULL);
+	CHECK(!atomic_load(&edit_err), "edit: %s", strerror(-atomic_load(&edit_err)));
+	CHECK(umem_steer__rule_counter(S, a, &c) == 0, "counter");
+	CHECK(c.packets == frames && c.bytes == (uint64_t)frames * f.len,
+	      "rule counted %llu of %u frames (%u lost) over %u edits of its prefix",
+	      (unsigned long long)c.packets, frames, frames - (unsigned int)c.packets, atomic_load(&edit_pairs));
+	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
+	/* The removed rules' counters went with them; a clear takes the last. */
+	fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_STATS);
+	CHECK(fd >= 0, "no %s map", UMEM_STEER_MAP_PREFIX_STATS);
+	CHECK(bpf_map_get_next_key(fd, NULL, &k) == 0 && k == a, "counter keys: %u", k);
+	CHECK(bpf_map_get_next_key(fd, &k, &k) && errno == ENOENT, "a removed rule's counter is left");
+	reset();
+	CHECK(bpf_map_get_next_key(fd, NULL, &k) && errno == ENOENT, "clear left a counter");
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -1201,6 +1309,12 @@ int main(int argc, char **argv)
 		test_prefix_full();
 		umem_steer__detach(S);
 		printf("steer_bpf full: ok\n");
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "edits")) { /* two CPUs at work: a case of its own */
+		test_prefix_edits();
+		umem_steer__detach(S);
+		printf("steer_bpf edits: ok\n");
 		return 0;
 	}
 	test_fields();
