@@ -11,8 +11,11 @@
  * now, in l2 mode with the MAC table) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <linux/ethtool.h>
+#include <linux/if_link.h>
 #include <linux/sockios.h>
+#include <netpacket/packet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,8 @@
 #include "worker.h"
 
 #define FWD_TICK_NS 50000000ull   /* how often --duration and --count are checked */
+/* How often the interfaces' tx_dropped is read (a gone device takes its last drops with it). */
+#define FWD_TX_KERNEL_NS 250000000ull
 #define FWD_MVPP2_XDP_MTU 1500u
 #define FWD_TX_DRAIN_MS 500u      /* a closing port waits this long for its TX ring to be read */   /* mvpp2_xdp_setup() refuses a program above ETH_DATA_LEN */
 
@@ -583,9 +588,48 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	return 0;
 }
 
+/* The kernel's TX drops of every interface (its link stats' tx_dropped: a veth counts there the
+ * frames it frees because its peer's ring is full or its peer cannot take them, after xdp-fwd
+ * sent them) into its first port's counters, as the increase since the last read. A device seen
+ * again after it was gone (or on another ifindex) starts a new base: its count restarted, and
+ * what it counted before xdp-fwd saw it was not xdp-fwd's. getifaddrs, not sysfs: the link
+ * dump is of this process's namespace. offload.c takes the same drops out of "lost". */
+static void read_tx_kernel(struct fwd_ctx *ctx)
+{
+	bool found[FWD_MAX_PORTS] = { false };
+	struct ifaddrs *ifa, *i;
+
+	ctx->tx_kernel_at = fwd_now_ns();
+	if (getifaddrs(&ifa))
+		return; /* the next read counts what this one would have */
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr_ll *ll = (const struct sockaddr_ll *)(void *)i->ifa_addr;
+
+		if (!ll || ll->sll_family != AF_PACKET || !i->ifa_data)
+			continue;
+		for (uint32_t p = 0; p < ctx->nr_ports; p++) {
+			struct fwd_tx_kernel *t = &ctx->tx_kernel[ctx->ports[p].iface];
+			uint32_t v = ((const struct rtnl_link_stats *)i->ifa_data)->tx_dropped;
+
+			if (strcmp(ctx->cfg->ports[p].ifname, i->ifa_name) || first_on_interface(ctx, p) != p)
+				continue;
+			/* 32-bit counts: the difference is right across a wrap. */
+			if (t->seen && t->ifindex == (uint32_t)ll->sll_ifindex)
+				fwd_count(&ctx->ports[p].ctr.drop[FWD_DROP_TX_KERNEL], (uint32_t)(v - t->last));
+			*t = (struct fwd_tx_kernel){ .ifindex = (uint32_t)ll->sll_ifindex, .last = v, .seen = true };
+			found[ctx->ports[p].iface] = true;
+		}
+	}
+	freeifaddrs(ifa);
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (!found[f])
+			ctx->tx_kernel[f].seen = false;
+}
+
 /* The stats sample, with the kernel's share of --offload-after beside each port's counters. */
 static void sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
+	read_tx_kernel(ctx);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_rule_view_refresh(&ctx->steer_view[i], ctx->steer[i], ctx->cfg, ctx->rule_id[i]);
 	fwd_sample(ctx, s);
@@ -667,6 +711,10 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
 			break;
 		}
+		/* Before the link events: a device back under its name gets its base before its
+		 * ports reopen. */
+		if (now - ctx->tx_kernel_at >= FWD_TX_KERNEL_NS)
+			read_tx_kernel(ctx);
 		fwd_live_poll(ctx);
 		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
 			break;

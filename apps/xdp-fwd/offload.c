@@ -121,6 +121,7 @@ struct fwd_offload {
 	 * replaced, so it runs in epochs: what the interfaces and programs said at the start of
 	 * this one, and what was lost before it. */
 	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS], redirected0[FWD_MAX_PORTS];
+	uint32_t dropped0[FWD_MAX_PORTS]; /* the interfaces' tx_dropped */
 	uint64_t lost_before[FWD_MAX_PORTS];
 	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
 	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
@@ -447,8 +448,10 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
 }
 
 /* Frames every interface sent (rtnetlink link stats, this namespace), by interface. A veth counts
- * the frames redirected into it and delivered to its peer there, beside what sockets sent. */
-static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out)
+ * the frames redirected into it and delivered to its peer there, beside what sockets sent; and
+ * in dropped (tx_dropped) those it freed, ours (its peer's ring full) and redirected ones its
+ * peer refused, which xdp-fwd counts as drops of their own (tx_dropped_kernel, main.c). */
+static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out, uint32_t *dropped)
 {
 	struct ifaddrs *ifa, *i;
 	uint64_t found = 0; /* bit f: interface f was there */
@@ -461,6 +464,7 @@ static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uin
 		for (uint32_t f = 0; f < nr_ifaces; f++)
 			if (off->ifindex[f] && off->ifindex[f] == if_nametoindex(i->ifa_name)) {
 				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_packets;
+				dropped[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_dropped;
 				found |= 1ull << f;
 			}
 	}
@@ -826,6 +830,7 @@ static void check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
 	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found;
+	uint32_t dropped[FWD_MAX_PORTS];
 
 	if (ctx->nr_ifaces != 2)
 		return;
@@ -834,9 +839,10 @@ static void check_targets(struct fwd_ctx *ctx)
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		rs[f] = redirected_to(ctx, f);
 	memcpy(tx, off->tx0, sizeof(tx));
-	found = read_tx_packets(off, ctx->nr_ifaces, tx);
+	memcpy(dropped, off->dropped0, sizeof(dropped));
+	found = read_tx_packets(off, ctx->nr_ifaces, tx, dropped);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t r, sent, u, delivered, lost, dr, dl;
+		uint64_t r, sent, u, delivered, lost, dr, dl, counted, uncounted;
 
 		if (!(found & (1ull << f)))
 			continue; /* gone (maybe not yet seen gone by the main thread): no count */
@@ -845,10 +851,16 @@ static void check_targets(struct fwd_ctx *ctx)
 		u = user_tx(ctx, f) - off->user_tx0[f];
 		delivered = sent > u ? sent - u : 0;
 		lost = r > delivered ? r - delivered : 0;
+		/* What the interface counted in tx_dropped is a drop xdp-fwd reports already
+		 * (tx_dropped_kernel): out of "lost", so that each frame is counted once. The
+		 * target check below still sees every frame not sent. Same dump as sent: a drop
+		 * is in one or the other. */
+		counted = (uint32_t)(dropped[f] - off->dropped0[f]);
+		uncounted = lost > counted ? lost - counted : 0;
 		dr = r - off->redirected_seen[f];
 		dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
-		if (off->lost_before[f] + lost > atomic_load(&off->lost[f]))
-			atomic_store(&off->lost[f], off->lost_before[f] + lost); /* a count never goes back */
+		if (off->lost_before[f] + uncounted > atomic_load(&off->lost[f]))
+			atomic_store(&off->lost[f], off->lost_before[f] + uncounted); /* a count never goes back */
 		/* Ring overflows under load lose a share; a target that cannot take frames, all.
 		 * Only where the transmit counters cannot tell (check_delivery). */
 		if (!off->xmit[f].nr && dr >= 32 && dl * 2 >= dr)
@@ -1049,7 +1061,8 @@ static void loss_epoch(struct fwd_ctx *ctx)
 		off->lost_seen[f] = 0;
 	}
 	memset(off->tx0, 0, sizeof(off->tx0));
-	read_tx_packets(off, ctx->nr_ifaces, off->tx0);
+	memset(off->dropped0, 0, sizeof(off->dropped0));
+	read_tx_packets(off, ctx->nr_ifaces, off->tx0, off->dropped0);
 }
 
 /* Interface f's flow table handles, on the steering program that port first attached. */

@@ -17,7 +17,7 @@
 #include "fwd.h"
 
 /* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
- * (XDP_STATISTICS of the socket). */
+ * (XDP_STATISTICS of the socket), TX_KERNEL the output interface's (its link stats). */
 enum fwd_drop {
 	FWD_DROP_TX_FULL,    /* output TX ring full after retrying */
 	FWD_DROP_NO_PORT,    /* l2: the destination is on the input interface */
@@ -32,6 +32,9 @@ enum fwd_drop {
 	FWD_DROP_L2_RESERVED,  /* l2: to a reserved group address a bridge never relays (l2_classify) */
 	FWD_DROP_L2_SRC_GROUP, /* l2: from a group (multicast) source address */
 	FWD_DROP_L2_SRC_ZERO,  /* l2: from the all-zero source address */
+	/* Kernel: the output interface's tx_dropped (a veth frees a frame its peer's ring has no
+	 * room for, or its peer cannot take), since start; on the interface's first port only. */
+	FWD_DROP_TX_KERNEL,
 	FWD_DROP_MAX
 };
 

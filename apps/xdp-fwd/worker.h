@@ -127,6 +127,14 @@ struct fwd_ctx {
 	uint32_t rule_id[FWD_MAX_PORTS][FWD_MAX_RULES];
 	struct fwd_steer_sample steer_base[FWD_MAX_PORTS];
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
+	/* The kernel's tx_dropped of each interface as last read (main thread only): the
+	 * ifindex it was read on, and the value (32 bits, as getifaddrs gives it). */
+	struct fwd_tx_kernel {
+		uint32_t ifindex;
+		uint32_t last;
+		bool seen; /* false: gone, or not read yet (the next read is a new base) */
+	} tx_kernel[FWD_MAX_PORTS]; /* by interface */
+	uint64_t tx_kernel_at;     /* the last read */
 	uint64_t steer_gen[FWD_MAX_PORTS]; /* table generation last checked (live edits) */
 	struct fwd_rule_view steer_view[FWD_MAX_PORTS]; /* the rules the stats show (rules.h) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */

@@ -119,9 +119,10 @@ path_drops() {
 # fwd_drops FILE [generic]: xdp-fwd's own drops by reason in its JSON "total" line. Its xsk_*
 # counters are the kernel's AF_XDP drops, which path_drops counts already under native XDP;
 # under generic XDP (--xdp-mode skb) the device counts a failed redirect nowhere, so "generic"
-# adds them.
+# adds them. Never tx_dropped_kernel: that is the output interface's tx_dropped, in path_drops.
 fwd_drops() {
 	grep '"type":"total"' "$1" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
+		grep -v '"tx_dropped_kernel"' |
 		{ if [ "${2:-}" = generic ]; then cat; else grep -v '"xsk_'; fi; } |
 		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
 }

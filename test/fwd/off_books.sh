@@ -2,9 +2,11 @@
 # xdp-fwd --offload-after: the books exact when the kernel drops offloaded frames. A UDP flow
 # is offloaded (its frames redirected from m0 to m1 by the steering program), then sends frames
 # longer than m1's peer takes (its MTU is lower): the veth refuses each at ndo_xdp_xmit, as it
-# refuses frames when its peer's ring is full (fwd-bench udp64). xdp-fwd counts them "lost" on
-# m1, and every frame the generator sent is received or counted, not one less. Before the fix
-# the delivery probe's frame, which m1 also sent, hid one lost frame: 1 unaccounted.
+# refuses frames when its peer's ring is full (fwd-bench udp64), and counts them in its
+# tx_dropped. xdp-fwd counts them once, as tx_dropped_kernel on m1 (they were "lost" before
+# that counter), and every frame the generator sent is received or counted, not one less nor
+# one more. Before the probe fix the delivery probe's frame, which m1 also sent, hid one lost
+# frame: 1 unaccounted.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=offload_lib.sh
 . "$(dirname "$0")/offload_lib.sh"
