@@ -159,17 +159,34 @@ wait_for 5 no_xdp_left || fail "an XDP program is still attached after kill -9"
 
 log "l2: a MAC that moves invalidates its offload"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after 16 --json --interval 0.2
-X=$TOPO_MAC1
+# X is a MAC no host's stack owns: only the generators below speak from it. A host's own MAC
+# is spoken by its kernel behind the old port at any time after the move: host 1's ARP reply to
+# host 0's unicast probe of it, 5 s after a ping (the neighbour entry's delay_first_probe_time),
+# when the move is made; X then rightly moves back, and the stream goes to host 1's stack. The
+# frames from X go to Y, no host's MAC either: flooded, and answered by no host.
+X=02:77:00:00:00:aa Y=02:77:00:00:00:bb
+mac_tables() { grep -c '"type":"mac_table"' "$WORK/fwd.out"; }
+more_mac_tables() { [ "$(mac_tables)" -gt "$1" ]; }
+# mac_at MAC PORT: xdp-fwd's MAC table (printed on SIGUSR1) has MAC behind PORT.
+mac_at() {
+	local n
+	n=$(mac_tables)
+	kill -USR1 "$FWD_PID"
+	wait_for 5 more_mac_tables "$n" || return 1
+	grep '"type":"mac_table"' "$WORK/fwd.out" | tail -1 | grep -q "{\"mac\":\"$1\",\"port\":\"$2\","
+}
 # X speaks from host 1 (learned behind m1), then host 0 streams to X: offloaded m0 -> m1.
-in_host 1 ping -c 1 -W 1 "$TOPO_IP0" >/dev/null || fail "ping h1 -> h0"
+gen 1 --src-mac "$X" --dst-mac "$Y" --dst-ip "$TOPO_IP0" --count 5 --rate 1000
+wait_for 5 mac_at "$X" m1@0 || fail "$X not learned behind m1"
 sink_start "$TOPO_H1" --idle 3
 gen 0 --dst-ip "$TOPO_IP1" --dst-mac "$X" --count 3000 --rate 20000
 sink_wait
 sink_books 3000
 l2_installed() { [ "$(off_last m0@0 flows)" = 1 ]; }
 wait_for 5 l2_installed || fail "the l2 flow to $X was not installed"
-# X moves to host 2: a frame from X on m2; host 0's frames to X must follow it.
-gen 2 --src-mac "$X" --dst-mac "$TOPO_MAC0" --dst-ip "$TOPO_IP0" --count 5 --rate 1000
+# X moves to host 2: frames from X on m2; host 0's frames to X must follow it.
+gen 2 --src-mac "$X" --dst-mac "$Y" --dst-ip "$TOPO_IP0" --count 5 --rate 1000
+wait_for 5 mac_at "$X" m2@0 || fail "the move of $X to m2 was not learned"
 invalidated() { [ "$(off_any m0@0 invalidated)" -ge 1 ]; }
 wait_for 5 invalidated || fail "the move did not invalidate the flow"
 sink_start "$TOPO_H2" --idle 3
