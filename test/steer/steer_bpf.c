@@ -1124,6 +1124,24 @@ static int map_fd_by_name(const char *name)
 
 /* A full trie (UMEM_STEER_MAX_PREFIXES): a rule on a new prefix is refused naming it, with the
  * rules as they were; one prefix freed, the same add works and decides its frames. */
+/* An add of r (src 12.0.0.0/8) refused with ENOSPC, its message naming the prefix and why; the
+ * table's info before and after it. */
+static void refused_add(struct umem_steer_rule *r, const char *why, struct umem_steer_info *before,
+			struct umem_steer_info *after)
+{
+	umem_print_fn_t prev;
+	int err;
+
+	CHECK(umem_steer__info(S, before) == 0, "info");
+	attach_msg[0] = 0;
+	prev = umem_set_print(record_msg);
+	err = umem_steer__add_rule(S, r);
+	umem_set_print(prev);
+	CHECK_EQ(err, -ENOSPC);
+	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, why), "message: %s", attach_msg);
+	CHECK(umem_steer__info(S, after) == 0, "info");
+}
+
 static void test_prefix_full(void)
 {
 	struct umem_steer_info before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
@@ -1132,8 +1150,7 @@ static void test_prefix_full(void)
 	struct umem_steer_rule r;
 	struct frame f;
 	uint32_t a, b, n = 0;
-	int fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_SRC), err;
-	umem_print_fn_t prev;
+	int fd = map_fd_by_name(UMEM_STEER_MAP_PREFIX_SRC);
 
 	CHECK(fd >= 0, "no %s map", UMEM_STEER_MAP_PREFIX_SRC);
 	reset();
@@ -1147,15 +1164,8 @@ static void test_prefix_full(void)
 	CHECK(errno == ENOSPC, "filling the trie: %s", strerror(errno));
 	CHECK_EQ(n + 1, UMEM_STEER_MAX_PREFIXES);
 	CHECK(umem_steer_rule__parse("src 12.0.0.0/8 -> sock 1", &r) == 0, "parse");
-	CHECK(umem_steer__info(S, &before) == 0, "info");
-	attach_msg[0] = 0;
-	prev = umem_set_print(record_msg);
-	err = umem_steer__add_rule(S, &r);
-	umem_set_print(prev);
-	CHECK_EQ(err, -ENOSPC);
-	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, "the trie holds its most prefixes"),
-	      "message: %s", attach_msg);
-	CHECK(umem_steer__info(S, &after) == 0 && after.generation > before.generation, "generation went back");
+	refused_add(&r, "the trie holds its most prefixes", &before, &after);
+	CHECK(after.generation > before.generation, "generation went back");
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
 	EXPECT4(&f, IP4(12, 1, 1, 1), 2, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
 	EXPECT4(&f, IP4(10, 1, 1, 1), 2, a, UMEM_STEER_A_DROP);
@@ -1185,15 +1195,8 @@ static void test_prefix_full(void)
 	}
 	CHECK(errno == E2BIG, "filling the counters: %s", strerror(errno));
 	CHECK_EQ(n + 1, UMEM_STEER_MAX_PREFIX_RULES);
-	CHECK(umem_steer__info(S, &before) == 0, "info");
-	attach_msg[0] = 0;
-	prev = umem_set_print(record_msg);
-	err = umem_steer__add_rule(S, &r);
-	umem_set_print(prev);
-	CHECK_EQ(err, -ENOSPC);
-	CHECK(strstr(attach_msg, "src 12.0.0.0/8") && strstr(attach_msg, "UMEM_STEER_MAX_PREFIX_RULES"),
-	      "message: %s", attach_msg);
-	CHECK(umem_steer__info(S, &after) == 0 && after.generation == before.generation, "table changed");
+	refused_add(&r, "UMEM_STEER_MAX_PREFIX_RULES", &before, &after);
+	CHECK(after.generation == before.generation, "table changed");
 	CHECK_EQ(umem_steer__prefix_rules(S, NULL, NULL), 1);
 	EXPECT4(&f, IP4(12, 1, 1, 1), 2, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
 	EXPECT4(&f, IP4(10, 1, 1, 1), 2, a, UMEM_STEER_A_DROP);
