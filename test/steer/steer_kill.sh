@@ -25,7 +25,10 @@ steer() { ip netns exec "$NA" "$CLI" "$@"; }
 killed() {
 	local n=$1
 	shift
-	ip netns exec "$NA" strace -qq -o /dev/null -e trace=bpf -e "inject=bpf:signal=KILL:when=$n" \
+	# LeakSanitizer cannot run under ptrace: with it on (the ASan build), a run to its end
+	# would exit non-zero.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		ip netns exec "$NA" strace -qq -o /dev/null -e trace=bpf -e "inject=bpf:signal=KILL:when=$n" \
 		"$CLI" "$@" >/dev/null 2>&1
 }
 killed 1 show a0 && { echo "skip: strace cannot inject a signal here"; exit 77; }
@@ -42,19 +45,20 @@ load() {
 # add: killed at each call; the rule is listed whole or not at all, and the next add's id is new.
 load 'src 10.20.0.0/16 -> drop' 'dst 10.21.0.0/16 -> drop'
 for n in $(seq 1 400); do
+	host=$((n / 256)).$((n % 256)) # a host of its own for each try
 	prefixes >"$W/before"
-	killed "$n" add a0 "src 10.20.$n.0/24 -> pass"
+	killed "$n" add a0 "src 10.20.$host/32 -> pass"
 	done_rc=$?
 	prefixes >"$W/after"
 	new=$(comm -13 "$W/before" "$W/after")
 	gone=$(comm -23 "$W/before" "$W/after")
 	[ -z "$gone" ] || fail "add killed at bpf call $n removed: $gone"
 	case $new in
-	'' | *" src 10.20.$n.0/24 -> pass") ;;
+	'' | *" src 10.20.$host -> pass" | *" src 10.20.$host/32 -> pass") ;; # a host prefix shows without /32
 	*) fail "add killed at bpf call $n left: $new" ;;
 	esac
 	[ "$done_rc" = 0 ] && [ -z "$new" ] && fail "an add that ran to its end added nothing"
-	steer add a0 "dst 10.22.$n.0/24 -> drop" >"$W/add" 2>&1 || fail "add after an add killed at call $n"
+	steer add a0 "dst 10.22.$host/32 -> drop" >"$W/add" 2>&1 || fail "add after an add killed at call $n"
 	dup=$(prefixes | awk '{ print $1 }' | sort | uniq -d | tr '\n' ' ')
 	[ -z "$dup" ] || fail "after an add killed at bpf call $n, ids held by two rules: $dup"
 	[ "$done_rc" = 0 ] && break
