@@ -407,7 +407,7 @@ static void test_short_opts(void)
 
 	CHECK(m != MAP_FAILED, "mmap: %s", strerror(errno));
 	CHECK_EQ(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
-	o = (struct umem_idle_opts *)(m + pg - sz);
+	o = (struct umem_idle_opts *)(void *)(m + pg - sz); /* sz is a multiple of 8: aligned */
 	memset(o, 0, sz);
 	o->sz = sz;
 	o->batch = 32;
