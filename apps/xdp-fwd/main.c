@@ -11,11 +11,9 @@
  * now, in l2 mode with the MAC table) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
-#include <netpacket/packet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,35 +592,38 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
  * again after it was gone (or on another ifindex) starts a new base: its count restarted, and
  * what it counted before xdp-fwd saw it was not xdp-fwd's. getifaddrs, not sysfs: the link
  * dump is of this process's namespace. offload.c takes the same drops out of "lost". */
+struct tx_kernel_read {
+	struct fwd_ctx *ctx;
+	bool found[FWD_MAX_PORTS];
+};
+
+static void tx_kernel_one(void *arg, const char *name, uint32_t ifindex, const struct rtnl_link_stats *st)
+{
+	struct tx_kernel_read *r = arg;
+	struct fwd_ctx *ctx = r->ctx;
+
+	for (uint32_t p = 0; p < ctx->nr_ports; p++) {
+		struct fwd_tx_kernel *t = &ctx->tx_kernel[ctx->ports[p].iface];
+
+		if (strcmp(ctx->cfg->ports[p].ifname, name) || first_on_interface(ctx, p) != p)
+			continue;
+		/* 32-bit counts: the difference is right across a wrap. */
+		if (t->seen && t->ifindex == ifindex)
+			fwd_count(&ctx->ports[p].ctr.drop[FWD_DROP_TX_KERNEL], st->tx_dropped - t->last);
+		*t = (struct fwd_tx_kernel){ .ifindex = ifindex, .last = st->tx_dropped, .seen = true };
+		r->found[ctx->ports[p].iface] = true;
+	}
+}
+
 static void read_tx_kernel(struct fwd_ctx *ctx)
 {
-	bool found[FWD_MAX_PORTS] = { false };
-	struct ifaddrs *ifa, *i;
+	struct tx_kernel_read r = { .ctx = ctx };
 
 	ctx->tx_kernel_at = fwd_now_ns();
-	if (getifaddrs(&ifa))
+	if (fwd_each_link(tx_kernel_one, &r))
 		return; /* the next read counts what this one would have */
-	for (i = ifa; i; i = i->ifa_next) {
-		const struct sockaddr_ll *ll = (const struct sockaddr_ll *)(void *)i->ifa_addr;
-
-		if (!ll || ll->sll_family != AF_PACKET || !i->ifa_data)
-			continue;
-		for (uint32_t p = 0; p < ctx->nr_ports; p++) {
-			struct fwd_tx_kernel *t = &ctx->tx_kernel[ctx->ports[p].iface];
-			uint32_t v = ((const struct rtnl_link_stats *)i->ifa_data)->tx_dropped;
-
-			if (strcmp(ctx->cfg->ports[p].ifname, i->ifa_name) || first_on_interface(ctx, p) != p)
-				continue;
-			/* 32-bit counts: the difference is right across a wrap. */
-			if (t->seen && t->ifindex == (uint32_t)ll->sll_ifindex)
-				fwd_count(&ctx->ports[p].ctr.drop[FWD_DROP_TX_KERNEL], (uint32_t)(v - t->last));
-			*t = (struct fwd_tx_kernel){ .ifindex = (uint32_t)ll->sll_ifindex, .last = v, .seen = true };
-			found[ctx->ports[p].iface] = true;
-		}
-	}
-	freeifaddrs(ifa);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		if (!found[f])
+		if (!r.found[f])
 			ctx->tx_kernel[f].seen = false;
 }
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/sockios.h>
@@ -19,6 +18,7 @@
 #include "offload.h"
 #include "redirect_probe.skel.h"
 #include "route.h"
+#include "sys.h"
 #include "worker.h"
 
 #define OFF_PROBE 8u
@@ -451,25 +451,31 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
  * the frames redirected into it and delivered to its peer there, beside what sockets sent; and
  * in dropped (tx_dropped) those it freed, ours (its peer's ring full) and redirected ones its
  * peer refused, which xdp-fwd counts as drops of their own (tx_dropped_kernel, main.c). */
+struct tx_read {
+	const struct fwd_offload *off;
+	uint32_t nr_ifaces;
+	uint64_t *out, found; /* found: bit f, interface f was there */
+	uint32_t *dropped;
+};
+
+static void tx_read_one(void *arg, const char *name, uint32_t ifindex, const struct rtnl_link_stats *st)
+{
+	struct tx_read *r = arg;
+
+	(void)name;
+	for (uint32_t f = 0; f < r->nr_ifaces; f++)
+		if (r->off->ifindex[f] && r->off->ifindex[f] == ifindex) {
+			r->out[f] = st->tx_packets;
+			r->dropped[f] = st->tx_dropped;
+			r->found |= 1ull << f;
+		}
+}
+
 static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out, uint32_t *dropped)
 {
-	struct ifaddrs *ifa, *i;
-	uint64_t found = 0; /* bit f: interface f was there */
+	struct tx_read r = { off, nr_ifaces, out, 0, dropped };
 
-	if (getifaddrs(&ifa))
-		return 0;
-	for (i = ifa; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || !i->ifa_data)
-			continue;
-		for (uint32_t f = 0; f < nr_ifaces; f++)
-			if (off->ifindex[f] && off->ifindex[f] == if_nametoindex(i->ifa_name)) {
-				out[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_packets;
-				dropped[f] = ((struct rtnl_link_stats *)i->ifa_data)->tx_dropped;
-				found |= 1ull << f;
-			}
-	}
-	freeifaddrs(ifa);
-	return found;
+	return fwd_each_link(tx_read_one, &r) ? 0 : r.found;
 }
 
 /* Frames the steering programs redirected towards interface f: with two interfaces, all that

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/if_link.h>
+#include <netpacket/packet.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,4 +116,20 @@ const char *fwd_cpu_latency_caveat(uint32_t usecs)
 	if (!usecs && strcmp(state0, "POLL"))
 		return "the idle driver has no polling state: idle CPUs still halt in its shallowest state";
 	return NULL;
+}
+
+int fwd_each_link(fwd_link_fn fn, void *arg)
+{
+	struct ifaddrs *ifa;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr_ll *ll = (const struct sockaddr_ll *)(void *)i->ifa_addr;
+
+		if (ll && ll->sll_family == AF_PACKET && i->ifa_data)
+			fn(arg, i->ifa_name, (uint32_t)ll->sll_ifindex, i->ifa_data);
+	}
+	freeifaddrs(ifa);
+	return 0;
 }

@@ -5,7 +5,10 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+struct rtnl_link_stats;
 
 /* Opens /dev/null on each of fds 0-2 that is closed. Called first thing: otherwise the first
  * socket created takes fd 1 or 2 and the stats or messages are written into it. 0 or -errno. */
@@ -19,6 +22,11 @@ void fwd_signals(sigset_t *set);
 bool fwd_out_ok(FILE *out);
 /* The stream the exit totals go to: stdout, or stderr once stdout has failed. */
 FILE *fwd_totals_stream(void);
+
+/* Calls fn for every interface of this network namespace with its link stats (one rtnetlink
+ * dump through getifaddrs; 32-bit counts). 0, or -errno when the dump fails. */
+typedef void (*fwd_link_fn)(void *arg, const char *name, uint32_t ifindex, const struct rtnl_link_stats *st);
+int fwd_each_link(fwd_link_fn fn, void *arg);
 
 /* Asks the kernel to keep idle CPUs within usecs of waking (the CPU latency QoS request of
  * /dev/cpu_dma_latency) until fwd_cpu_latency_release() or the process's exit, however it
