@@ -358,6 +358,11 @@ static uint64_t tx_inflight(struct fwd_worker *w)
 	return n;
 }
 
+/* preempted() is a system call, and a spinning loop turns every few hundred ns: it is asked at
+ * most this often. A preemption hands the CPU over for a scheduler slice (ms), so the spin still
+ * ends within a few µs of it. */
+#define FWD_PREEMPT_CHECK_NS 4000ull
+
 /* True when this thread was preempted since the last call: another task wanted its CPU. The
  * spin window then ends, as the kernel's busy-poll loop ends on need_resched(). sched_yield()
  * would not do: the fair scheduler still gives a yielding spinner half of a contended CPU, and
@@ -458,6 +463,7 @@ static void *worker_main(void *arg)
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
 	uint64_t kstats_at = 0;
 	long nivcsw = 0;
+	uint64_t preempt_checked = 0; /* when preempted() was last asked */
 	struct umem_idle_opts io;
 	struct umem_idle *idle;
 
@@ -515,10 +521,14 @@ static void *worker_main(void *arg)
 			refresh_kernel_stats(w);
 			kstats_at = now;
 		}
-		enum umem_idle_action next = umem_idle__turn(idle, precise_ns(), work);
+		uint64_t turn_end = precise_ns();
+		enum umem_idle_action next = umem_idle__turn(idle, turn_end, work);
 
-		if (next == UMEM_IDLE_SPIN && preempted(&nivcsw))
-			next = umem_idle__preempted(idle);
+		if (next == UMEM_IDLE_SPIN && turn_end - preempt_checked >= FWD_PREEMPT_CHECK_NS) {
+			preempt_checked = turn_end;
+			if (preempted(&nivcsw))
+				next = umem_idle__preempted(idle);
+		}
 		if (next == UMEM_IDLE_SLEEP) {
 			idle_wait(w);
 			umem_idle__woke(idle, precise_ns());
