@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "gate.h"
 #include "offload.h"
 #include "redirect_probe.skel.h"
 #include "route.h"
@@ -41,11 +42,9 @@ struct off_flow {
 	struct umem_steer_flow_key key;
 	uint64_t seen_ns;      /* last frame in userspace */
 	uint64_t since_ns;     /* when the state began */
-	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
-	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint32_t frames;       /* COUNTING: frames seen */
+	struct fwd_gate g;     /* ARMING: what the release of its gate goes by */
 	uint64_t released;     /* ARMING: the count last released, when have_released */
-	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
-	bool have_pre;         /* gated_pre is valid */
 	bool have_released;
 	uint32_t out_ifindex;
 	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
@@ -311,9 +310,8 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->since_ns = now;
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
-	e->have_pre = false;
+	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
 	e->have_released = false;
-	e->pre_hi = UINT32_MAX;
 	e->arm_idx = ow->nr_arming;
 	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
 }
@@ -362,7 +360,7 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 				install(w, e, eth, now);
 			break;
 		case OFF_ARMING:
-			e->frames++; /* sent with this burst */
+			e->g.frames++; /* sent with this burst */
 			break;
 		case OFF_OFFLOADED:
 			/* Frames queued before the gate opened still arrive here, a whole RX ring of
@@ -386,6 +384,8 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct umem_steer_flows *f = ow->flows[ctx->ports[e->in].iface];
 	struct umem_steer_flow v;
+	uint64_t release;
+	bool sent;
 
 	if (umem_steer_flows__lookup(f, &e->key, &v)) {
 		to_counting(w, e, now, false); /* gone (evicted) */
@@ -410,22 +410,13 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 		e->have_released = true;
 		return;
 	}
-	/* Frames queued before the add are seen here but not in gated. This turn's RX burst
-	 * came after the last lookup: when it did not fill the batch, every frame gated
-	 * before that lookup has been seen, so frames - gated_pre bounds from above those
-	 * that were not gated. Released as sent: frames minus that bound, never more than
-	 * the gated frames seen, so the gate opens only once all of them were sent. */
-	if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
-	    e->frames - e->gated_pre < e->pre_hi)
-		e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
 	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
-	if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port) &&
-	    !umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi)) {
-		e->released = e->frames - e->pre_hi;
+	sent = !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port);
+	if (fwd_gate_release(&e->g, v.gated, ow->rx_full[e->in], sent, &release) &&
+	    !umem_steer_flows__release(f, &e->key, release)) {
+		e->released = release;
 		e->have_released = true;
 	}
-	e->gated_pre = v.gated;
-	e->have_pre = true;
 }
 
 /* OFF_GATE_BUDGET arming flows a turn, in turn: a flow looked up less often only releases later
