@@ -44,6 +44,7 @@ struct off_flow {
 	uint64_t since_ns;     /* when the state began */
 	uint32_t frames;       /* COUNTING: frames seen */
 	struct fwd_gate g;     /* ARMING: what the release of its gate goes by */
+	uint32_t tag;          /* ARMING: its gate mark's tag, this add's own */
 	uint64_t released;     /* ARMING: the count last released, when have_released */
 	bool have_released;
 	uint32_t out_ifindex;
@@ -272,12 +273,39 @@ static bool may_try(struct fwd_ctx *ctx, uint32_t to)
 	return true;
 }
 
+/* A gate tag never used before by this process (never 0): a mark left in a chunk's headroom by
+ * an earlier frame (another flow, an earlier add of this one) never matches. The UMEM is this
+ * process's own, so no other process's tags are in it. */
+static uint32_t next_tag(void)
+{
+	static _Atomic uint32_t tags;
+	uint32_t t;
+
+	while (!(t = atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) + 1))
+		;
+	return t;
+}
+
+/* Whether the frame at eth carries the gate mark of tag (steer_abi.h): the 8 bytes before it,
+ * inside the chunk's XDP headroom (256 bytes before every RX frame). A mark that matches is
+ * wiped, so that the chunk's next frame, if it has no metadata, cannot show it again. */
+static bool gate_marked(uint8_t *eth, uint32_t tag)
+{
+	struct umem_steer_gate_mark m;
+
+	memcpy(&m, eth - sizeof(m), sizeof(m));
+	if (m.magic != UMEM_STEER_GATE_MAGIC || m.tag != tag)
+		return false;
+	memset(eth - sizeof(m), 0, sizeof(m));
+	return true;
+}
+
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct off_iface_counters *c = ctr_of(ctx, e);
-	uint32_t out, ifindex;
+	uint32_t out, ifindex, tag;
 	char line[256];
 	int err;
 
@@ -285,9 +313,11 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
 	}
+	tag = next_tag();
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
 				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
-							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex });
+							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex,
+							       .tag = tag });
 	if (err == -ENOSPC) {
 		/* The table is full: the flow stays in userspace and counts again from zero. */
 		tell(&c->full, e, OFF_TOLD_FULL);
@@ -311,6 +341,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
 	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
+	e->tag = tag;
 	e->have_released = false;
 	e->arm_idx = ow->nr_arming;
 	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
@@ -334,7 +365,7 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 	for (uint32_t i = 0; i < n; i++) {
 		struct umem_steer_flow_key k;
 		struct off_flow *e;
-		const uint8_t *eth;
+		uint8_t *eth;
 		bool first = head;
 
 		head = fwd_desc_last(&d[i]);
@@ -361,6 +392,8 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 			break;
 		case OFF_ARMING:
 			e->g.frames++; /* sent with this burst */
+			if (gate_marked(eth, e->tag))
+				e->g.marked++;
 			break;
 		case OFF_OFFLOADED:
 			/* Frames queued before the gate opened still arrive here, a whole RX ring of
@@ -412,8 +445,8 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	}
 	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
 	sent = !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port);
-	if (fwd_gate_release(&e->g, v.gated, ow->rx_full[e->in], sent, &release) &&
-	    !umem_steer_flows__release(f, &e->key, release)) {
+	if (fwd_gate_release(&e->g, v.gated, v.unmarked, ow->rx_full[e->in], sent, &release) &&
+	    (!e->have_released || release != e->released) && !umem_steer_flows__release(f, &e->key, release)) {
 		e->released = release;
 		e->have_released = true;
 	}
