@@ -589,9 +589,29 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 	return NULL;
 }
 
-/* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone). */
-static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct umem_steer_flow_key *k,
-				      __u64 bytes)
+/* Puts the gate mark in front of a gated frame (steer_abi.h); 0 when the driver has no room for
+ * metadata (it did not set it up: bpf_xdp_adjust_meta fails, e.g. on mvpp2). 8 bytes: the
+ * metadata length must be a multiple of 4. */
+static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag)
+{
+	struct umem_steer_gate_mark *m;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return 0;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data) {
+		bpf_xdp_adjust_meta(ctx, (int)sizeof(*m)); /* never: the helper made the room */
+		return 0;
+	}
+	m->magic = UMEM_STEER_GATE_MAGIC;
+	m->tag = tag;
+	return 1;
+}
+
+/* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
+ * *marked: the frame was gated and carries the gate mark. */
+static __always_inline int flow_apply(struct xdp_md *ctx, struct umem_steer_flow *fl,
+				      const struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
 {
 	__u64 now = bpf_ktime_get_coarse_ns();
 	__u32 stat;
@@ -605,6 +625,11 @@ static __always_inline int flow_apply(struct umem_steer_flow *fl, const struct u
 		if (!sent || *sent < fl->gated) {
 			__sync_fetch_and_add(&fl->gated, 1);
 			count(&steer_fstats, UMEM_STEER_FS_GATED, bytes);
+			if (fl->tag) {
+				*marked = gate_mark(ctx, fl->tag);
+				if (!*marked) /* userspace falls back to a bound for this flow */
+					__sync_fetch_and_add(&fl->unmarked, 1);
+			}
 			return -1;
 		}
 		fl->open = 1;
@@ -660,25 +685,34 @@ static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt 
 		bpf_map_update_elem(&steer_l2src, &sk, &nv, BPF_ANY);
 }
 
+/* What flow_decide tells its caller (a global function takes at most 5 arguments). */
+struct flow_out {
+	__u32 index;  /* the flow's index, when it decided */
+	__u16 action; /* the flow's action, when it decided */
+	__u16 marked; /* gated and marked: the caller takes the mark off unless the frame goes to a socket */
+};
+
 /* A global function: the verifier checks it once, on its own (inlined after the rule scan its
  * branches multiply the states past the verifier's limit; a static subprogram is checked again
  * for every state it is called in, which took seconds). Returns a verdict, or -1 when no flow
  * decides. */
-__noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, __u32 *index, __u16 *action)
+__noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, struct flow_out *out)
 {
 	struct umem_steer_flow_key k = {};
 	struct umem_steer_flow *fl;
+	__u32 marked = 0;
 	int verdict;
 
-	if (!ctx || !p || !index || !action)
+	if (!ctx || !p || !out)
 		return -1;
 	fl = flow_find(ctx, p, &k);
 	if (!fl)
 		return -1;
-	verdict = flow_apply(fl, &k, bytes);
+	verdict = flow_apply(ctx, fl, &k, bytes, &marked);
+	out->marked = (__u16)marked;
 	if (verdict >= 0) {
-		*action = fl->action;
-		*index = fl->index;
+		out->action = fl->action;
+		out->index = fl->index;
 		if (k.kind == UMEM_STEER_FLOW_L2)
 			l2_source_seen(ctx, p, k.vlan, fl->last_ns);
 	}
@@ -695,6 +729,7 @@ int umem_steer(struct xdp_md *ctx)
 	struct pkt p = {};
 	__u32 hit;
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
+	struct flow_out fo = {};
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u32 *bank;
 	__u16 flow = 0;
@@ -727,8 +762,10 @@ int umem_steer(struct xdp_md *ctx)
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;
 	} else {
-		verdict = flow_decide(ctx, &p, bytes, &index, &flow);
+		verdict = flow_decide(ctx, &p, bytes, &fo);
 		if (verdict >= 0) {
+			index = fo.index;
+			flow = fo.action;
 			act.type = UMEM_STEER_A_NONE;
 			rule = UMEM_STEER_RULE_FLOW;
 			goto traced;
@@ -763,6 +800,10 @@ decide:
 	if (verdict != XDP_REDIRECT)
 		count(&steer_astats, UMEM_STEER_S_NO_SOCKET, bytes);
 out:
+	/* The gate mark is for the socket alone: off a frame the stack gets (no socket there) or
+	 * that is dropped. */
+	if (fo.marked && verdict != XDP_REDIRECT)
+		bpf_xdp_adjust_meta(ctx, (int)sizeof(struct umem_steer_gate_mark));
 	if (rule <= UMEM_STEER_RULE_DEFAULT)
 		count(&steer_rstats, rule, bytes);
 	count(&steer_astats, stat, bytes);

@@ -132,6 +132,20 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			err = -ENOENT;
 		}
 	}
+	if (!err && !s->skel) {
+		/* Another build's program (by id): its flows must be ours, byte for byte. */
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+
+		if (bpf_obj_get_info_by_fd(fds[0], &mi, &mlen)) {
+			err = -errno;
+		} else if (mi.value_size != sizeof(struct umem_steer_flow)) {
+			pr_warn("steer flows: the program's %s holds %u-byte flows, this libumem %zu: a program from "
+				"another version; replace it\n", UMEM_STEER_MAP_FLOWS, mi.value_size,
+				sizeof(struct umem_steer_flow));
+			err = -EPROTO;
+		}
+	}
 	if (!err)
 		return f;
 	flows_close_fds(f);
@@ -216,6 +230,10 @@ static int check_flow(const struct umem_steer_flow *fl)
 		pr_warn("steer flows: unknown flow flags 0x%x\n", fl->flags);
 		return -EINVAL;
 	}
+	if (fl->tag && !(fl->flags & UMEM_STEER_FLOW_F_ORDERED)) {
+		pr_warn("steer flows: a gate tag (%u) needs UMEM_STEER_FLOW_F_ORDERED\n", fl->tag);
+		return -EINVAL;
+	}
 	switch (fl->action) {
 	case UMEM_STEER_FLOW_A_REDIRECT:
 		if (!fl->index) {
@@ -265,7 +283,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 		}
 	}
 	v = (struct umem_steer_flow){ .action = flow->action, .flags = flow->flags, .index = flow->index,
-				      .last_ns = umem_steer_flows__now_ns() };
+				      .tag = flow->tag, .last_ns = umem_steer_flows__now_ns() };
 	/* No gate until the first release: frames queued before the add are not counted in
 	 * gated, so only the caller can say when it holds none of them. */
 	bpf_map_delete_elem(f->gate_fd, key);
@@ -610,7 +628,7 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			    char *buf, size_t len)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE], sa[INET6_ADDRSTRLEN] = "", da[INET6_ADDRSTRLEN] = "";
-	char match[160], act[48];
+	char match[160], act[48], unmarked[64] = "";
 	int af = key->kind == UMEM_STEER_FLOW_IPV6 ? AF_INET6 : AF_INET;
 
 	if (key->kind == UMEM_STEER_FLOW_L2) {
@@ -632,9 +650,12 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 		snprintf(act, sizeof(act), "%s",
 			 flow->action < UMEM_STEER_FLOW_A_NR && flow_action_names[flow->action] ?
 				 flow_action_names[flow->action] : "?");
-	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu idle %.1fs", match, act,
+	if (flow->unmarked)
+		snprintf(unmarked, sizeof(unmarked), " (%llu unmarked: the driver takes no metadata)",
+			 (unsigned long long)flow->unmarked);
+	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s idle %.1fs", match, act,
 			(flow->flags & UMEM_STEER_FLOW_F_ORDERED) && !flow->open ? " (gate shut)" : "",
 			(unsigned long long)flow->packets, (unsigned long long)flow->bytes,
-			(unsigned long long)flow->gated,
+			(unsigned long long)flow->gated, unmarked,
 			(double)(umem_steer_flows__now_ns() - flow->last_ns) / 1e9);
 }

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "gate.h"
 #include "offload.h"
 #include "redirect_probe.skel.h"
 #include "route.h"
@@ -41,11 +42,10 @@ struct off_flow {
 	struct umem_steer_flow_key key;
 	uint64_t seen_ns;      /* last frame in userspace */
 	uint64_t since_ns;     /* when the state began */
-	uint32_t frames;       /* COUNTING: frames seen; ARMING: frames sent since the add */
-	uint64_t gated_pre;    /* ARMING: the flow's gated count, read before this turn's RX burst */
+	uint32_t frames;       /* COUNTING: frames seen */
+	struct fwd_gate g;     /* ARMING: what the release of its gate goes by */
+	uint32_t tag;          /* ARMING: its gate mark's tag, this add's own */
 	uint64_t released;     /* ARMING: the count last released, when have_released */
-	uint32_t pre_hi;       /* ARMING: at least the frames seen that the program did not gate */
-	bool have_pre;         /* gated_pre is valid */
 	bool have_released;
 	uint32_t out_ifindex;
 	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
@@ -273,12 +273,39 @@ static bool may_try(struct fwd_ctx *ctx, uint32_t to)
 	return true;
 }
 
+/* A gate tag never used before by this process (never 0): a mark left in a chunk's headroom by
+ * an earlier frame (another flow, an earlier add of this one) never matches. The UMEM is this
+ * process's own, so no other process's tags are in it. */
+static uint32_t next_tag(void)
+{
+	static _Atomic uint32_t tags;
+	uint32_t t;
+
+	while (!(t = atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) + 1))
+		;
+	return t;
+}
+
+/* Whether the frame at eth carries the gate mark of tag (steer_abi.h): the 8 bytes before it,
+ * inside the chunk's XDP headroom (256 bytes before every RX frame). A mark that matches is
+ * wiped, so that the chunk's next frame, if it has no metadata, cannot show it again. */
+static bool gate_marked(uint8_t *eth, uint32_t tag)
+{
+	struct umem_steer_gate_mark m;
+
+	memcpy(&m, eth - sizeof(m), sizeof(m));
+	if (m.magic != UMEM_STEER_GATE_MAGIC || m.tag != tag)
+		return false;
+	memset(eth - sizeof(m), 0, sizeof(m));
+	return true;
+}
+
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct off_iface_counters *c = ctr_of(ctx, e);
-	uint32_t out, ifindex;
+	uint32_t out, ifindex, tag;
 	char line[256];
 	int err;
 
@@ -286,9 +313,11 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
 	}
+	tag = next_tag();
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
 				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
-							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex });
+							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex,
+							       .tag = tag });
 	if (err == -ENOSPC) {
 		/* The table is full: the flow stays in userspace and counts again from zero. */
 		tell(&c->full, e, OFF_TOLD_FULL);
@@ -311,9 +340,9 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->since_ns = now;
 	e->out = (uint16_t)out;
 	e->out_ifindex = ifindex;
-	e->have_pre = false;
+	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
+	e->tag = tag;
 	e->have_released = false;
-	e->pre_hi = UINT32_MAX;
 	e->arm_idx = ow->nr_arming;
 	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
 }
@@ -336,7 +365,7 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 	for (uint32_t i = 0; i < n; i++) {
 		struct umem_steer_flow_key k;
 		struct off_flow *e;
-		const uint8_t *eth;
+		uint8_t *eth;
 		bool first = head;
 
 		head = fwd_desc_last(&d[i]);
@@ -362,7 +391,9 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 				install(w, e, eth, now);
 			break;
 		case OFF_ARMING:
-			e->frames++; /* sent with this burst */
+			e->g.frames++; /* sent with this burst */
+			if (gate_marked(eth, e->tag))
+				e->g.marked++;
 			break;
 		case OFF_OFFLOADED:
 			/* Frames queued before the gate opened still arrive here, a whole RX ring of
@@ -386,6 +417,8 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct umem_steer_flows *f = ow->flows[ctx->ports[e->in].iface];
 	struct umem_steer_flow v;
+	uint64_t release;
+	bool sent;
 
 	if (umem_steer_flows__lookup(f, &e->key, &v)) {
 		to_counting(w, e, now, false); /* gone (evicted) */
@@ -410,22 +443,13 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 		e->have_released = true;
 		return;
 	}
-	/* Frames queued before the add are seen here but not in gated. This turn's RX burst
-	 * came after the last lookup: when it did not fill the batch, every frame gated
-	 * before that lookup has been seen, so frames - gated_pre bounds from above those
-	 * that were not gated. Released as sent: frames minus that bound, never more than
-	 * the gated frames seen, so the gate opens only once all of them were sent. */
-	if (e->have_pre && !ow->rx_full[e->in] && e->frames >= e->gated_pre &&
-	    e->frames - e->gated_pre < e->pre_hi)
-		e->pre_hi = (uint32_t)(e->frames - e->gated_pre);
 	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
-	if (e->pre_hi != UINT32_MAX && !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port) &&
-	    !umem_steer_flows__release(f, &e->key, e->frames - e->pre_hi)) {
-		e->released = e->frames - e->pre_hi;
+	sent = !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port);
+	if (fwd_gate_release(&e->g, v.gated, v.unmarked, ow->rx_full[e->in], sent, &release) &&
+	    (!e->have_released || release != e->released) && !umem_steer_flows__release(f, &e->key, release)) {
+		e->released = release;
 		e->have_released = true;
 	}
-	e->gated_pre = v.gated;
-	e->have_pre = true;
 }
 
 /* OFF_GATE_BUDGET arming flows a turn, in turn: a flow looked up less often only releases later

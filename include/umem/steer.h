@@ -182,7 +182,8 @@ UMEM_API const char *umem_steer_stat__name(uint32_t stat);
  *           .action = UMEM_STEER_FLOW_A_REDIRECT, .index = out_ifindex });
  *
  * The handle holds the flow maps of the program behind s (attached or opened); it outlives s
- * harmlessly (the maps stay until closed). Not thread-safe, like the steering handle.
+ * harmlessly (the maps stay until closed). Not thread-safe, like the steering handle. NULL with
+ * errno EPROTO when the program's flows are laid out by another libumem version.
  */
 struct umem_steer_flows;
 
@@ -190,7 +191,8 @@ UMEM_API struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s);
 UMEM_API void umem_steer_flows__close(struct umem_steer_flows *f);
 
 /* Adds a flow (counters start at zero). -EINVAL a malformed key (unknown kind, unused bytes not
- * zero, group MAC, not TCP/UDP) or flow (unknown action or flags); -ENODEV redirect to an
+ * zero, group MAC, not TCP/UDP) or flow (unknown action or flags, a tag without
+ * UMEM_STEER_FLOW_F_ORDERED); -ENODEV redirect to an
  * interface that does not exist; -EEXIST already there; -ENOSPC the table holds its limit (the
  * caller keeps the flow on its own path). Nothing changes on error. */
 UMEM_API int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
@@ -203,7 +205,8 @@ UMEM_API int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct u
  * frames of it since adding it. The gate stays shut until the first call, then opens at the
  * next frame once sent covers every frame the program gave the caller (flow.gated). UINT64_MAX
  * opens it at the next frame whatever is still gated (the order across the switch is then the
- * caller's risk). */
+ * caller's risk). With flow.tag set, sent can be exact: the frames seen with the flow's gate mark
+ * in front of them (struct umem_steer_gate_mark) are the gated ones. */
 UMEM_API int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
 				       uint64_t sent);
 

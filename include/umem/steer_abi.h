@@ -226,6 +226,23 @@ enum umem_steer_flow_flags {
 	UMEM_STEER_FLOW_F_ORDERED = 1u << 0,
 };
 
+/*
+ * The gate mark: with umem_steer_flow.tag set, the program puts this in the XDP metadata of
+ * every frame it gates (bpf_xdp_adjust_meta), and AF_XDP copies the metadata into the UMEM
+ * right before the frame's data (zero-copy and copy mode alike; measured in copy mode on a
+ * veth, Linux 6.18). Userspace tells the gated frames from those queued before the add by it,
+ * and so releases exactly the gated frames it has sent. A frame without metadata leaves those
+ * bytes as an earlier frame of the chunk left them: the tag, fresh for each add, keeps a stale
+ * mark from matching. Where the driver takes no metadata the frame goes unmarked and counts in
+ * umem_steer_flow.unmarked instead.
+ */
+#define UMEM_STEER_GATE_MAGIC 0x47617465u /* "Gate" */
+
+struct umem_steer_gate_mark {
+	__u32 magic; /* UMEM_STEER_GATE_MAGIC */
+	__u32 tag;   /* the flow's tag */
+};
+
 /* All multi-byte fields in host byte order, like the rules; unused bytes zero. */
 struct umem_steer_flow_key {
 	__u32 ifindex; /* ingress interface */
@@ -240,15 +257,17 @@ struct umem_steer_flow_key {
 	__u8 daddr[16];
 };
 
+/* 8-byte aligned u64 fields (the program's atomic adds fault on arm64 otherwise). */
 struct umem_steer_flow {
 	/* Set by userspace. */
 	__u16 action;  /* enum umem_steer_flow_action */
 	__u16 flags;   /* enum umem_steer_flow_flags */
 	__u32 index;   /* REDIRECT: egress ifindex; SOCK: socket index */
+	__u32 tag;     /* ORDERED: non-zero, the program marks each gated frame (struct umem_steer_gate_mark) */
 	/* Updated by the program. */
 	__u32 open;    /* ORDERED: 1 once the gate opened (the action applies) */
-	__u32 :32;
 	__u64 gated;   /* ORDERED: frames sent down the default path while the gate was shut */
+	__u64 unmarked; /* ORDERED with a tag: gated frames the driver gave no metadata room to mark */
 	__u64 packets; /* frames the action took */
 	__u64 bytes;
 	__u64 last_ns; /* CLOCK_MONOTONIC_COARSE time of the last frame (gated ones included) */

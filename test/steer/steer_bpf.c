@@ -1048,6 +1048,33 @@ static void test_flows(void)
 	CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 3);
 	CHECK(!strcmp(umem_steer_flow_stat__name(UMEM_STEER_FS_GATED), "gated") && !umem_steer_flow_stat__name(99), "names");
 
+	/* With a tag, each gated frame is marked (XDP metadata) for the socket; one that goes to the
+	 * stack (no socket here) leaves without the mark, and none counts as unmarked. */
+	{
+		struct umem_steer_flow tagged = redirect;
+		struct xdp_md ctx = { .ingress_ifindex = ifindex_q, .data_end = (uint32_t)f.len };
+		uint8_t out[4096];
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f.b, .data_size_in = f.len, .data_out = out,
+			    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		tagged.flags = 0, tagged.tag = 7;
+		CHECK(umem_steer_flows__add(F, &k, &tagged) == -EINVAL, "a tag without the ordered flag");
+		tagged.flags = UMEM_STEER_FLOW_F_ORDERED;
+		CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+		CHECK(umem_steer_flows__add(F, &k, &tagged) == 0, "add tagged");
+		CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
+		CHECK_EQ(o.retval, XDP_PASS);
+		CHECK(o.data_size_out == f.len && !memcmp(out, f.b, f.len), "passed frame: %u bytes out of %zu",
+		      o.data_size_out, f.len);
+		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+		CHECK(fl.tag == 7 && fl.gated == 1 && fl.unmarked == 0 && !fl.open, "tagged: tag %u gated %llu unmarked %llu",
+		      fl.tag, (unsigned long long)fl.gated, (unsigned long long)fl.unmarked);
+		CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+		CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
+		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
+		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 4);
+	}
+
 	/* Iterate; expire (idle 1 h keeps all, idle 0 removes each once the coarse clock ticks). */
 	n = umem_steer_flows__foreach(F, NULL, NULL);
 	CHECK_EQ(n, 3);
