@@ -121,7 +121,10 @@ struct fwd_offload {
 	 * replaced, so it runs in epochs: what the interfaces and programs said at the start of
 	 * this one, and what was lost before it. */
 	uint64_t tx0[FWD_MAX_PORTS], user_tx0[FWD_MAX_PORTS], redirected0[FWD_MAX_PORTS];
-	uint32_t dropped0[FWD_MAX_PORTS]; /* the interfaces' tx_dropped */
+	uint64_t dropped0[FWD_MAX_PORTS]; /* the interfaces' tx_dropped */
+	/* The interfaces' 32-bit tx_packets and tx_dropped, widened at each delivery check (under
+	 * lock); reset with the epoch, as a replaced interface counts from 0 again. */
+	struct fwd_wide32 tx_wide[FWD_MAX_PORTS], dropped_wide[FWD_MAX_PORTS];
 	uint64_t lost_before[FWD_MAX_PORTS];
 	uint64_t redirected_seen[FWD_MAX_PORTS], lost_seen[FWD_MAX_PORTS];
 	_Atomic uint64_t lost[FWD_MAX_PORTS]; /* redirected to the interface, not sent, since start */
@@ -476,10 +479,10 @@ static void release_gates(struct fwd_worker *w, uint64_t now)
  * in dropped (tx_dropped) those it freed, ours (its peer's ring full) and redirected ones its
  * peer refused, which xdp-fwd counts as drops of their own (tx_dropped_kernel, main.c). */
 struct tx_read {
-	const struct fwd_offload *off;
+	struct fwd_offload *off;
 	uint32_t nr_ifaces;
 	uint64_t *out, found; /* found: bit f, interface f was there */
-	uint32_t *dropped;
+	uint64_t *dropped;
 };
 
 static void tx_read_one(void *arg, const char *name, uint32_t ifindex, const struct rtnl_link_stats *st)
@@ -489,13 +492,13 @@ static void tx_read_one(void *arg, const char *name, uint32_t ifindex, const str
 	(void)name;
 	for (uint32_t f = 0; f < r->nr_ifaces; f++)
 		if (r->off->ifindex[f] && r->off->ifindex[f] == ifindex) {
-			r->out[f] = st->tx_packets;
-			r->dropped[f] = st->tx_dropped;
+			r->out[f] = fwd_wide32_read(&r->off->tx_wide[f], st->tx_packets);
+			r->dropped[f] = fwd_wide32_read(&r->off->dropped_wide[f], st->tx_dropped);
 			r->found |= 1ull << f;
 		}
 }
 
-static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out, uint32_t *dropped)
+static uint64_t read_tx_packets(struct fwd_offload *off, uint32_t nr_ifaces, uint64_t *out, uint64_t *dropped)
 {
 	struct tx_read r = { off, nr_ifaces, out, 0, dropped };
 
@@ -859,8 +862,7 @@ static void check_delivery(struct fwd_ctx *ctx)
 static void check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
-	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found;
-	uint32_t dropped[FWD_MAX_PORTS];
+	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found, dropped[FWD_MAX_PORTS];
 
 	if (ctx->nr_ifaces != 2)
 		return;
@@ -885,7 +887,7 @@ static void check_targets(struct fwd_ctx *ctx)
 		 * (tx_dropped_kernel): out of "lost", so that each frame is counted once. The
 		 * target check below still sees every frame not sent. Same dump as sent: a drop
 		 * is in one or the other. */
-		counted = (uint32_t)(dropped[f] - off->dropped0[f]);
+		counted = dropped[f] - off->dropped0[f];
 		uncounted = lost > counted ? lost - counted : 0;
 		dr = r - off->redirected_seen[f];
 		dl = lost > off->lost_seen[f] ? lost - off->lost_seen[f] : 0;
@@ -1092,6 +1094,8 @@ static void loss_epoch(struct fwd_ctx *ctx)
 	}
 	memset(off->tx0, 0, sizeof(off->tx0));
 	memset(off->dropped0, 0, sizeof(off->dropped0));
+	memset(off->tx_wide, 0, sizeof(off->tx_wide));
+	memset(off->dropped_wide, 0, sizeof(off->dropped_wide));
 	read_tx_packets(off, ctx->nr_ifaces, off->tx0, off->dropped0);
 }
 

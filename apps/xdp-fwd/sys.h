@@ -28,6 +28,23 @@ FILE *fwd_totals_stream(void);
 typedef void (*fwd_link_fn)(void *arg, const char *name, uint32_t ifindex, const struct rtnl_link_stats *st);
 int fwd_each_link(fwd_link_fn fn, void *arg);
 
+/* A 32-bit kernel count (struct rtnl_link_stats: tx_packets wraps after 2^32 frames, 71 minutes
+ * at 1 Mpps) widened to 64 bits. Read at least once per 2^32 of its events, the sum of the
+ * differences is exact across wraps; the first read starts the sum at the count itself. */
+struct fwd_wide32 {
+	uint64_t total;
+	uint32_t last;
+	bool seen;
+};
+
+static inline uint64_t fwd_wide32_read(struct fwd_wide32 *w, uint32_t count)
+{
+	w->total = w->seen ? w->total + (uint32_t)(count - w->last) : count;
+	w->last = count;
+	w->seen = true;
+	return w->total;
+}
+
 /* Asks the kernel to keep idle CPUs within usecs of waking (the CPU latency QoS request of
  * /dev/cpu_dma_latency) until fwd_cpu_latency_release() or the process's exit, however it
  * exits: the kernel drops the request with the descriptor. 0 or -errno. */
