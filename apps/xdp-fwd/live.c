@@ -25,13 +25,17 @@ static const struct fwd_live_ops *ops;
 extern uint32_t umem__fault_bind_busy;
 
 /* The tests' build only (xdp-fwd-faults): XDP_FWD_FAULT_BIND_BUSY=N makes the first N binds
- * after set-up, the live path's, meet a queue the kernel has not released yet. */
+ * after set-up, the live path's, meet a queue the kernel has not released yet;
+ * XDP_FWD_FAULT_PROBE_ENOMEM=N fails the first N delivery probes of flow offload with ENOMEM. */
 static void arm_faults(void)
 {
 	const char *e = getenv("XDP_FWD_FAULT_BIND_BUSY");
 
 	if (e)
 		umem__fault_bind_busy = (uint32_t)strtoul(e, NULL, 10);
+	e = getenv("XDP_FWD_FAULT_PROBE_ENOMEM");
+	if (e)
+		fwd_fault_probe_enomem = (uint32_t)strtoul(e, NULL, 10);
 }
 #else
 static void arm_faults(void)

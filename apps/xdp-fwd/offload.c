@@ -32,6 +32,7 @@
  * and its flows leave the kernel at the next loop turn. */
 #define OFF_TARGET_NS 20000000ull
 #define OFF_REPROBE_NS 1000000000ull /* a bad target is probed again this often */
+#define OFF_PROBE_RETRY_NS 100000000ull /* after a transient probe failure, no probe for this long */
 #define OFF_XMIT_STATS 128u /* ethtool counters of a target's XDP transmits we sum (64 queues) */
 /* l2 sources: a record at most this old is a MAC still sending (rewritten every 100 ms). */
 #define OFF_SOURCE_FRESH_NS (UMEM_STEER_L2_SOURCE_NS + OFF_HOUSEKEEP_NS)
@@ -109,6 +110,8 @@ struct fwd_offload {
 	/* The delivery probe (redirect_probe.bpf.c): a target is proven or found bad by one probe
 	 * frame before any flow is offloaded to it. NULL: the first flow to a target is its trial. */
 	struct redirect_probe *probe;
+	bool probe_retry_said; /* a transient probe failure was reported (under lock) */
+	uint64_t probe_retry_at[FWD_MAX_PORTS]; /* no probe of f before this (under lock) */
 	uint64_t reprobe_at[FWD_MAX_PORTS]; /* the last probe of a bad target (under lock) */
 	struct umem_steer_flows *main_flows[FWD_MAX_PORTS]; /* by interface, for the stats */
 	uint32_t ifindex[FWD_MAX_PORTS];                    /* by interface */
@@ -679,6 +682,8 @@ static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, u
 /* One frame redirected to interface f through the delivery probe. It goes out to the peer: the
  * interface's own address as source and destination (another host's, so the peer's stack drops
  * it) and the IEEE 802 local experimental EtherType, which no protocol takes. */
+uint32_t fwd_fault_probe_enomem;
+
 static int probe_run(struct fwd_offload *off, uint32_t f, const char *ifname)
 {
 	uint8_t frame[60] = { 0 };
@@ -695,13 +700,25 @@ static int probe_run(struct fwd_offload *off, uint32_t f, const char *ifname)
 	frame[12] = 0x88;
 	frame[13] = 0xb5;
 	memcpy(frame + 14, "xdp-fwd delivery probe", 22);
+	if (fwd_fault_probe_enomem) {
+		fwd_fault_probe_enomem--;
+		return -ENOMEM;
+	}
 	return bpf_prog_test_run_opts(bpf_program__fd(off->probe->progs.redirect_probe), &opts) ? -errno : 0;
+}
+
+/* Errors of a live-frame BPF_PROG_RUN that say nothing of the next one: memory for the frame
+ * or its page pool, a signal. The probe is tried again then. */
+static bool probe_error_transient(int err)
+{
+	return err == -ENOMEM || err == -ENOBUFS || err == -EAGAIN || err == -EBUSY || err == -EINTR;
 }
 
 /* One probe frame redirected to interface f, its XDP transmit counters read around it (under
  * lock): 1 when f counted it (it takes redirected frames), 0 when not (it drops them all: struct
- * off_xmit), -1 when nothing could be told now. A probe that fails (an older kernel, or no
- * privilege for it now) is not tried again: the first flow to each target is its trial then.
+ * off_xmit), -1 when nothing could be told now. A probe that fails for good (an older kernel,
+ * or no privilege for it now) is not tried again: the first flow to each target is its trial
+ * then. One that fails for want of memory is tried again 0.1 s later, said once.
  * A probe frame f took (not refused by a full ring) reaches f's tx_packets like a redirected
  * frame, but no steering program counted it: probe_tx keeps it out of the loss count, where it
  * would hide one lost frame. */
@@ -710,9 +727,17 @@ static int probe_delivery(struct fwd_offload *off, uint32_t f, const char *name)
 	uint64_t before, after, refused0, refused1;
 	int err;
 
-	if (!off->probe || !xmit_read(off, f, name, &before, &refused0))
+	if (!off->probe || fwd_now_ns() < off->probe_retry_at[f] || !xmit_read(off, f, name, &before, &refused0))
 		return -1;
 	err = probe_run(off, f, name);
+	if (err && probe_error_transient(err)) {
+		off->probe_retry_at[f] = fwd_now_ns() + OFF_PROBE_RETRY_NS;
+		if (!off->probe_retry_said)
+			fprintf(stderr, "xdp-fwd: offload: the delivery probe towards %s failed (%s): tried "
+				"again in 0.1 s; its flows stay in userspace until it answers\n", name, strerror(-err));
+		off->probe_retry_said = true;
+		return -1;
+	}
 	if (err) {
 		fprintf(stderr, "xdp-fwd: offload: the delivery probe towards %s failed (%s): the first "
 			"flow to each target is its trial\n", name, strerror(-err));

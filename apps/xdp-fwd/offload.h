@@ -34,4 +34,7 @@ int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 
+/* The tests' hook (xdp-fwd-faults, live.c): the next N delivery probes fail with ENOMEM. */
+extern uint32_t fwd_fault_probe_enomem;
+
 #endif

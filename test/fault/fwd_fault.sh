@@ -7,7 +7,7 @@
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
 #                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
-#                zerocopy_hint
+#                zerocopy_hint | probe_transient
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
 . "$(dirname "$0")/../fwd/lib.sh"
@@ -203,6 +203,32 @@ rebind_others)
 	pings "$TOPO_IP1" || fail "no traffic after the re-attach"
 	fwd_stop INT
 	no_xdp_left || fail "XDP program left"
+	;;
+probe_transient)
+	# Flow offload's delivery probe fails once for want of memory (ENOMEM injected into its
+	# BPF_PROG_RUN, xdp-fwd-faults) towards targets that drop redirected frames (veth peers
+	# without NAPI). It is tried again, finds them bad, and no frame is lost there. It used to
+	# give the probe up for good on any error: the first flow to each target was then its
+	# trial, which lost its frames.
+	. "$(dirname "$0")/../fwd/offload_lib.sh"
+	FWD=$BUILD/apps/xdp-fwd/xdp-fwd-faults
+	[ -x "$FWD" ] || fail "xdp-fwd-faults not built at $FWD"
+	topo_up --hosts 2
+	for k in 0 1; do in_host $k ethtool -K eth0 gro off >/dev/null || fail "ethtool -K eth0 gro off"; done
+	tcp3() {
+		iperf_server
+		in_host 0 iperf3 -c "$TOPO_IP1" -p 5201 -t 3 >"$WORK/iperf.out" 2>&1 || fail "iperf3: $(cat "$WORK/iperf.out")"
+		netns_stop "$IPERF_PID"
+	}
+	XDP_FWD_FAULT_PROBE_ENOMEM=1 fwd_measure _ tcp3 --offload-after 10 --interval 0.2
+	[ "$(off_total m1@0 lost)" = 0 ] ||
+		fail "$(off_total m1@0 lost) frames lost on m1: the probe was given up after one failure"
+	grep -q "m1 sent 0 of [0-9]* frames redirected to it" "$WORK/fwd.err" ||
+		fail "the target that drops redirected frames was not found: $(cat "$WORK/fwd.err")"
+	grep -q "delivery probe towards .* failed (Cannot allocate memory): tried again" "$WORK/fwd.err" ||
+		fail "the injected probe failure was not reported as transient: $(cat "$WORK/fwd.err")"
+	[ "$(off_total m0@0 installed)" = 0 ] || fail "$(off_total m0@0 installed) flows offloaded towards the bad target"
+	echo "   probe failed once, tried again: m1 found bad, 0 frames lost there"
 	;;
 rule_target)
 	# Targets the device does not have are refused at start.
