@@ -109,9 +109,12 @@ struct umem_pool {
 
 /* ring.c */
 /* Opens the maps of BPF program prog_fd named names[0..n) into fds[] (left untouched, so -1,
- * for a name the program lacks); max_entries[k] gets each one's size when not NULL. 0 or
- * negative errno (the program could not be read). */
-UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n);
+ * for a name the program lacks); max_entries[k] gets each one's size when not NULL. With
+ * value_sizes (NULL: none), a map whose value_size differs from a non-zero value_sizes[k] is
+ * another version's layout: -EPROTO with a message naming it, no fd left open. 0 or negative
+ * errno (the program could not be read). */
+UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value_sizes, int *fds,
+				 uint32_t *max_entries, size_t n);
 
 UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
 UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);

@@ -40,7 +40,7 @@ static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 		return -errno;
 	for (size_t k = 0; k < NR; k++)
 		got[k] = -1;
-	err = umem__prog_maps(s->prog_fd, names, got, max, NR);
+	err = umem__prog_maps(s->prog_fd, names, NULL, got, max, NR);
 	for (size_t k = 0; k < NR; k++)
 		*fds[k] = got[k];
 	if (err)

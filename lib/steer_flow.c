@@ -32,10 +32,21 @@ static void flows_close_fds(struct umem_steer_flows *f)
 			close(fds[i]);
 }
 
-int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *max_entries, size_t n)
+static void close_all(int *fds, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (fds[k] >= 0) {
+			close(fds[k]);
+			fds[k] = -1;
+		}
+}
+
+int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value_sizes, int *fds,
+		    uint32_t *max_entries, size_t n)
 {
 	struct bpf_prog_info pi = {};
 	uint32_t ids[32], len = sizeof(pi);
+	int err = 0;
 
 	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
 	pi.map_ids = (uintptr_t)ids;
@@ -48,14 +59,9 @@ int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *m
 		size_t k;
 
 		if (fd < 0 && (errno == EPERM || errno == EACCES)) {
-			int err = -errno;
-
+			err = -errno;
 			pr_warn("cannot open the maps of BPF program by id: %s (needs CAP_SYS_ADMIN)\n", strerror(errno));
-			for (k = 0; k < n; k++)
-				if (fds[k] >= 0) {
-					close(fds[k]);
-					fds[k] = -1;
-				}
+			close_all(fds, n);
 			return err;
 		}
 		if (fd < 0)
@@ -65,17 +71,26 @@ int umem__prog_maps(int prog_fd, const char *const *names, int *fds, uint32_t *m
 			continue;
 		}
 		for (k = 0; k < n; k++) {
-			if (!strcmp(mi.name, names[k]) && fds[k] < 0) {
-				fds[k] = fd;
-				if (max_entries)
-					max_entries[k] = mi.max_entries;
+			if (strcmp(mi.name, names[k]) || fds[k] >= 0)
+				continue;
+			if (value_sizes && value_sizes[k] && mi.value_size != value_sizes[k]) {
+				pr_warn("BPF program's map %s holds %u-byte values, this libumem %u: a program from "
+					"another version; replace it\n", names[k], mi.value_size, value_sizes[k]);
+				err = -EPROTO;
+				k = n; /* closed below */
 				break;
 			}
+			fds[k] = fd;
+			if (max_entries)
+				max_entries[k] = mi.max_entries;
+			break;
 		}
 		if (k == n)
 			close(fd);
 	}
-	return 0;
+	if (err)
+		close_all(fds, n);
+	return err;
 }
 
 /* Order of the fds in struct umem_steer_flows; the optional sources map last. */
@@ -84,6 +99,8 @@ static const char *const flow_maps[] = {
 	UMEM_STEER_MAP_DEVS, UMEM_STEER_MAP_L2_SOURCES,
 };
 #define NR_FLOW_MAPS (sizeof(flow_maps) / sizeof(flow_maps[0]))
+/* Another build's program (opened by id) must lay its flows out as this libumem does. */
+static const uint32_t flow_sizes[NR_FLOW_MAPS] = { sizeof(struct umem_steer_flow) };
 
 struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 {
@@ -118,7 +135,7 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			}
 		}
 	} else {
-		err = umem__prog_maps(prog_fd, flow_maps, fds, max, NR_FLOW_MAPS);
+		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, NR_FLOW_MAPS);
 	}
 	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
 	f->l2src_fd = fds[5];
@@ -130,20 +147,6 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
 				flow_maps[k]);
 			err = -ENOENT;
-		}
-	}
-	if (!err && !s->skel) {
-		/* Another build's program (by id): its flows must be ours, byte for byte. */
-		struct bpf_map_info mi = {};
-		uint32_t mlen = sizeof(mi);
-
-		if (bpf_obj_get_info_by_fd(fds[0], &mi, &mlen)) {
-			err = -errno;
-		} else if (mi.value_size != sizeof(struct umem_steer_flow)) {
-			pr_warn("steer flows: the program's %s holds %u-byte flows, this libumem %zu: a program from "
-				"another version; replace it\n", UMEM_STEER_MAP_FLOWS, mi.value_size,
-				sizeof(struct umem_steer_flow));
-			err = -EPROTO;
 		}
 	}
 	if (!err)

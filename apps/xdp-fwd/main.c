@@ -604,13 +604,17 @@ static void tx_kernel_one(void *arg, const char *name, uint32_t ifindex, const s
 
 	for (uint32_t p = 0; p < ctx->nr_ports; p++) {
 		struct fwd_tx_kernel *t = &ctx->tx_kernel[ctx->ports[p].iface];
+		uint64_t before = t->dropped.total;
 
 		if (strcmp(ctx->cfg->ports[p].ifname, name) || first_on_interface(ctx, p) != p)
 			continue;
-		/* 32-bit counts: the difference is right across a wrap. */
-		if (t->seen && t->ifindex == ifindex)
-			fwd_count(&ctx->ports[p].ctr.drop[FWD_DROP_TX_KERNEL], st->tx_dropped - t->last);
-		*t = (struct fwd_tx_kernel){ .ifindex = ifindex, .last = st->tx_dropped, .seen = true };
+		if (t->dropped.seen && t->ifindex == ifindex) {
+			fwd_count(&ctx->ports[p].ctr.drop[FWD_DROP_TX_KERNEL],
+				  fwd_wide32_read(&t->dropped, st->tx_dropped) - before);
+		} else { /* a new base: first seen, back, or another device under the name */
+			*t = (struct fwd_tx_kernel){ .ifindex = ifindex };
+			fwd_wide32_read(&t->dropped, st->tx_dropped);
+		}
 		r->found[ctx->ports[p].iface] = true;
 	}
 }
@@ -624,7 +628,7 @@ static void read_tx_kernel(struct fwd_ctx *ctx)
 		return; /* the next read counts what this one would have */
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (!r.found[f])
-			ctx->tx_kernel[f].seen = false;
+			ctx->tx_kernel[f].dropped.seen = false;
 }
 
 /* The stats sample, with the kernel's share of --offload-after beside each port's counters. */

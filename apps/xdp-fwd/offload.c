@@ -679,11 +679,11 @@ static bool xmit_read(struct fwd_offload *off, uint32_t f, const char *ifname, u
 	return ok;
 }
 
+uint32_t fwd_fault_probe_enomem; /* offload.h: the tests' hook */
+
 /* One frame redirected to interface f through the delivery probe. It goes out to the peer: the
  * interface's own address as source and destination (another host's, so the peer's stack drops
  * it) and the IEEE 802 local experimental EtherType, which no protocol takes. */
-uint32_t fwd_fault_probe_enomem;
-
 static int probe_run(struct fwd_offload *off, uint32_t f, const char *ifname)
 {
 	uint8_t frame[60] = { 0 };

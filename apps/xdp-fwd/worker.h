@@ -19,6 +19,7 @@
 #include "l2.h"
 #include "rules.h"
 #include "stats.h"
+#include "sys.h"
 
 #define FWD_XQ_SIZE 4096u /* cross-worker queue entries (descriptors) */
 
@@ -128,11 +129,11 @@ struct fwd_ctx {
 	struct fwd_steer_sample steer_base[FWD_MAX_PORTS];
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
 	/* The kernel's tx_dropped of each interface as last read (main thread only): the
-	 * ifindex it was read on, and the value (32 bits, as getifaddrs gives it). */
+	 * ifindex it was read on, and the count widened (sys.h; not seen: gone, or not read
+	 * yet, so the next read is a new base). */
 	struct fwd_tx_kernel {
 		uint32_t ifindex;
-		uint32_t last;
-		bool seen; /* false: gone, or not read yet (the next read is a new base) */
+		struct fwd_wide32 dropped;
 	} tx_kernel[FWD_MAX_PORTS]; /* by interface */
 	uint64_t tx_kernel_at;     /* the last read */
 	uint64_t steer_gen[FWD_MAX_PORTS]; /* table generation last checked (live edits) */

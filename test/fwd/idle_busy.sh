@@ -14,15 +14,9 @@ GEN=$BUILD/tools/xsk-gen/xsk-gen
 topo_up --hosts 2
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpus 0 --json --interval 3600
 
-intervals() { grep -c '"type":"interval"' "$WORK/fwd.out"; }
-more_intervals() { [ "$(intervals)" -gt "$1" ]; }
 # snapshot: the stats of the interval since the previous one (SIGUSR1), into $WORK/snap.
 snapshot() {
-	local n
-	n=$(intervals)
-	kill -USR1 "$FWD_PID"
-	wait_for 5 more_intervals "$n" || fail "no stats after SIGUSR1"
-	grep '"type":"interval"' "$WORK/fwd.out" | tail -1 >"$WORK/snap"
+	usr1_line interval >"$WORK/snap" || fail "no stats after SIGUSR1"
 }
 snap_sleeps() { grep -o '"sleeps":[0-9]*' "$WORK/snap" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
 snap_port() { grep -o "\"name\":\"$1\",[^}]*" "$WORK/snap" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }

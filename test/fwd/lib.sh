@@ -101,6 +101,23 @@ port_total() {
 	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
 }
 
+# port_drops PORT: every drop xdp-fwd counted on PORT (the "drops" object of its total).
+port_drops() {
+	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
+		grep -o ':[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+
+# usr1_line TYPE: sends xdp-fwd (--json) SIGUSR1 and prints the JSON line of TYPE it printed for
+# it (interval, mac_table); 1 when none came within 5 s.
+usr1_line() {
+	local n
+	n=$(grep -c "\"type\":\"$1\"" "$WORK/fwd.out")
+	kill -USR1 "$FWD_PID"
+	wait_for 5 usr1_more "$1" "$n" || return 1
+	grep "\"type\":\"$1\"" "$WORK/fwd.out" | tail -1
+}
+usr1_more() { [ "$(grep -c "\"type\":\"$1\"" "$WORK/fwd.out")" -gt "$2" ]; }
+
 # rx_frames K: frames received by host K's eth0.
 rx_frames() {
 	in_host "$1" cat /sys/class/net/eth0/statistics/rx_packets

@@ -20,11 +20,6 @@ topo_up --hosts 2
 # Host 1 takes frames up to 1000 bytes; the rest of the path 1500.
 in_host 1 ip link set eth0 mtu 1000 || fail "ip link set eth0 mtu 1000"
 
-# port_drops PORT: every drop xdp-fwd counted on PORT (the "drops" object of its total).
-port_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
-		grep -o ':[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
-}
 # refused: the redirected frames m1 refused (its XDP transmit errors, every queue).
 refused() {
 	ip netns exec "$TOPO_MID" ethtool -S "$TOPO_IF1" | awk '/tx_queue_[0-9]+_xdp_xmit_errors:/ { s += $2 } END { print s + 0 }'

@@ -51,11 +51,6 @@ sink_books() {
 	SINK_MISSING=$((SINK_MISSING + count - got - own))
 	SINK_REORDERED=$((SINK_REORDERED + $(json "$WORK/sink.out" reordered)))
 }
-# port_drops PORT: every drop xdp-fwd counted on PORT (the "drops" object of its total).
-port_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
-		grep -o ':[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
-}
 # books PORT...: after fwd_stop, the frames the sinks missed were all counted dropped (on the
 # PORTs, or lost in the kernel towards them), and none was reordered unless a gate was forced
 # open (counted: userspace lost gated frames, so no count could cover them). Starts new books.
@@ -165,15 +160,11 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after
 # when the move is made; X then rightly moves back, and the stream goes to host 1's stack. The
 # frames from X go to Y, no host's MAC either: flooded, and answered by no host.
 X=02:77:00:00:00:aa Y=02:77:00:00:00:bb
-mac_tables() { grep -c '"type":"mac_table"' "$WORK/fwd.out"; }
-more_mac_tables() { [ "$(mac_tables)" -gt "$1" ]; }
 # mac_at MAC PORT: xdp-fwd's MAC table (printed on SIGUSR1) has MAC behind PORT.
 mac_at() {
-	local n
-	n=$(mac_tables)
-	kill -USR1 "$FWD_PID"
-	wait_for 5 more_mac_tables "$n" || return 1
-	grep '"type":"mac_table"' "$WORK/fwd.out" | tail -1 | grep -q "{\"mac\":\"$1\",\"port\":\"$2\","
+	local table
+	table=$(usr1_line mac_table) || return 1
+	grep -q "{\"mac\":\"$1\",\"port\":\"$2\"," <<<"$table"
 }
 # X speaks from host 1 (learned behind m1), then host 0 streams to X: offloaded m0 -> m1.
 gen 1 --src-mac "$X" --dst-mac "$Y" --dst-ip "$TOPO_IP0" --count 5 --rate 1000

@@ -19,11 +19,6 @@ in_host 1 ip link set eth0 mtu 1000 || fail "ip link set eth0 mtu 1000"
 in_host 1 sh -c 'echo 1 >/sys/class/net/eth0/threaded' 2>/dev/null ||
 	{ echo "SKIP: cannot run host 1's NAPI threaded (/sys/class/net/eth0/threaded)"; exit 77; }
 
-# port_drops PORT: every drop xdp-fwd counted on PORT (the "drops" object of its total).
-port_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
-		grep -o ':[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
-}
 m1_tx_dropped() { ip netns exec "$TOPO_MID" cat "/sys/class/net/$TOPO_IF1/statistics/tx_dropped"; }
 
 log "a 64-byte flood and $BIG frames too long for m1's peer through plain xdp-fwd: the books exact"
