@@ -24,6 +24,7 @@
 #include <umem/steer.h>
 
 #include "fwd.h"
+#include "stats.h"
 
 #define FWD_PCAP_MAGIC_NS 0xa1b23c4du
 #define FWD_PCAP_LINKTYPE_ETHERNET 1u
@@ -45,22 +46,7 @@ struct fwd_pcap_record {
 	uint32_t caplen, len;
 };
 
-/* Parses a --pcap-filter: words of the rule language's match ("udp dport 53", "vlan 10 ipv6",
- * "any") and "dev IFNAME" (frames sent on that interface; repeat for several). Returns 0, or
- * -1 with a message in err. */
-int fwd_pcap_filter_parse(struct fwd_config *cfg, const char *text, char *err, size_t errlen);
-
 struct fwd_capture;
-
-/* Counters at one moment (a sample: see stats.h). */
-struct fwd_capture_sample {
-	uint64_t captured; /* frames copied to the rings (written to the file by exit) */
-	uint64_t bytes;    /* their bytes as captured (at most the snap length each) */
-	uint64_t dropped;  /* frames the filter took that found their worker's ring full */
-	bool limit_reached; /* --pcap-count frames captured: capture over, forwarding goes on */
-	int error;          /* the errno that stopped the writer (the capture ends), 0; ETIMEDOUT:
-			     * at exit, a reader (a FIFO's) that took nothing for 2 s */
-};
 
 /* Opens cfg->pcap_path (created or truncated) and writes the file header; the rings for
  * nr_workers workers. Before anything is attached: NULL and a message on stderr when the file

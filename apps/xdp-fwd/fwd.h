@@ -19,11 +19,19 @@
 #define FWD_ETH_OVERHEAD 18u  /* Ethernet header + one VLAN tag beyond the MTU */
 #define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
+/* The modes: FWD_MODE_ID, its name as --mode takes it, and its room (mode_name.c defines the
+ * struct fwd_mode_ops fwd_mode_name, mode.h). A new mode is one line here and its file. */
+#define FWD_MODES(X)                                                                            \
+	X(WIRE, wire)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
+	X(L2, l2)           /* learning bridge */                                                 \
+	X(REFLECT, reflect) /* swap MACs, send back out of the input port (a loopback tester) */
+
+#define FWD_MODE_ENUM(id, name) FWD_MODE_##id,
 enum fwd_mode {
-	FWD_MODE_WIRE,    /* ports in pairs, 0<->1, 2<->3: a cable */
-	FWD_MODE_L2,      /* learning bridge */
-	FWD_MODE_REFLECT, /* swap MACs, send back out of the input port (a loopback tester) */
+	FWD_MODES(FWD_MODE_ENUM)
+	FWD_MODE_COUNT
 };
+#undef FWD_MODE_ENUM
 
 enum fwd_bind_mode {
 	FWD_BIND_AUTO, /* zero-copy where the driver has it, else copy */
@@ -162,6 +170,10 @@ uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu);
 /* How IFNAME@all learns the queue count (umem_port__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
+/* Parses a --pcap-filter (capture.h): words of the rule language's match ("udp dport 53",
+ * "vlan 10 ipv6", "any") and "dev IFNAME" (frames sent on that interface; repeat for several).
+ * Returns 0, or -1 with a message in err. */
+int fwd_pcap_filter_parse(struct fwd_config *cfg, const char *text, char *err, size_t errlen);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
 

@@ -6,19 +6,16 @@
 
 #include <umem/port.h>
 
+#include "ctx.h"
 #include "linkwatch.h"
 #include "live.h"
 #include "offload.h"
+#include "ports.h"
 #include "privs.h"
 #include "rules.h"
+#include "worker.h"
 
 static int watch_fd = -1;
-/* The ifindex each interface's ports are open on (at its first port; 0 while closed). Events
- * are matched by it: a name is only how an interface is found, and a rename (m1 to m9, a new
- * m1 created) leaves the ports on the old device under a name that is no longer theirs. */
-static uint32_t open_on[FWD_MAX_PORTS];
-
-static const struct fwd_live_ops *ops;
 
 #ifdef XDP_FWD_FAULTS
 /* libumem's test hook (lib/port.c): the next binds fail with EBUSY. */
@@ -43,12 +40,11 @@ static void arm_faults(void)
 }
 #endif
 
-int fwd_live_open(struct fwd_ctx *ctx, const struct fwd_live_ops *o)
+int fwd_live_open(struct fwd_ctx *ctx)
 {
-	ops = o;
 	arm_faults();
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		open_on[i] = ctx->ports[i].port ? if_nametoindex(ctx->cfg->ports[i].ifname) : 0;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		ctx->ifaces[f].ifindex = fwd_iface_open(ctx, &ctx->ifaces[f]) ? if_nametoindex(ctx->ifaces[f].name) : 0;
 	watch_fd = fwd_linkwatch_open();
 	return watch_fd < 0 ? watch_fd : 0;
 }
@@ -60,92 +56,70 @@ void fwd_live_close(struct fwd_ctx *ctx)
 	watch_fd = -1;
 }
 
-/* The first port on ifname, or UINT32_MAX when it is not one of ours. */
-static uint32_t first_port(const struct fwd_ctx *ctx, const char *ifname)
+/* Closes the ports of interface f, and its steering program unless keep_steering (its empty
+ * socket slots pass frames to the kernel, counted as no_socket, while the ports are away);
+ * workers parked. */
+static void close_iface(struct fwd_ctx *ctx, struct fwd_iface *f, bool keep_steering)
 {
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			return i;
-	return UINT32_MAX;
-}
-
-static bool iface_open(const struct fwd_ctx *ctx, uint32_t first)
-{
-	const char *ifname = ctx->cfg->ports[first].ifname;
-
-	for (uint32_t i = first; i < ctx->nr_ports; i++)
-		if (!strcmp(ctx->cfg->ports[i].ifname, ifname) && ctx->ports[i].port)
-			return true;
-	return false;
-}
-
-/* Closes the ports of the interface of port first, and its steering program unless
- * keep_steering (its empty socket slots pass frames to the kernel, counted as no_socket, while
- * the ports are away); workers parked. */
-static void close_iface(struct fwd_ctx *ctx, uint32_t first, bool keep_steering)
-{
-	const char *ifname = ctx->cfg->ports[first].ifname;
-
 	if (keep_steering) {
-		ops->steer_sockets(ctx, first, false);
+		fwd_iface_steer_sockets(ctx, f, false);
 	} else {
-		fwd_offload_iface_down(ctx, ctx->ports[first].iface);
-		ops->close_steering(ctx, first);
+		fwd_offload_iface_down(ctx, f->idx);
+		fwd_iface_steer_close(ctx, f);
 	}
-	for (uint32_t i = first; i < ctx->nr_ports; i++)
-		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			ops->close_port(ctx, i);
-	open_on[first] = 0;
+	for (uint32_t i = f->first; i < ctx->nr_ports; i++)
+		if (ctx->ports[i].iface == f->idx)
+			fwd_port_close(ctx, i);
+	f->ifindex = 0;
 }
 
 /* Opens them again; capabilities raised. On failure what opened is closed again. */
-static int open_iface(struct fwd_ctx *ctx, uint32_t first)
+static int open_iface(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
-	const char *ifname = ctx->cfg->ports[first].ifname;
 	int err = 0;
 
-	for (uint32_t i = first; i < ctx->nr_ports && !err; i++)
-		if (!strcmp(ctx->cfg->ports[i].ifname, ifname))
-			err = ops->open_port(ctx, i);
+	for (uint32_t i = f->first; i < ctx->nr_ports && !err; i++)
+		if (ctx->ports[i].iface == f->idx)
+			err = fwd_port_open(ctx, i);
 	if (!err && fwd_wants_steering(ctx->cfg))
-		err = ctx->steer[first] ? ops->steer_sockets(ctx, first, true) :
-		      ops->open_steering(ctx, first) ?: fwd_offload_iface_up(ctx, first);
+		err = f->steer ? fwd_iface_steer_sockets(ctx, f, true) :
+		      fwd_iface_steer_open(ctx, f) ?: fwd_offload_iface_up(ctx, f->idx);
 	if (err)
-		close_iface(ctx, first, false);
+		close_iface(ctx, f, false);
 	else
-		open_on[first] = if_nametoindex(ifname);
+		f->ifindex = if_nametoindex(f->name);
 	return err;
 }
 
-/* The first port of the interface open on ifindex, or UINT32_MAX. */
-static uint32_t port_on_index(const struct fwd_ctx *ctx, uint32_t ifindex)
+/* The interface open on ifindex, or NULL. */
+static struct fwd_iface *iface_on_index(struct fwd_ctx *ctx, uint32_t ifindex)
 {
-	for (uint32_t i = 0; ifindex && i < ctx->nr_ports; i++)
-		if (open_on[i] == ifindex && first_port(ctx, ctx->cfg->ports[i].ifname) == i)
-			return i;
-	return UINT32_MAX;
+	for (uint32_t f = 0; ifindex && f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].ifindex == ifindex)
+			return &ctx->ifaces[f];
+	return NULL;
 }
 
-static void port_list(const struct fwd_ctx *ctx, uint32_t first, char *buf, size_t len)
+static void port_list(const struct fwd_ctx *ctx, const struct fwd_iface *f, char *buf, size_t len)
 {
 	size_t o = 0;
 
 	buf[0] = '\0';
-	for (uint32_t i = first; i < ctx->nr_ports && o < len; i++)
-		if (!strcmp(ctx->cfg->ports[i].ifname, ctx->cfg->ports[first].ifname))
+	for (uint32_t i = f->first; i < ctx->nr_ports && o < len; i++)
+		if (ctx->ports[i].iface == f->idx)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", ctx->ports[i].name);
 }
 
 /* why: "gone", or "renamed to NAME" (the device stays, but the name the ports were asked
  * for now names another interface or none). */
-static void gone(struct fwd_ctx *ctx, uint32_t first, const char *why)
+static void gone(struct fwd_ctx *ctx, struct fwd_iface *f, const char *why)
 {
-	const char *ifname = ctx->cfg->ports[first].ifname;
+	const char *ifname = f->name;
 	char ports[256];
 
-	if (!iface_open(ctx, first))
+	if (!fwd_iface_open(ctx, f))
 		return;
-	port_list(ctx, first, ports, sizeof(ports));
+	port_list(ctx, f, ports, sizeof(ports));
 	fprintf(stderr, "xdp-fwd: %s: interface %s: port%s %s stopped, frames for %s counted as "
 		"drops (down)%s\n", ifname, why, strchr(ports, ',') ? "s" : "", ports,
 		strchr(ports, ',') ? "them" : "it",
@@ -153,7 +127,7 @@ static void gone(struct fwd_ctx *ctx, uint32_t first, const char *why)
 				     "; --no-reattach: not re-attached");
 	if (!fwd_workers_park(ctx))
 		return;
-	close_iface(ctx, first, false);
+	close_iface(ctx, f, false);
 	fwd_workers_unpark(ctx);
 }
 
@@ -166,22 +140,22 @@ static int raise_caps(bool on)
 	return err;
 }
 
-static void back(struct fwd_ctx *ctx, uint32_t first, uint32_t ifindex)
+static void back(struct fwd_ctx *ctx, struct fwd_iface *f, uint32_t ifindex)
 {
-	const char *ifname = ctx->cfg->ports[first].ifname;
+	const char *ifname = f->name;
 	char ports[256];
 	int err;
 
-	if (!ctx->cfg->reattach || iface_open(ctx, first))
+	if (!ctx->cfg->reattach || fwd_iface_open(ctx, f))
 		return;
-	port_list(ctx, first, ports, sizeof(ports));
+	port_list(ctx, f, ports, sizeof(ports));
 	if (raise_caps(true))
 		return;
 	if (!fwd_workers_park(ctx)) {
 		raise_caps(false);
 		return;
 	}
-	err = open_iface(ctx, first);
+	err = open_iface(ctx, f);
 	fwd_workers_unpark(ctx);
 	raise_caps(false);
 	if (err)
@@ -194,14 +168,14 @@ static void back(struct fwd_ctx *ctx, uint32_t first, uint32_t ifindex)
 }
 
 /* An MTU that needs multi-buffer on a forwarder without it: every port reopened with it. */
-static void mtu_changed(struct fwd_ctx *ctx, uint32_t first, uint32_t mtu)
+static void mtu_changed(struct fwd_ctx *ctx, struct fwd_iface *f, uint32_t mtu)
 {
 	struct fwd_config *cfg = ctx->cfg;
-	const char *ifname = cfg->ports[first].ifname;
+	const char *ifname = f->name;
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 	int err = 0;
 
-	if (cfg->multi_buffer || !fwd_mtu_needs_multi_buffer(cfg, mtu) || !iface_open(ctx, first))
+	if (cfg->multi_buffer || !fwd_mtu_needs_multi_buffer(cfg, mtu) || !fwd_iface_open(ctx, f))
 		return;
 	if (!cfg->reattach || raise_caps(true)) {
 		fprintf(stderr, "xdp-fwd: %s: MTU %u is more than one %u-byte chunk holds, and the ports "
@@ -209,7 +183,7 @@ static void mtu_changed(struct fwd_ctx *ctx, uint32_t first, uint32_t mtu)
 			"large frames silently; restart xdp-fwd (with --multi-buffer) or lower the MTU\n",
 			ifname, mtu, chunk, cfg->reattach ? "no capabilities" : "--no-reattach", ifname);
 		if (fwd_workers_park(ctx)) {
-			close_iface(ctx, first, false);
+			close_iface(ctx, f, false);
 			fwd_workers_unpark(ctx);
 		}
 		return;
@@ -221,19 +195,18 @@ static void mtu_changed(struct fwd_ctx *ctx, uint32_t first, uint32_t mtu)
 		return;
 	}
 	/* Multi-buffer is a UMEM-wide bind flag: every port goes, then comes back with it. */
-	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		if (first_port(ctx, cfg->ports[i].ifname) == i)
-			close_iface(ctx, i, true);
+	for (uint32_t g = 0; g < ctx->nr_ifaces; g++)
+		close_iface(ctx, &ctx->ifaces[g], true);
 	cfg->multi_buffer = true;
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+	for (uint32_t g = 0; g < ctx->nr_ifaces; g++) {
 		int e;
 
-		if (first_port(ctx, cfg->ports[i].ifname) != i || !if_nametoindex(cfg->ports[i].ifname))
+		if (!if_nametoindex(ctx->ifaces[g].name))
 			continue;
-		e = open_iface(ctx, i);
+		e = open_iface(ctx, &ctx->ifaces[g]);
 		if (e) {
 			fprintf(stderr, "xdp-fwd: %s: cannot reopen its ports with multi-buffer: %s; they "
-				"stay stopped\n", cfg->ports[i].ifname, strerror(-e));
+				"stay stopped\n", ctx->ifaces[g].name, strerror(-e));
 			err = e;
 		}
 	}
@@ -246,17 +219,14 @@ static void mtu_changed(struct fwd_ctx *ctx, uint32_t first, uint32_t mtu)
 /* After lost events: compare with the interfaces as they are now. */
 static void resync(struct fwd_ctx *ctx)
 {
-	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
-		const char *ifname = ctx->cfg->ports[i].ifname;
-		uint32_t idx;
+	for (uint32_t g = 0; g < ctx->nr_ifaces; g++) {
+		struct fwd_iface *f = &ctx->ifaces[g];
+		uint32_t idx = if_nametoindex(f->name);
 
-		if (first_port(ctx, ifname) != i)
-			continue;
-		idx = if_nametoindex(ifname);
-		if (open_on[i] && idx != open_on[i])
-			gone(ctx, i, "gone");
+		if (f->ifindex && idx != f->ifindex)
+			gone(ctx, f, "gone");
 		if (idx)
-			back(ctx, i, idx);
+			back(ctx, f, idx);
 	}
 }
 
@@ -288,20 +258,20 @@ static int check_live_rule(const struct umem_steer_rule *rule, const struct umem
 	return 0;
 }
 
-static void check_live_rules(struct fwd_ctx *ctx, uint32_t first)
+static void check_live_rules(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
-	struct live_check lc = { ctx, ctx->cfg->ports[first].ifname };
+	struct live_check lc = { ctx, f->name };
 	struct umem_steer_info info = { .sz = sizeof(info) };
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
 	int n;
 
-	if (umem_steer__info(ctx->steer[first], &info) || info.generation == ctx->steer_gen[first])
+	if (umem_steer__info(f->steer, &info) || info.generation == f->steer_gen)
 		return;
-	n = umem_steer__rules(ctx->steer[first], rules, UMEM_STEER_MAX_RULES);
+	n = umem_steer__rules(f->steer, rules, UMEM_STEER_MAX_RULES);
 	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
 		check_live_rule(&rules[r], NULL, &lc);
-	umem_steer__prefix_rules(ctx->steer[first], check_live_rule, &lc);
-	ctx->steer_gen[first] = info.generation;
+	umem_steer__prefix_rules(f->steer, check_live_rule, &lc);
+	f->steer_gen = info.generation;
 }
 
 #define FWD_QUEUES_CHECK_NS 1000000000ull /* ethtool -L sends no link event: looked at this often */
@@ -331,10 +301,10 @@ static uint32_t unit_queue(const struct fwd_ctx *ctx, const struct queue_unit *u
 static void unit_steer(struct fwd_ctx *ctx, const struct queue_unit *u, bool on)
 {
 	for (uint32_t k = 0; k < u->nr; k++) {
-		uint32_t first = first_port(ctx, ctx->cfg->specs[u->spec[k]].ifname);
+		struct fwd_iface *f = fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, ctx->cfg->specs[u->spec[k]].ifname);
 
-		if (ctx->steer[first])
-			ops->steer_sockets(ctx, first, on);
+		if (f->steer)
+			fwd_iface_steer_sockets(ctx, f, on);
 	}
 }
 
@@ -350,10 +320,10 @@ static uint32_t open_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uin
 		for (k = 0; k < u->nr; k++) {
 			const char *ifname = ctx->cfg->specs[u->spec[k]].ifname;
 			uint32_t q = unit_queue(ctx, u, k, idx), i = port_of(ctx, ifname, q);
-			int r = i == UINT32_MAX ? ops->add_port(ctx, u->spec[k], q) : (int)i;
+			int r = i == UINT32_MAX ? fwd_port_add(ctx, u->spec[k], q) : (int)i;
 
 			if (r >= 0 && !ctx->ports[r].port)
-				*err = ops->open_port(ctx, (uint32_t)r);
+				*err = fwd_port_open(ctx, (uint32_t)r);
 			else
 				*err = r < 0 ? r : 0;
 			*why = r >= 0 ? (uint32_t)r : UINT32_MAX;
@@ -363,7 +333,7 @@ static uint32_t open_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uin
 		}
 		if (k < u->nr) {
 			while (k--)
-				ops->close_port(ctx, opened[k]);
+				fwd_port_close(ctx, opened[k]);
 			return idx;
 		}
 	}
@@ -371,7 +341,7 @@ static uint32_t open_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uin
 }
 
 /* Closes the unit's queues from..to-1 (workers parked): their frames are counted as the
- * ports close (fwd_live_ops.close_port), and their sockets leave the steering maps first. */
+ * ports close (fwd_port_close), and their sockets leave the steering maps first. */
 static void close_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uint32_t from, uint32_t to)
 {
 	unit_steer(ctx, u, false);
@@ -380,7 +350,7 @@ static void close_queues(struct fwd_ctx *ctx, const struct queue_unit *u, uint32
 			uint32_t i = port_of(ctx, ctx->cfg->specs[u->spec[k]].ifname, unit_queue(ctx, u, k, idx));
 
 			if (i != UINT32_MAX)
-				ops->close_port(ctx, i);
+				fwd_port_close(ctx, i);
 		}
 	unit_steer(ctx, u, true);
 }
@@ -426,7 +396,7 @@ static void follow_queues(struct fwd_ctx *ctx)
 		for (k = 0; k < u.nr; k++) {
 			const struct fwd_if_spec *s = &cfg->specs[u.spec[k]];
 			uint32_t fixed = s->last - s->first + 1;
-			int n = s->from_all && open_on[first_port(ctx, s->ifname)] ? umem_port__queue_count(s->ifname) : 0;
+			int n = s->from_all && fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, s->ifname)->ifindex ? umem_port__queue_count(s->ifname) : 0;
 
 			if (!served[u.spec[k]])
 				served[u.spec[k]] = seen[u.spec[k]] = fixed;
@@ -458,7 +428,7 @@ static void follow_queues(struct fwd_ctx *ctx)
 				close_queues(ctx, &u, want, got);
 				got = want;
 			}
-			ops->map_ports(ctx);
+			fwd_ports_map_vias(ctx);
 			fwd_workers_unpark(ctx);
 		}
 		if (raised)
@@ -498,16 +468,16 @@ static void follow_queues(struct fwd_ctx *ctx)
 void fwd_live_poll(struct fwd_ctx *ctx)
 {
 	follow_queues(ctx);
-	for (uint32_t i = 0; ctx->cfg->nr_rules && i < ctx->nr_ports; i++)
-		if (ctx->steer[i])
-			check_live_rules(ctx, i);
+	for (uint32_t f = 0; ctx->cfg->nr_rules && f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].steer)
+			check_live_rules(ctx, &ctx->ifaces[f]);
 	struct fwd_link_event ev;
 	int r;
 
 	if (watch_fd < 0)
 		return;
 	while ((r = fwd_linkwatch_next(watch_fd, &ev)) != 0) {
-		uint32_t first;
+		struct fwd_iface *f;
 
 		if (r < 0) {
 			if (r == -ENOBUFS)
@@ -518,33 +488,33 @@ void fwd_live_poll(struct fwd_ctx *ctx)
 		}
 		/* The device our ports are on: deleted (or moved to another namespace), or
 		 * renamed away from the configured name. */
-		first = port_on_index(ctx, ev.ifindex);
-		if (first != UINT32_MAX) {
+		f = iface_on_index(ctx, ev.ifindex);
+		if (f) {
 			char why[IF_NAMESIZE + 16];
 
 			if (ev.deleted) {
-				gone(ctx, first, "gone");
+				gone(ctx, f, "gone");
 				continue;
 			}
-			if (ev.ifname[0] && strcmp(ev.ifname, ctx->cfg->ports[first].ifname)) {
+			if (ev.ifname[0] && strcmp(ev.ifname, f->name)) {
 				snprintf(why, sizeof(why), "renamed to %s", ev.ifname);
-				gone(ctx, first, why);
+				gone(ctx, f, why);
 				continue;
 			}
 		}
-		first = ev.ifname[0] ? first_port(ctx, ev.ifname) : UINT32_MAX;
-		if (first == UINT32_MAX || ev.deleted)
+		f = ev.ifname[0] ? fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, ev.ifname) : NULL;
+		if (!f || ev.deleted)
 			continue; /* not ours, or an interface of our name that we are not on */
-		if (open_on[first] && open_on[first] != ev.ifindex) {
+		if (f->ifindex && f->ifindex != ev.ifindex) {
 			/* Our name on another device while we are open on one: events were lost */
-			gone(ctx, first, "gone");
+			gone(ctx, f, "gone");
 		}
-		if (!iface_open(ctx, first)) {
-			back(ctx, first, ev.ifindex);
+		if (!fwd_iface_open(ctx, f)) {
+			back(ctx, f, ev.ifindex);
 			if (ev.mtu) /* back with an MTU the ports were not opened for */
-				mtu_changed(ctx, first, ev.mtu);
+				mtu_changed(ctx, f, ev.mtu);
 		} else if (ev.mtu) {
-			mtu_changed(ctx, first, ev.mtu);
+			mtu_changed(ctx, f, ev.mtu);
 		}
 	}
 }

@@ -16,28 +16,14 @@
 #ifndef XDP_FWD_LIVE_H
 #define XDP_FWD_LIVE_H
 
-#include "worker.h"
+#include <stdint.h>
 
-/* What live.c does to ports and steering, given by its caller (main.c: the same code as at
- * start), so that calls run one way: main.c -> live.c. */
-struct fwd_live_ops {
-	int (*open_port)(struct fwd_ctx *ctx, uint32_t i);
-	void (*close_port)(struct fwd_ctx *ctx, uint32_t i);
-	/* Steering of the interface whose first port is first: attach with every rule and
-	 * register the sockets of its open ports; detach. */
-	int (*open_steering)(struct fwd_ctx *ctx, uint32_t first);
-	void (*close_steering)(struct fwd_ctx *ctx, uint32_t first);
-	/* Registers (on) or removes the sockets of the interface's open ports in its map. */
-	int (*steer_sockets)(struct fwd_ctx *ctx, uint32_t first, bool on);
-	/* -i IFNAME@all: a port (closed) for a queue `ethtool -L` added, its index or -errno;
-	 * and the l2 output choice again once ports opened or closed. */
-	int (*add_port)(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue);
-	void (*map_ports)(struct fwd_ctx *ctx);
-};
+struct fwd_ctx;
 
 /* Subscribes to link events (before capabilities are dropped; it needs none) and notes the
- * ifindex each interface is open on; ops is kept. 0 or -errno. */
-int fwd_live_open(struct fwd_ctx *ctx, const struct fwd_live_ops *ops);
+ * ifindex each interface is open on. Ports and steering open and close through ports.h, as at
+ * start. 0 or -errno. */
+int fwd_live_open(struct fwd_ctx *ctx);
 /* Handles every pending event. */
 void fwd_live_poll(struct fwd_ctx *ctx);
 void fwd_live_close(struct fwd_ctx *ctx);

@@ -19,18 +19,26 @@
 #include "stats.h"
 
 struct fwd_ctx;
+struct fwd_worker;
 
-/* After the ports and the steering programs exist; 0 or negative errno. No-op when off. Sets
- * ctx->flow_ops: the workers call offload through it (worker.h), offload never the loop. */
+/* After the ports and the steering programs exist; 0 or negative errno. No-op when off (ctx->off
+ * stays NULL, and the workers call nothing here). */
 int fwd_offload_init(struct fwd_ctx *ctx);
 void fwd_offload_fini(struct fwd_ctx *ctx);
 /* Main thread, workers parked. Interface f's steering program is about to go (the interface is
  * gone): its flows leave the kernel, and so do the other interfaces' flows towards it (the
  * kernel drops a device's devmap entries with it); what its counters said is kept. */
 void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f);
-/* Main thread, workers parked: port first's interface has a new steering program (the
- * interface is back). 0 or negative errno; on error that interface is not offloaded to. */
-int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t first);
+/* Main thread, workers parked: interface f has a new steering program (the interface is
+ * back). 0 or negative errno; on error that interface is not offloaded to. */
+int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f);
+/* The worker's stage, with ctx->off set: a burst d[0..n) received on port in was routed (not
+ * yet transmitted); once per loop turn, after the transmits; the longest the worker may sleep
+ * without frames, in ms (its checks run in the turns), negative: no limit. Offload calls
+ * nothing of the worker back. */
+void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
+void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
+int fwd_offload_max_sleep_ms(const struct fwd_worker *w);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 

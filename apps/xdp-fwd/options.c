@@ -170,18 +170,17 @@ static uint32_t count_interfaces(const struct fwd_config *cfg)
 
 const char *fwd_mode_name(enum fwd_mode mode)
 {
-	switch (mode) {
-	case FWD_MODE_WIRE: return "wire";
-	case FWD_MODE_L2: return "l2";
-	case FWD_MODE_REFLECT: return "reflect";
-	}
-	return "?";
+#define FWD_MODE_NAME(id, name) [FWD_MODE_##id] = #name,
+	static const char *const names[FWD_MODE_COUNT] = { FWD_MODES(FWD_MODE_NAME) };
+#undef FWD_MODE_NAME
+
+	return (size_t)mode < FWD_MODE_COUNT ? names[mode] : "?";
 }
 
 static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 {
 	struct fwd_config *cfg = v;
-	for (enum fwd_mode m = FWD_MODE_WIRE; m <= FWD_MODE_REFLECT; m++) {
+	for (enum fwd_mode m = 0; m < FWD_MODE_COUNT; m++) {
 		if (!strcmp(arg, fwd_mode_name(m))) {
 			cfg->mode = m;
 			return 0;
@@ -413,6 +412,53 @@ static int set_rule(void *v, const char *a, char *e, size_t l)
 	c->rule_text[c->nr_rules++] = a;
 	return 0;
 }
+int fwd_pcap_filter_parse(struct fwd_config *cfg, const char *text, char *err, size_t errlen)
+{
+	char rest[256] = "", buf[256];
+	struct umem_steer_rule rule;
+	size_t used = 0;
+	uint32_t devs = 0;
+	char *save = NULL;
+
+	if (strlen(text) >= sizeof(buf))
+		return cli_fail(err, errlen, "--pcap-filter: longer than %zu characters", sizeof(buf) - 1);
+	memcpy(buf, text, strlen(text) + 1);
+	/* "dev IFNAME" is the capture's own word; the rest goes to the rule parser. */
+	for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (!strcmp(tok, "->") || !strcmp(tok, "prio"))
+			return cli_fail(err, errlen, "--pcap-filter '%s': a match only, without '%s' (e.g. \"udp dport 53\")",
+					text, tok);
+		if (!strcmp(tok, "dev")) {
+			const char *name = strtok_r(NULL, " \t", &save);
+
+			if (!name)
+				return cli_fail(err, errlen, "--pcap-filter '%s': 'dev' needs an interface name", text);
+			if (strlen(name) >= IF_NAMESIZE)
+				return cli_fail(err, errlen, "--pcap-filter '%s': interface names have at most %d characters",
+						text, IF_NAMESIZE - 1);
+			if (devs == FWD_MAX_PORTS)
+				return cli_fail(err, errlen, "--pcap-filter: at most %d dev words", FWD_MAX_PORTS);
+			memcpy(cfg->pcap_dev[devs++], name, strlen(name) + 1);
+			continue;
+		}
+		used += (size_t)snprintf(rest + used, sizeof(rest) - used, "%s%s", used ? " " : "", tok);
+	}
+	memset(&rule, 0, sizeof(rule));
+	if (used) {
+		char full[sizeof(rest) + 16];
+
+		/* The rule parser wants an action; it logs which word is wrong. */
+		snprintf(full, sizeof(full), "%s -> pass", rest);
+		if (umem_steer_rule__parse(full, &rule))
+			return cli_fail(err, errlen, "--pcap-filter '%s': not a match of the rule language "
+					"(e.g. \"udp dport 53\", \"vlan 10 ipv6\", \"dev eth1 tcp\")", text);
+	}
+	cfg->pcap_filter = text;
+	cfg->pcap_match = rule.match;
+	cfg->nr_pcap_devs = devs;
+	return 0;
+}
+
 static int set_pcap_filter(void *v, const char *a, char *e, size_t l)
 {
 	return fwd_pcap_filter_parse(v, a, e, l);

@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "capture.h"
 #include "fwd.h"
 
 /* Why a frame was not forwarded. The first ones are xdp-fwd's, the XSK_ ones the kernel's
@@ -136,6 +135,16 @@ void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_t
 void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
 
+/* Counters at one moment of --pcap (capture.c). */
+struct fwd_capture_sample {
+	uint64_t captured; /* frames copied to the rings (written to the file by exit) */
+	uint64_t bytes;    /* their bytes as captured (at most the snap length each) */
+	uint64_t dropped;  /* frames the filter took that found their worker's ring full */
+	bool limit_reached; /* --pcap-count frames captured: capture over, forwarding goes on */
+	int error;          /* the errno that stopped the writer (the capture ends), 0; ETIMEDOUT:
+			     * at exit, a reader (a FIFO's) that took nothing for 2 s */
+};
+
 /* --pcap between two samples: frames and bytes captured, frames dropped from the capture (its
  * ring full), and why it stopped (count reached, a write error). */
 void fwd_fmt_capture_line(FILE *out, const char *path, const struct fwd_capture_sample *prev,
@@ -153,31 +162,16 @@ void fwd_json_pools(FILE *out);
 void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
 		   const struct fwd_pool_sample *cur);
 void fwd_json_end(FILE *out);
+/* The end of a JSON object line (flushed). */
+void fwd_json_close(FILE *out);
 
 /* A run's counters at one moment: every port's and every worker pool's. */
 struct fwd_samples {
 	struct fwd_port_sample port[FWD_MAX_PORTS];
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
-	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* at the first port of each interface */
+	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* by interface (ctx->ifaces) */
 	uint32_t l2_macs; /* l2: live MAC table entries (not a counter) */
 	struct fwd_capture_sample capture; /* --pcap */
 };
-
-struct fwd_ctx;
-void fwd_sample(const struct fwd_ctx *ctx, struct fwd_samples *s);
-/* The steering counts of the interface whose first port is first: those of its programs
- * closed so far plus the attached one's. */
-void fwd_steer_sample_read(const struct fwd_ctx *ctx, uint32_t first, struct fwd_steer_sample *out);
-/* One interval (or, with kind "total", the whole run against the sample taken at start) to
- * out, as lines or JSON (--json). */
-void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
-		     const struct fwd_samples *cur, double dt, double t, const char *kind);
-/* l2: the MAC table's live entries (MAC, port, age) to out, as lines or one JSON object of
- * type "mac_table" (SIGUSR1 asks for it with the stats). */
-void fwd_print_l2_table(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t);
-/* Interfaces with a steering program (--rule): each gets a line. */
-uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx);
-/* Interfaces with several ports: each gets a sum line after the per-queue lines. */
-uint32_t fwd_multi_queue_interfaces(const struct fwd_ctx *ctx);
 
 #endif

@@ -7,8 +7,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 struct rtnl_link_stats;
+
+static inline uint64_t fwd_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Monotonic time in ns (CLOCK_MONOTONIC_COARSE is precise enough for aging and stats). */
+static inline uint64_t fwd_now_ns(void)
+{
+	return fwd_clock_ns(CLOCK_MONOTONIC_COARSE);
+}
 
 /* Opens /dev/null on each of fds 0-2 that is closed. Called first thing: otherwise the first
  * socket created takes fd 1 or 2 and the stats or messages are written into it. 0 or -errno. */

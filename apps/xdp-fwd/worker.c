@@ -13,7 +13,12 @@
 
 #include "capture.h"
 #include "csum.h"
+#include "ctx.h"
+#include "mode.h"
+#include "offload.h"
+#include "path.h"
 #include "route.h"
+#include "sys.h"
 #include "worker.h"
 
 #define FWD_TX_TRIES 3               /* tx_burst attempts, draining completions between */
@@ -22,70 +27,10 @@
 #define FWD_KSTATS_NS 250000000ull   /* kernel XDP_STATISTICS refresh period */
 #define FWD_DRAIN_NS 1000000000ull   /* how long shutdown waits for TX completions */
 
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The idle policy's clock: precise (the window is microseconds), read through the vDSO. */
 static uint64_t precise_ns(void)
 {
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t fwd_now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC_COARSE);
-}
-
-/* Frames and bytes in n descriptors (a chain counts once). */
-static void count_frames(const struct umem_desc *d, uint32_t n, uint64_t *frames, uint64_t *bytes)
-{
-	uint64_t f = 0, b = 0;
-
-	for (uint32_t i = 0; i < n; i++) {
-		f += fwd_desc_last(&d[i]);
-		b += d[i].len;
-	}
-	*frames = f;
-	*bytes = b;
-}
-
-static void drop(struct fwd_worker *w, struct fwd_port *counted_on, enum fwd_drop why,
-		 const struct umem_desc *d, uint32_t n)
-{
-	uint64_t frames, bytes;
-
-	for (uint32_t i = 0; i < n; i++)
-		umem_pool__put(w->pool, d[i].addr);
-	count_frames(d, n, &frames, &bytes);
-	fwd_count(&counted_on->ctr.drop[why], frames);
-}
-
-/* --- cross-worker queues -------------------------------------------------------------- */
-
-static bool xq_push(struct fwd_xq *q, const struct umem_desc *d, uint32_t n, uint32_t port)
-{
-	uint32_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-	/* Acquire: pairs with the consumer's release of head; its reads of those slots are done. */
-	uint32_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-
-	if (q->mask + 1 - (tail - head) < n)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		q->items[(tail + i) & q->mask] = (struct fwd_xq_item){ .desc = d[i], .port = port };
-	/* Release: pairs with the consumer's acquire of tail; publishes the whole chain at once. */
-	atomic_store_explicit(&q->tail, tail + n, memory_order_release);
-	return true;
-}
-
-static void stage(struct fwd_worker *w, uint32_t out, const struct umem_desc *d, uint32_t n)
-{
-	memcpy(&w->stage[out][w->nstage[out]], d, n * sizeof(*d));
-	w->nstage[out] += n;
+	return fwd_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* Moves up to max descriptors (whole chains) from q into the staging buffers. */
@@ -103,29 +48,11 @@ static uint32_t xq_drain(struct fwd_worker *w, struct fwd_xq *q, uint32_t max)
 	for (uint32_t i = 0; i < n; i++) {
 		struct fwd_xq_item *it = &q->items[(head + i) & q->mask];
 
-		stage(w, it->port, &it->desc, 1);
+		fwd_stage(w, it->port, &it->desc, 1);
 	}
 	/* Release: pairs with the producer's acquire of head before it rewrites these slots. */
 	atomic_store_explicit(&q->head, head + n, memory_order_release);
 	return n;
-}
-
-/* --- routing --------------------------------------------------------------------------- */
-
-/* Hands one frame (chain of n descriptors) to output port out: staged when this worker drives
- * out, queued to the worker that does otherwise. */
-static void emit(struct fwd_worker *w, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n)
-{
-	struct fwd_ctx *ctx = w->ctx;
-	uint32_t owner = ctx->ports[out].worker;
-
-	if (owner == w->idx) {
-		stage(w, out, d, n);
-		w->fed[in] |= 1ull << out;
-	} else if (xq_push(&ctx->xq[w->idx][owner], d, n, out))
-		w->queued_to |= 1ull << owner;
-	else
-		drop(w, &ctx->ports[in], FWD_DROP_TX_FULL, d, n);
 }
 
 static void wake_fd_write(struct fwd_worker *w)
@@ -171,73 +98,6 @@ static bool incoming_pending(struct fwd_worker *w)
 	return false;
 }
 
-/* l2: one reference per output interface, never a copy (the caller holds one already). l2
- * mode has at least two interfaces, so there is at least one output. */
-static void flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
-{
-	struct fwd_ctx *ctx = w->ctx;
-	uint32_t outs = ctx->nr_ifaces - 1;
-
-	for (uint32_t i = 0; i < n; i++) {
-		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
-			/* Cannot happen short of a bug (a reference on a live buffer fails only
-			 * near UMEM_REF_MAX); undo the references already taken. */
-			for (uint32_t j = 0; j < i; j++)
-				for (uint32_t k = 1; k < outs; k++)
-					umem_pool__put(w->pool, d[j].addr);
-			drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, n);
-			return;
-		}
-	}
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		if (f != ctx->ports[in].iface)
-			emit(w, in, ctx->via[in][f], d, n);
-}
-
-/* fwd_route_burst's callbacks (route.h): arg is the worker. */
-static uint8_t *route_data(void *arg, uint64_t addr)
-{
-	return umem_area__ptr(((struct fwd_worker *)arg)->ctx->area, addr);
-}
-
-static void route_emit(void *arg, uint32_t in, uint32_t out, const struct umem_desc *d, uint32_t n)
-{
-	emit(arg, in, out, d, n);
-}
-
-static void route_flood(void *arg, uint32_t in, const struct umem_desc *d, uint32_t n)
-{
-	flood(arg, in, d, n);
-}
-
-static void route_drop(void *arg, uint32_t in, enum fwd_drop why, const struct umem_desc *d, uint32_t n)
-{
-	struct fwd_worker *w = arg;
-
-	drop(w, &w->ctx->ports[in], why, d, n);
-}
-
-static uint32_t route_iface(void *arg, uint32_t port)
-{
-	return ((struct fwd_worker *)arg)->ctx->ports[port].iface;
-}
-
-static uint32_t route_via(void *arg, uint32_t in, uint32_t iface)
-{
-	return ((struct fwd_worker *)arg)->ctx->via[in][iface];
-}
-
-static void route(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
-{
-	const struct fwd_route_io io = { .arg = w, .data = route_data, .emit = route_emit,
-					 .flood = route_flood, .drop = route_drop,
-					 .iface = route_iface, .via = route_via };
-	struct fwd_ctx *ctx = w->ctx;
-
-	/* l2: the MAC table takes concurrent learners and readers (l2.h), no lock. */
-	fwd_route_burst(&io, ctx->cfg->mode, &ctx->l2, &ctx->ports[in].skip_contd, in, d, n, now);
-}
-
 /* --- transmit ------------------------------------------------------------------------- */
 
 static void flush_port(struct fwd_worker *w, uint32_t out)
@@ -251,7 +111,7 @@ static void flush_port(struct fwd_worker *w, uint32_t out)
 		return;
 	w->nstage[out] = 0;
 	if (!p->port) { /* the interface is gone: counted, never "sent" */
-		drop(w, p, FWD_DROP_DOWN, d, n);
+		fwd_drop(w, p, FWD_DROP_DOWN, d, n);
 		return;
 	}
 	for (int tries = 0; tries < FWD_TX_TRIES && sent < n; tries++) {
@@ -266,13 +126,13 @@ static void flush_port(struct fwd_worker *w, uint32_t out)
 		if (sent < n)
 			umem_port__complete(p->port); /* make room */
 	}
-	count_frames(d, sent, &frames, &bytes);
+	fwd_count_frames(d, sent, &frames, &bytes);
 	fwd_count(&p->ctr.tx_packets, frames);
 	fwd_count(&p->ctr.tx_bytes, bytes);
 	if (frames)
 		atomic_fetch_add_explicit(&w->ctx->forwarded, frames, memory_order_relaxed);
 	if (sent < n)
-		drop(w, p, FWD_DROP_TX_FULL, d + sent, n - sent);
+		fwd_drop(w, p, FWD_DROP_TX_FULL, d + sent, n - sent);
 }
 
 static void flush_all(struct fwd_worker *w)
@@ -385,7 +245,7 @@ static bool preempted(long *seen)
  * gate that waits for this worker's turns wake nothing: with any of them possible, 1 ms at
  * most. Otherwise the periodic duties (kernel counters, offload housekeeping: every 250 ms)
  * bound it. A worker whose traffic is all offloaded then wakes 50 times a second (offload's
- * delivery check, flow_ops->max_sleep_ms), not 1000:
+ * delivery check, fwd_offload_max_sleep_ms), not 1000:
  * at MTU 64000 those wakeups cost the kernel's forwarding on the same CPUs about a tenth of
  * its throughput. */
 static void idle_wait(struct fwd_worker *w)
@@ -393,7 +253,7 @@ static void idle_wait(struct fwd_worker *w)
 	struct pollfd pfd[FWD_MAX_PORTS + 1];
 	uint32_t n = w->nr_ports;
 	int timeout = w->ctx->nr_workers > 1 || tx_inflight(w) ? FWD_IDLE_POLL_MS : FWD_IDLE_SLEEP_MS;
-	int limit = w->ctx->flow_ops ? w->ctx->flow_ops->max_sleep_ms(w) : -1;
+	int limit = w->ctx->off ? fwd_offload_max_sleep_ms(w) : -1;
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct umem_port *port = w->ctx->ports[w->ports[k]].port;
@@ -466,6 +326,7 @@ static void *worker_main(void *arg)
 	uint64_t preempt_checked = 0; /* when preempted() was last asked */
 	struct umem_idle_opts io;
 	struct umem_idle *idle;
+	bool mode_ready = false; /* the mode's worker_init ran and succeeded */
 
 	/* The idle policy (umem/idle.h): saturated input spins like a polling loop; below it the
 	 * worker spins for about the gaps it measures between frames (waking a sleeping thread
@@ -477,6 +338,11 @@ static void *worker_main(void *arg)
 	if (!rx || !idle) {
 		w->error = -ENOMEM;
 		atomic_store(&ctx->stop, 1);
+	} else if (ctx->mode->worker_init) {
+		w->error = ctx->mode->worker_init(w);
+		mode_ready = !w->error;
+		if (w->error)
+			atomic_store(&ctx->stop, 1);
 	}
 	while (!atomic_load_explicit(&ctx->stop, memory_order_relaxed)) {
 		uint64_t now = fwd_now_ns();
@@ -493,18 +359,18 @@ static void *worker_main(void *arg)
 				flush_fed(w, in, true);
 				continue;
 			}
-			count_frames(rx, (uint32_t)n, &frames, &bytes);
+			fwd_count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
-			if (fwd_csum_burst(route_data, w, rx, (uint32_t)n, ctx->ports[in].skip_contd,
+			if (fwd_csum_burst(fwd_route_data, w, rx, (uint32_t)n, ctx->ports[in].skip_contd,
 					   ctx->cfg->csum_complete, &ctx->ports[in].ctr) &&
 			    !ctx->ports[in].csum_warned) {
 				ctx->ports[in].csum_warned = true;
 				fwd_csum_warn(stderr, ctx->ports[in].name, ctx->cfg->csum_complete);
 			}
-			route(w, in, rx, (uint32_t)n, now);
-			if (ctx->flow_ops)
-				ctx->flow_ops->burst(w, in, rx, (uint32_t)n, now);
+			ctx->mode->burst(w, in, rx, (uint32_t)n, now);
+			if (ctx->off)
+				fwd_offload_burst(w, in, rx, (uint32_t)n, now);
 			flush_fed(w, in, false);
 			work += (uint32_t)n;
 		}
@@ -515,8 +381,8 @@ static void *worker_main(void *arg)
 		for (uint32_t k = 0; k < w->nr_ports; k++)
 			if (ctx->ports[w->ports[k]].port)
 				work += (uint32_t)(umem_port__service(ctx->ports[w->ports[k]].port) > 0);
-		if (ctx->flow_ops)
-			ctx->flow_ops->tick(w, now);
+		if (ctx->off)
+			fwd_offload_tick(w, now);
 		if (now - kstats_at >= FWD_KSTATS_NS) {
 			refresh_kernel_stats(w);
 			kstats_at = now;
@@ -535,6 +401,8 @@ static void *worker_main(void *arg)
 		}
 	}
 	drain(w);
+	if (mode_ready && ctx->mode->worker_fini)
+		ctx->mode->worker_fini(w);
 	umem_idle__destroy(idle);
 	free(rx);
 	atomic_fetch_add(&ctx->exited, 1); /* its ports are not touched by it any more */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd interfaces: one object per interface its ports are on, as the kernel's net_device
+ * holds what is per device and its drivers hang their private state off it. A port reaches its
+ * interface in O(1) (ctx->ifaces[ctx->ports[i].iface]); what a mode or a feature keeps per
+ * interface is one member here (offload's below; the router's next), never an array of its
+ * own indexed by interface or by an interface's first port.
+ *
+ * Data only, as ctx.h: what is done to an interface is in ports.h (its ports and steering) and
+ * netif.h (what the kernel says about the device).
+ */
+#ifndef XDP_FWD_IFACE_H
+#define XDP_FWD_IFACE_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <umem/steer.h>
+
+#include "fwd.h"
+#include "rules.h"
+#include "stats.h"
+#include "sys.h"
+
+struct fwd_off_iface;
+
+struct fwd_iface {
+	char name[IF_NAMESIZE];
+	uint32_t idx;   /* its place in ctx->ifaces */
+	uint32_t first; /* its first port (lowest index; its line carries the interface's counts) */
+	/* The ifindex its ports are open on, 0 while closed. Link events are matched by it: a name
+	 * is only how an interface is found, and a rename (m1 to m9, a new m1 created) leaves
+	 * the ports on the old device under a name that is no longer theirs (live.c). */
+	uint32_t ifindex;
+	/* --rule, --offload-after: its steering program (NULL: none, or the interface is gone);
+	 * the ids the -r rules got on it; what the programs closed so far counted; the table
+	 * generation last checked for live edits; the rules the stats show. */
+	struct umem_steer *steer;
+	uint32_t rule_id[FWD_MAX_RULES];
+	struct fwd_steer_sample steer_base;
+	uint64_t steer_gen;
+	struct fwd_rule_view steer_view;
+	/* The kernel's tx_dropped as last read (main thread): the ifindex it was read on, and the
+	 * count widened (not seen: gone, or not read yet, so the next read is a new base). */
+	uint32_t tx_kernel_ifindex;
+	struct fwd_wide32 tx_kernel_dropped;
+	bool link_down; /* down or without carrier at the last sample, or gone */
+	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
+};
+
+/* The interface named ifname among ifaces[0..n), or NULL when no port of ours is on it. */
+static inline struct fwd_iface *fwd_iface_find(struct fwd_iface *ifaces, uint32_t n, const char *ifname)
+{
+	for (uint32_t f = 0; f < n; f++)
+		if (!strcmp(ifaces[f].name, ifname))
+			return &ifaces[f];
+	return NULL;
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xdp-fwd modes: what a worker does with a burst it received, as the rooms of VPP's graph nodes
+ * or the kernel's protocol handlers. A mode is one file (mode_NAME.c) defining one of these as
+ * fwd_mode_NAME, and one line in FWD_MODES (fwd.h: its id and --mode name); the worker's loop
+ * calls its burst step once per burst through ctx->mode, and main.c and the report call its
+ * optional hooks. Its per-frame code
+ * calls the worker's hand-off (path.h: fwd_emit, fwd_flood, fwd_drop), which is inlined there.
+ *
+ * State a mode keeps lives in the mode's own struct, reached from the run (set up by setup),
+ * from each worker (worker_init), and per interface as a member of struct fwd_iface.
+ */
+#ifndef XDP_FWD_MODE_H
+#define XDP_FWD_MODE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <umem/port.h>
+
+#include "fwd.h"
+#include "stats.h"
+
+struct fwd_ctx;
+struct fwd_worker;
+
+struct fwd_mode_ops {
+	/* The worker's step: routes the burst d[0..n) received on port in. Every descriptor ends
+	 * staged or queued for an output port, or dropped (counted on in). */
+	void (*burst)(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now);
+	/* Optional. Main thread, before the workers exist: the mode's shared state (0 or -errno);
+	 * undone by teardown, which runs whatever setup did. */
+	int (*setup)(struct fwd_ctx *ctx);
+	void (*teardown)(struct fwd_ctx *ctx);
+	/* Optional. In the worker's thread, before its loop and after its drain. */
+	int (*worker_init)(struct fwd_worker *w);
+	void (*worker_fini)(struct fwd_worker *w);
+	/* Optional stats: the mode's numbers into a sample; its words on the first line of a
+	 * block and its member of a JSON object (",\"NAME\":{...}"); and what SIGUSR1 prints below
+	 * the block (l2: the MAC table). */
+	void (*sample)(struct fwd_ctx *ctx, struct fwd_samples *s);
+	void (*print_head)(FILE *out, const struct fwd_samples *cur);
+	void (*print_json)(FILE *out, const struct fwd_samples *cur);
+	void (*print_table)(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t);
+};
+
+#define FWD_MODE_OPS(id, name) extern const struct fwd_mode_ops fwd_mode_##name;
+FWD_MODES(FWD_MODE_OPS)
+#undef FWD_MODE_OPS
+/* The room of a mode (NULL: no such mode). */
+const struct fwd_mode_ops *fwd_mode_of(enum fwd_mode mode);
+
+#endif

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <umem/port.h>
+
+#include "capture.h"
+#include "ctx.h"
+#include "ports.h"
+#include "sizing.h"
+#include "worker.h"
+
+void fwd_ifaces_map(struct fwd_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		const char *ifname = ctx->cfg->ports[i].ifname;
+		struct fwd_iface *f = fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, ifname);
+
+		if (!f) {
+			f = &ctx->ifaces[ctx->nr_ifaces];
+			f->idx = ctx->nr_ifaces++;
+			f->first = i;
+			snprintf(f->name, sizeof(f->name), "%s", ifname);
+		}
+		ctx->ports[i].iface = f->idx;
+	}
+}
+
+bool fwd_iface_open(const struct fwd_ctx *ctx, const struct fwd_iface *f)
+{
+	for (uint32_t i = f->first; i < ctx->nr_ports; i++)
+		if (ctx->ports[i].iface == f->idx && ctx->ports[i].port)
+			return true;
+	return false;
+}
+
+/* --- ports ----------------------------------------------------------------------------- */
+
+#define FWD_TX_DRAIN_MS 500u /* a closing port waits this long for its TX ring to be read */
+
+int fwd_port_open(struct fwd_ctx *ctx, uint32_t i)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	const struct fwd_port_spec *spec = &cfg->ports[i];
+	struct fwd_port *p = &ctx->ports[i];
+	UMEM_OPTS(umem_port_opts, opts, .rx_size = cfg->rx_ring, .tx_size = cfg->tx_ring,
+		  .fill_size = cfg->fill_ring, .comp_size = cfg->comp_ring,
+		  .chunk_size = cfg->unaligned ? cfg->chunk_size : 0,
+		  .busy_poll_usecs = cfg->busy_poll_usecs,
+		  .busy_poll_budget = cfg->busy_poll_budget ? cfg->busy_poll_budget : cfg->batch);
+
+	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
+		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
+	if (fwd_wants_steering(cfg))
+		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
+	opts.xdp_attach = cfg->xdp_attach;
+	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
+			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
+	/* Opened live (live.c parks the workers): a queue that a socket closed just before still
+	 * holds is waited for with the workers running, not with every port stopped for it. */
+	if (atomic_load(&ctx->park)) {
+		opts.rebind_wait = fwd_workers_run_for;
+		opts.rebind_wait_arg = ctx;
+	}
+	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
+	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
+	if (!p->port) {
+		int err = errno;
+
+		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(err));
+		if (err == EOPNOTSUPP && cfg->bind == FWD_BIND_ZEROCOPY)
+			fprintf(stderr, "xdp-fwd: %s has no AF_XDP zero-copy: run without -z (zero-copy where "
+				"the driver has it, copy mode elsewhere) or with --copy\n", spec->ifname);
+		if (err == ENOMEM && cfg->frames)
+			fprintf(stderr, "xdp-fwd: --frames %u is too few: the rings need %llu frames (the fill "
+				"and TX rings of %u ports, plus the pools' caches); raise --frames or shrink "
+				"--fill-ring/--tx-ring\n", cfg->frames,
+				(unsigned long long)fwd_frames_needed(cfg, ctx->nr_workers), cfg->nr_ports);
+		return -err;
+	}
+	return 0;
+}
+
+void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct fwd_port *p = &ctx->ports[i];
+	int left, unsent;
+
+	if (!p->port)
+		return;
+	/* Frames the kernel delivered but the worker has not read yet: received, and dropped
+	 * because the port closes (destroy would return them unseen). Workers are parked. */
+	for (;;) {
+		struct umem_desc d[64];
+		int n = umem_port__rx_burst(p->port, d, 64);
+		uint64_t frames = 0, bytes = 0;
+
+		if (n <= 0)
+			break;
+		for (int k = 0; k < n; k++) {
+			frames += !(d[k].options & UMEM_DESC_F_CONTD);
+			bytes += d[k].len;
+			umem_pool__put(umem_port__pool(p->port), d[k].addr);
+		}
+		fwd_count(&p->ctr.rx_packets, frames);
+		fwd_count(&p->ctr.rx_bytes, bytes);
+		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
+	}
+	/* Frames queued for TX that the kernel never read (its device left: deleted, moved to
+	 * another namespace): counted in tx_packets, so counted again as drops. */
+	unsent = umem_port__tx_drain(p->port, FWD_TX_DRAIN_MS);
+	if (unsent > 0)
+		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
+	fwd_port_save_kernel_stats(p);
+	left = umem_port__destroy(p->port);
+	p->port = NULL;
+	if (left > 0) /* the kernel never completed them: they cannot come home */
+		ctx->abandoned += (uint64_t)left;
+}
+
+/* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges
+ * every port is a group, so wire pairs (0,1), (2,3) stay on one worker when the counts allow;
+ * with them, both ends of a queue's wire (or queue q of every interface) share a worker. */
+void fwd_ports_assign(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
+		uint32_t k = cfg->ports[i].group * ctx->nr_workers / cfg->nr_groups;
+		struct fwd_worker *w = &ctx->workers[k];
+
+		ctx->ports[i].worker = k;
+		w->ports[w->nr_ports++] = i;
+	}
+}
+
+/* l2 bridges interfaces: for each input port, the port that carries its frames to each other
+ * interface, preferring an open one, then the same queue, then a port of the same worker (no
+ * crossing). Again whenever ports open or close under -i IFNAME@all (workers parked). */
+void fwd_ports_map_vias(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t in = 0; in < ctx->nr_ports; in++) {
+		for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+			uint32_t best = UINT32_MAX, score = 0;
+
+			for (uint32_t o = 0; o < ctx->nr_ports; o++) {
+				uint32_t sc = 1 + 4 * !!ctx->ports[o].port +
+					      2 * (cfg->ports[o].queue == cfg->ports[in].queue) +
+					      (ctx->ports[o].worker == ctx->ports[in].worker);
+
+				if (ctx->ports[o].iface == f && sc > score) {
+					best = o;
+					score = sc;
+				}
+			}
+			ctx->via[in][f] = (uint8_t)best;
+		}
+	}
+}
+
+/* A port for a queue that `ethtool -L` added under -i IFNAME@all (live.c; workers parked),
+ * appended after the others, not yet open. It joins its queue's group as at start (the wire
+ * partner added just before it, or the same queue of another interface), else it is a group
+ * of its own on the worker with the fewest ports. Returns its index or -errno. */
+int fwd_port_add(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
+{
+	struct fwd_config *cfg = ctx->cfg;
+	uint32_t n = ctx->nr_ports, k = 0, group = UINT32_MAX;
+	struct fwd_port_spec *p = &cfg->ports[n];
+	struct fwd_worker *w;
+
+	if (n == FWD_MAX_PORTS)
+		return -ENOSPC;
+	*p = (struct fwd_port_spec){ .queue = queue, .spec = spec };
+	memcpy(p->ifname, cfg->specs[spec].ifname, sizeof(p->ifname));
+	for (uint32_t i = 0; i < n && group == UINT32_MAX; i++) {
+		if (cfg->mode == FWD_MODE_WIRE ? i == (n ^ 1) : cfg->queue_ranges && cfg->ports[i].queue == queue) {
+			group = cfg->ports[i].group;
+			k = ctx->ports[i].worker;
+		}
+	}
+	if (group == UINT32_MAX) {
+		group = cfg->nr_groups;
+		for (uint32_t j = 1; j < ctx->nr_workers; j++)
+			k = ctx->workers[j].nr_ports < ctx->workers[k].nr_ports ? j : k;
+	}
+	w = &ctx->workers[k];
+	/* Up to a burst short of full, plus one burst (flush_fed), as fwd_workers_init. */
+	w->stage[n] = calloc(2 * (size_t)cfg->batch, sizeof(struct umem_desc));
+	if (!w->stage[n])
+		return -ENOMEM;
+	p->group = group;
+	cfg->nr_groups += group == cfg->nr_groups;
+	ctx->ports[n] = (struct fwd_port){ .worker = k, .iface = fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, p->ifname)->idx };
+	snprintf(ctx->ports[n].name, sizeof(ctx->ports[n].name), "%s@%u", p->ifname, queue);
+	w->ports[w->nr_ports++] = n;
+	ctx->nr_ports = cfg->nr_ports = n + 1;
+	/* Captured as the others: "every port", or its interface's dev word. */
+	if (ctx->cap)
+		fwd_capture_port(ctx->cap, cfg, n);
+	return (int)n;
+}
+
+/* --- steering -------------------------------------------------------------------------- */
+
+/* --rule: one steering program per interface with every rule; each port's socket registered at
+ * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
+int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	int err;
+
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+
+	f->steer = umem_steer__attach(f->name, &so);
+	if (!f->steer) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n", f->name, strerror(-err));
+		return err;
+	}
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		struct umem_steer_rule rule = cfg->rules[r];
+
+		err = umem_steer__add_rule(f->steer, &rule);
+		if (err) {
+			fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", f->name, cfg->rule_text[r], strerror(-err));
+			return err;
+		}
+		f->rule_id[r] = rule.id;
+	}
+	/* Later changes of the table are live edits (live.c checks them). */
+	UMEM_OPTS(umem_steer_info, info);
+	f->steer_gen = umem_steer__info(f->steer, &info) ? 0 : info.generation;
+	return fwd_iface_steer_sockets(ctx, f, true);
+}
+
+int fwd_iface_steer_sockets(struct fwd_ctx *ctx, struct fwd_iface *f, bool on)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = f->first; f->steer && i < ctx->nr_ports; i++) {
+		int err;
+
+		if (ctx->ports[i].iface != f->idx || !ctx->ports[i].port)
+			continue;
+		err = umem_steer__set_socket(f->steer, cfg->ports[i].queue, on ? umem_port__fd(ctx->ports[i].port) : -1);
+		if (err && on) {
+			fprintf(stderr, "xdp-fwd: %s: cannot register the socket of queue %u: %s\n", f->name,
+				cfg->ports[i].queue, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void fwd_iface_steer_close(struct fwd_ctx *ctx, struct fwd_iface *f)
+{
+	if (!f->steer)
+		return;
+	/* Counters restart with a new program: what this one counted is kept. */
+	fwd_iface_steer_sample(ctx, f, &f->steer_base);
+	/* The port library wants its socket out of our map before it is destroyed. */
+	fwd_iface_steer_sockets(ctx, f, false);
+	umem_steer__detach(f->steer);
+	f->steer = NULL;
+	f->steer_view.of = NULL; /* a new handle may get the same address */
+}
+
+void fwd_iface_steer_sample(const struct fwd_ctx *ctx, const struct fwd_iface *f, struct fwd_steer_sample *out)
+{
+	struct fwd_steer_sample cur = { 0 };
+	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
+
+	if (f->steer) {
+		for (uint32_t r = 0; r < f->steer_view.nr; r++) {
+			int k = fwd_hit_slot(f->steer_view.id[r]);
+
+			if (k >= 0 && !umem_steer__rule_counter_of(f->steer, &f->steer_view.rule[r], &c))
+				cur.hits[k] = c.packets;
+		}
+		if (!umem_steer__action_counters(f->steer, a)) {
+			cur.drop = a[UMEM_STEER_S_DROP].packets;
+			cur.pass = a[UMEM_STEER_S_PASS].packets;
+			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
+		}
+	}
+	/* Closed programs' counts carry over for the -r rules only: they get their ids again on
+	 * the next program, while run-time rules die with theirs. */
+	cur.drop += f->steer_base.drop;
+	cur.pass += f->steer_base.pass;
+	cur.no_socket += f->steer_base.no_socket;
+	for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++) {
+		int k = fwd_hit_slot(f->rule_id[r]);
+
+		if (k >= 0)
+			cur.hits[k] += f->steer_base.hits[k];
+	}
+	*out = cur;
+}
+
