@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <umem/fault.h>
 #include <umem/pool.h>
 
 #define UMEM_PRIVATE __attribute__((visibility("hidden")))
@@ -155,8 +156,7 @@ UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_
  * asked for their protocol. */
 UMEM_PRIVATE bool umem__netdev_fd_is_xsk(const char *path);
 UMEM_PRIVATE int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len);
-/* port.c, tests only: the next binds that fail with EBUSY, as a queue not yet released does. */
-UMEM_PRIVATE extern uint32_t umem__fault_bind_busy;
+/* port.c, tests only: umem__fault_bind_busy (umem/fault.h). */
 
 /* pool.c: with the area lock held, moves the pages waiting in the pools' return rings to the
  * store (the area ran dry, or is being destroyed); frees destroyed pools that become empty. */

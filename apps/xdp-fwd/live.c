@@ -18,8 +18,7 @@
 static int watch_fd = -1;
 
 #ifdef XDP_FWD_FAULTS
-/* libumem's test hook (lib/port.c): the next binds fail with EBUSY. */
-extern uint32_t umem__fault_bind_busy;
+#include <umem/fault.h>
 
 /* The tests' build only (xdp-fwd-faults): XDP_FWD_FAULT_BIND_BUSY=N makes the first N binds
  * after set-up, the live path's, meet a queue the kernel has not released yet;

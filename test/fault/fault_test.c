@@ -22,6 +22,7 @@
 #include "portworld.h"
 #include <stdarg.h>
 #include <sys/wait.h>
+#include <umem/fault.h> /* umem__fault_bind_busy */
 
 #define FRAME_LEN 128
 
@@ -483,10 +484,6 @@ static int test_ifdel(void)
 	flow_ok(&w, p, pk, 1000, 32);
 	return fault_end(&w, p, pk);
 }
-
-/* libumem's test hook (port.c): the next binds fail with EBUSY, as a queue that a closed
- * socket still holds does until the kernel's deferred release (xp_release_deferred) runs. */
-extern uint32_t umem__fault_bind_busy;
 
 /* A queue in deferred release for 1 s (200 binds 5 ms apart): create waits, says it waits,
  * and binds once the queue is free. It used to give up after 500 ms. */

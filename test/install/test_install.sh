@@ -18,7 +18,10 @@ expect=(sbin/xdp-reflect sbin/umem-steer sbin/port-bench sbin/steer-bench sbin/x
 	share/man/man7/libumem.7 share/man/man8/xdp-reflect.8 share/man/man8/umem-steer.8
 	share/man/man8/xsk-gen.8 share/man/man8/port-bench.8 share/man/man8/steer-bench.8
 	share/man/man1/umem-bench.1)
-for h in "$UMEM_SOURCE_DIR"/include/umem/*.h; do expect+=("include/umem/${h##*/}"); done
+for h in "$UMEM_SOURCE_DIR"/include/umem/*.h; do
+	[ "${h##*/}" = fault.h ] || expect+=("include/umem/${h##*/}") # the test builds' hooks stay home
+done
+[ ! -e "$PREFIX/include/umem/fault.h" ] || fail "include/umem/fault.h (test builds only) installed"
 for p in "$UMEM_SOURCE_DIR"/docs/man/*.3; do expect+=("share/man/man3/${p##*/}"); done
 [ -d "$UMEM_SOURCE_DIR/apps/xdp-fwd" ] && expect+=(sbin/xdp-fwd share/man/man8/xdp-fwd.8)
 for f in "${expect[@]}"; do

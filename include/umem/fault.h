@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libumem's fault hooks, for test builds only (the tests, xdp-fwd-faults): they make the
+ * library meet, on demand, a condition the kernel gives only by chance. Not installed, not part
+ * of the ABI, in the static library only (hidden in the shared one); no other header includes
+ * this one.
+ */
+#ifndef UMEM_FAULT_H
+#define UMEM_FAULT_H
+
+#include <stdint.h>
+
+/* port.c: the next this many binds fail with EBUSY, as a queue does that a closed socket still
+ * holds until the kernel's deferred release (xp_release_deferred) runs. */
+extern uint32_t umem__fault_bind_busy __attribute__((visibility("hidden")));
+
+#endif
