@@ -9,7 +9,14 @@
   4. bpf/ includes only include/umem/ and its own folder;
   5. the hot-path table of docs/ARCHITECTURE.md is true: each hot function is defined in its
      row's file only, every file defining one is in the table, and no hot-path file includes a
-     control-plane header (directly or through project headers).
+     control-plane header (directly or through project headers);
+  6. every source file of lib/, include/umem/ and apps/ is in a room of docs/ARCHITECTURE.md
+     (named by its path in a rooms table; a folder named as a whole covers its files unless
+     some of them are named one by one), and every file a rooms table names exists;
+  7. no include cycle among the rooms of an application: a room is a .c and its .h (or a
+     header alone), and room A depends on room B when A's .c or .h includes B's header;
+  8. no application, tool or test declares a library-private symbol (extern ... umem__*): the
+     library's test hooks come from a header of include/umem/ (umem/fault.h).
 
   check_layout.py [ROOT]      exit 1 naming every violation
 """
@@ -94,25 +101,33 @@ graph = {}
 for top in ("include/umem", "lib"):
     for path in sources(top):
         graph[path] = [t for k, n in includes(path) if (t := resolve(path, k, n)) and t.endswith(".h")]
-state = {}
 
 
-def visit(node, stack):
-    state[node] = 1
-    stack.append(node)
-    for nxt in graph.get(node, []):
-        if state.get(nxt) == 1:
-            cycle = stack[stack.index(nxt):] + [nxt]
-            errors.append("include cycle: " + " -> ".join(rel(c) for c in cycle))
-        elif nxt in graph and not state.get(nxt):
-            visit(nxt, stack)
-    stack.pop()
-    state[node] = 2
+def cycles(deps):
+    """The cycles of a graph (node -> successors), each once, from its smallest node."""
+    state, found = {}, set()
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(deps.get(node, ())):
+            if state.get(nxt) == 1:
+                cyc = stack[stack.index(nxt):]
+                i = cyc.index(min(cyc))
+                found.add(tuple(cyc[i:] + cyc[:i]))
+            elif nxt in deps and not state.get(nxt):
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(deps):
+        if not state.get(node):
+            visit(node, [])
+    return sorted(found)
 
 
-for node in sorted(graph):
-    if not state.get(node):
-        visit(node, [])
+for cyc in cycles(graph):
+    errors.append("include cycle: " + " -> ".join(rel(c) for c in cyc + (cyc[0],)))
 
 # Rule 5: the hot-path table.
 doc = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
@@ -188,9 +203,66 @@ for f in hot:
         if bad:
             errors.append("hot-path file %s reaches control-plane headers: %s" % (f, ", ".join(bad)))
 
+# Rule 6: every file in a room.
+rooms_files, rooms_dirs = set(), set()
+for sec in re.finditer(r"^## Rooms[^\n]*\n(.*?)(?=^## |\Z)", text, re.M | re.S):
+    for row in sec.group(1).splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) < 2 or not row.lstrip().startswith("|"):
+            continue
+        for tok in re.findall(r"`([^`]+)`", cells[1]):
+            if "*" in tok or "<" in tok or not tok.startswith(("lib/", "include/", "apps/", "bpf/", "tools/", "test/")):
+                continue
+            (rooms_dirs if tok.endswith("/") else rooms_files).add(tok)
+if not rooms_files:
+    errors.append("docs/ARCHITECTURE.md: no rooms table (## Rooms, | room | `files` | what |)")
+for tok in sorted(rooms_files | rooms_dirs):
+    if not os.path.exists(os.path.join(ROOT, tok)):
+        errors.append("docs/ARCHITECTURE.md names %s in a room, but there is no such file" % tok)
+named_in = {os.path.dirname(f) + "/" for f in rooms_files}
+for top in ("lib", "include/umem", "apps"):
+    for path in sources(top):
+        r = rel(path)
+        d = os.path.dirname(r) + "/"
+        if r in rooms_files or (d in rooms_dirs and d not in named_in):
+            continue
+        errors.append("%s is in no room of docs/ARCHITECTURE.md (name it in a rooms table)" % r)
+
+# Rule 7: no cycle among the rooms of an application.
+def room_of(path):
+    b = os.path.basename(path)
+    for ext in (".bpf.c", ".skel.h", ".c", ".h"):
+        if b.endswith(ext):
+            return os.path.join(os.path.dirname(path), b[:-len(ext)])
+    return path
+
+
+for app in sorted(d for d in os.listdir(os.path.join(ROOT, "apps")) if os.path.isdir(os.path.join(ROOT, "apps", d))):
+    deps = {}
+    for path in sources(os.path.join("apps", app)):
+        src = room_of(path)
+        deps.setdefault(src, set())
+        for k, n in includes(path):
+            t = resolve(path, k, n)
+            if t and os.path.dirname(t) == os.path.dirname(path) and room_of(t) != src:
+                deps[src].add(room_of(t))
+    for cyc in cycles(deps):
+        errors.append("include cycle among the rooms of apps/%s: %s" % (
+            app, " -> ".join(os.path.basename(c) for c in cyc + (cyc[0],))))
+
+# Rule 8: no library-private symbol declared outside lib/.
+EXTERN = re.compile(r"^[^\n/]*\bextern\b[^;]*?\b(umem__\w+)", re.M)
+for top in ("apps", "tools", "test"):
+    for path in sources(top):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for m in EXTERN.finditer(f.read()):
+                errors.append("%s declares the library-private %s: include its test header (umem/fault.h) "
+                              "instead" % (rel(path), m.group(1)))
+
 for e in errors:
     print("FAIL:", e)
 if not errors:
     print("layout: %d headers without a cycle, apps/tools/bpf include rules hold, %d hot-path "
-          "files and %d hot functions as documented" % (len(graph), len(hot), len(all_hot)))
+          "files and %d hot functions as documented, every file in a room, no cycle among the "
+          "rooms of apps/, no private symbol declared outside lib/" % (len(graph), len(hot), len(all_hot)))
 sys.exit(1 if errors else 0)

@@ -8,7 +8,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 errors=0
 fail() { echo "FAIL: $*" >&2; errors=$((errors + 1)); }
-fresh() { rm -rf "$tmp/t"; mkdir -p "$tmp/t"; cp -r "$src"/{include,lib,apps,tools,bpf,docs} "$tmp/t/"; }
+fresh() { rm -rf "$tmp/t"; mkdir -p "$tmp/t"; cp -r "$src"/{include,lib,apps,tools,bpf,docs,test} "$tmp/t/"; }
 expect_fail() { # what message
 	out=$("$py" "$src/test/arch/check_layout.py" "$tmp/t" 2>&1)
 	[ $? = 1 ] || fail "$1: not caught"
@@ -32,6 +32,18 @@ expect_fail "control plane in a hot file" "hot-path file lib/port_data.c reaches
 
 fresh; printf '#include <umem/../../lib/internal.h>\n' >>"$tmp/t/include/umem/common.h"
 expect_fail "a public header including lib/" "include/umem/common.h includes lib/internal.h"
+
+fresh; printf '/* a file nobody put in a room */\n' >"$tmp/t/lib/stray.c"
+expect_fail "a file in no room" "lib/stray.c is in no room of docs/ARCHITECTURE.md"
+
+fresh; sed -i 's/`lib\/idle.c`/`lib\/idle_gone.c`/' "$tmp/t/docs/ARCHITECTURE.md"
+expect_fail "a room naming a file that is not there" "names lib/idle_gone.c in a room, but there is no such file"
+
+fresh; printf '#include "report.h"\n' >>"$tmp/t/apps/xdp-fwd/stats.c"
+expect_fail "an include cycle among xdp-fwd's rooms" "include cycle among the rooms of apps/xdp-fwd: report -> stats -> report"
+
+fresh; printf 'extern uint32_t umem__fault_bind_busy;\n' >>"$tmp/t/apps/xdp-fwd/lock.c"
+expect_fail "an app declaring a library-private symbol" "apps/xdp-fwd/lock.c declares the library-private umem__fault_bind_busy"
 
 [ $errors = 0 ] && echo "layout check: every violation caught"
 exit $((errors > 0))
