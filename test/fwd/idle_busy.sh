@@ -51,7 +51,7 @@ fwd_stop
 # (not xsk_fill_empty: in copy mode it counts frames that xsk_rx_dropped counts too).
 sent=$(json "$WORK/gen.out" frames)
 got=$(json "$WORK/sink.out" frames)
-own=$(($(json "$WORK/sink.out" rx_dropped) + $(json "$WORK/sink.out" rx_ring_full)))
+own=$(sink_drops "$WORK/sink.out")
 drops=$(grep '"type":"total"' "$WORK/fwd.out" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_0-9]*":[0-9]*' |
 	grep -v '"xsk_fill_empty"' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')
 log "books: sent $sent, received $got, sink drops $own, xdp-fwd drops $drops"

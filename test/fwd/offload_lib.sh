@@ -19,3 +19,16 @@ fwd_measure() {
 	fwd_stop INT
 	printf -v "$var" '%s' "$(cat "$WORK/measure.out")"
 }
+# flows_unseen PER AFTER PORT...: the most flows of PER frames that the kernel's drops towards
+# PORTs (kernel_drops) can have kept from reaching --offload-after AFTER in xdp-fwd: each such
+# flow lost at least PER - AFTER + 1 of its frames before xdp-fwd saw them.
+flows_unseen() {
+	local per=$1 after=$2 p d=0
+	shift 2
+	for p in "$@"; do d=$((d + $(kernel_drops "$p"))); done
+	echo $((d / (per - after + 1)))
+}
+# not_offloaded PORT: the flows counted not offloaded, all reasons.
+not_offloaded() {
+	echo $(($(off_total "$1" full) + $(off_total "$1" refused) + $(off_total "$1" no_target) + $(off_total "$1" untracked)))
+}
