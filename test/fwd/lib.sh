@@ -121,6 +121,22 @@ port_drops() {
 # these, not by a fault of xdp-fwd's.
 kernel_drops() { port_drops "$1" xsk_rx_ring_full xsk_rx_dropped; }
 
+# leg_drops: the drops the veths of every host's leg counted (host K's eth0 and m<K>, RX and TX)
+# since the topology was made: frames the kernel dropped between the hosts and xdp-fwd (a veth's
+# ring full on a busy machine; path_drops says what else counts there).
+leg_drops() {
+	local k h m legs=()
+	for ((k = 0; k < TOPO_HOSTS; k++)); do
+		h="TOPO_H$k" m="TOPO_IF$k"
+		legs+=("${!h} eth0" "$TOPO_MID ${!m}")
+	done
+	path_drops "${legs[@]}"
+}
+
+# sanitized_build: true when $BUILD is a sanitizer build (ASan, TSan), whose forwarder is many
+# times slower: a comparison of loss rates says nothing there.
+sanitized_build() { grep -Eq '^UMEM_SANITIZE:[A-Z]+=.+' "$BUILD/CMakeCache.txt" 2>/dev/null; }
+
 # wire_lost IN OUT: the frames received on port IN that xdp-fwd dropped with a reason instead of
 # sending them out of OUT: tx_full on OUT (its TX ring) or on IN (the queue to OUT's worker
 # full), invalid on IN.

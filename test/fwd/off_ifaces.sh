@@ -31,7 +31,7 @@ for f in full refused no_target; do
 done
 # A flow the kernel kept from xdp-fwd (its RX ring full on a busy machine) is neither
 # installed nor counted: at most flows_unseen of them.
-unseen=$(flows_unseen $PER 2 "$TOPO_IF0@0" "$TOPO_IF1@0")
+unseen=$(flows_unseen $PER 2 "$(leg_drops)" "$TOPO_IF0@0" "$TOPO_IF1@0")
 log "$inst of $((2 * FLOWS)) flows installed, $untracked untracked, $other not offloaded for another reason, at most $unseen unseen (the kernel's drops)"
 # A few may find their window full even at half load (8-way probing): 2 % at most.
 [ "$untracked" -le $((2 * FLOWS / 50)) ] || fail "$untracked flows untracked: the tracker is sized for one interface"

@@ -123,10 +123,10 @@ bpf_calls() { # N: the bpf(2) calls of a load of N prefix rules refused at its e
 	awk '$NF == "bpf" { print $4 }' "$W/strace"
 }
 if command -v strace >/dev/null; then
-	c1=$(bpf_calls 300) c2=$(bpf_calls 600)
-	echo "refused load, bpf(2) calls: 300 rules $c1, 600 rules $c2"
+	c1=$(bpf_calls 150) c2=$(bpf_calls 300)
+	echo "refused load, bpf(2) calls: 150 rules $c1, 300 rules $c2"
 	[ -n "$c1" ] && [ -n "$c2" ] && [ $((c2 * 10)) -le $((c1 * 25)) ] ||
-		fail "bpf(2) calls of a refused load: $c1 for 300 rules, $c2 for 600: not linear"
+		fail "bpf(2) calls of a refused load: $c1 for 150 rules, $c2 for 300: not linear"
 else
 	echo "note: no strace, the undo's scale not checked"
 fi
