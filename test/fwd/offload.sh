@@ -221,9 +221,9 @@ no_xdp_left || fail "an XDP program is still attached after exit"
 # From the old and the new m1, and into both: the kernel's share of each side's 8000 frames
 # (the old program's count is kept), the frames add up, and none was taken for lost.
 for port in m0@0 m1@0; do
-	# Above the first stream's 3000 by half the second's at least: offloaded again after the
-	# re-attach (beside two busy loops the new program's start took a larger share: 6590).
-	[ "$(off_total $port packets)" -gt 5500 ] || fail "$port: the kernel forwarded $(off_total $port packets) of 8000 frames"
+	# Above all the first stream (3000) could give: offloaded again after the re-attach. How
+	# much more is the machine's: quiet, above 7000; beside two busy loops 5054 and 6590.
+	[ "$(off_total $port packets)" -gt 3000 ] || fail "$port: the kernel forwarded $(off_total $port packets) of 8000 frames"
 	total=$(($(port_total $port rx_packets) + $(off_total $port packets) + $(kernel_drops $port)))
 	[ "$total" -ge 8000 ] && [ "$total" -le 8010 ] || fail "$port took $total frames (userspace + kernel), sent 8000"
 	[ "$(off_total $port lost)" = 0 ] || fail "$port: $(off_total $port lost) frames counted lost"
