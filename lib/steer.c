@@ -265,6 +265,21 @@ static int pstats_walk(struct umem_steer *s, bool zero)
 	return err;
 }
 
+/* Remembers a prefix rule this handle added (struct umem_steer's added). */
+static void added_push(struct umem_steer *s, uint32_t id, uint32_t dir, const struct umem_steer_prefix_key *k)
+{
+	if (s->nr_added == s->cap_added) {
+		size_t cap = s->cap_added ? 2 * s->cap_added : 256;
+		struct steer_added *a = realloc(s->added, cap * sizeof(*a));
+
+		if (!a)
+			return; /* a remove of this one walks the tries */
+		s->added = a;
+		s->cap_added = cap;
+	}
+	s->added[s->nr_added++] = (struct steer_added){ .id = id, .dir = dir, .key = *k };
+}
+
 /*
  * A prefix edit touches two maps, so a writer killed between them (a Ctrl-C in `umem-steer
  * load`) must leave nothing that shows. The table holds the next id and each trie's rule count:
@@ -348,6 +363,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		return err;
 	}
 	rule->id = v.slots[pos].rule.id;
+	added_push(s, rule->id, dir, &k);
 	return 0;
 }
 
@@ -413,6 +429,32 @@ static int prefix_find(struct umem_steer *s, const struct umem_steer_table *t, s
 	return err;
 }
 
+/* 1 when the prefix rule id is one this handle added and still sits under the key it was added
+ * with (removed there if f->remove, its direction in *dir); 0 to look for it by walking. The
+ * newest first: an undo removes the last added first. */
+static int added_find(struct umem_steer *s, struct prefix_find *f, uint32_t *dir)
+{
+	struct umem_steer_prefix_rules v;
+	size_t i = s->nr_added;
+	int ret;
+
+	while (i > 0 && s->added[i - 1].id != f->id)
+		i--;
+	if (!i)
+		return 0;
+	*dir = s->added[i - 1].dir;
+	if (bpf_map_lookup_elem(s->prefix_fd[*dir], &s->added[i - 1].key, &v) ||
+	    v.prefixlen != s->added[i - 1].key.prefixlen)
+		ret = 0;
+	else
+		ret = prefix_find_one(s, *dir, &s->added[i - 1].key, &v, f);
+	if (ret >= 0) /* found, or not there any more: forgotten either way */
+		memmove(&s->added[i - 1], &s->added[i], (s->nr_added - i) * sizeof(s->added[0]));
+	if (ret >= 0)
+		s->nr_added--;
+	return ret;
+}
+
 static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_steer_rule *out)
 {
 	struct prefix_find f = { .id = id, .remove = 1 };
@@ -422,7 +464,9 @@ static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_s
 
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
-	if ((err = prefix_find(s, &t, &f, &dir)) < 0)
+	if (!(err = added_find(s, &f, &dir)) && (err = prefix_find(s, &t, &f, &dir)) < 0)
+		return err;
+	if (err < 0)
 		return err;
 	if (!err) {
 		pr_warn("steer %s: no rule with id %u\n", s->ifname, id);

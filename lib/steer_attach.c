@@ -376,5 +376,6 @@ void umem_steer__detach(struct umem_steer *s)
 	if (s->skel)
 		steer__destroy(s->skel);
 	close_fds(s);
+	free(s->added);
 	free(s);
 }

@@ -2,23 +2,32 @@
 # The whole test suite: set-up, configure, build, ctest; then the sanitizer builds.
 #   tools/test.sh            everything (what CI runs)
 #   tools/test.sh --quick    the default build and its ctest only
-#   tools/test.sh --under-load  the default build's netns suites next to a CPU hog on every CPU
+#   tools/test.sh --under-load [--asan]
+#                            the default build's netns suites next to a CPU hog on every CPU;
+#                            with --asan, the ASan build's netns and bpf suites under the same hogs too
 # Build folders: build/ (warnings as errors; every label, the zc suite's QEMU guests included),
 # build-release/ (Release, so -O3's warnings too; unit suite), build-asan/ (ASan+UBSan), build-tsan/ (TSan),
 # build-arm64/ (cross, unit suite under qemu-user), build-fuzz/ (clang libFuzzer;
 # UMEM_FUZZ_SECONDS per target, default 30).
-set -euo pipefail
+# Every stage runs, whichever failed before it (a failure must not hide the others); the end
+# prints each stage with pass, fail or skipped and its duration, and the exit code is 1 when any
+# failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-quick=0 load=0
-case "${1:-}" in
---quick) quick=1 ;;
---under-load) quick=1 load=1 ;;
-"") ;;
-*) echo "usage: $0 [--quick | --under-load]" >&2; exit 2 ;;
-esac
+quick=0 load=0 load_asan=0
+usage() { echo "usage: $0 [--quick | --under-load [--asan]]" >&2; exit 2; }
+for a in "$@"; do
+	case "$a" in
+	--quick) quick=1 ;;
+	--under-load) quick=1 load=1 ;;
+	--asan) load_asan=1 ;;
+	*) usage ;;
+	esac
+done
+[ $load_asan = 1 ] && [ $load = 0 ] && usage
 
 if [ "$(id -u)" = 0 ]; then
-	if [ $quick = 1 ]; then tools/setup.sh; else tools/setup.sh --arm64; fi
+	if [ $quick = 1 ]; then tools/setup.sh; else tools/setup.sh --arm64; fi || exit 1
 fi
 # bpffs lets libxdp use its multi-program dispatcher; tests also run without it.
 if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf 2>/dev/null; then
@@ -33,7 +42,7 @@ run_suite() { # dir cmake-args... -- ctest-args...
 	[ $# -gt 0 ] && shift
 	ct=("$@")
 	echo "=== $dir: configure ${cm[*]}"
-	mkdir -p "$dir" # the logs live in the build folder, not beside it
+	mkdir -p "$dir" || return 1 # the logs live in the build folder, not beside it
 	cmake -S . -B "$dir" -DUMEM_WERROR=ON "${cm[@]}" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
 	echo "=== $dir: build"
 	if ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
@@ -45,10 +54,37 @@ run_suite() { # dir cmake-args... -- ctest-args...
 	ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${ct[@]}"
 }
 
+# stage NAME CMD...: runs CMD as one stage of the summary; a failure is recorded, not fatal.
+summary=() failed=0
+stage() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	if [ $rc = 0 ]; then
+		summary+=("$(printf '%-18s pass     %5ss' "$name" $((SECONDS - t0)))")
+	else
+		summary+=("$(printf '%-18s FAIL     %5ss  (exit %s)' "$name" $((SECONDS - t0)) "$rc")")
+		failed=1
+	fi
+}
+skip() { # NAME WHY
+	summary+=("$(printf '%-18s skipped      -   (%s)' "$1" "$2")")
+}
+finish() {
+	echo "=== summary"
+	printf '%s\n' "${summary[@]}"
+	[ $failed = 0 ] || { echo "=== some stages FAILED"; exit 1; }
+	exit 0
+}
+
+ASAN_ARGS=(-DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=address)
+asan_suite() { ASAN_OPTIONS=detect_leaks=1 run_suite build-asan "${ASAN_ARGS[@]}" -- "$@"; }
+
 if [ $load = 1 ]; then
 	# One busy loop per CPU at nice 0, as a loaded machine would be: the netns suites must
 	# still hold (their books balance, their waits are conditions, not sleeps).
-	run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- --build-only
+	stage build run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -- --build-only
+	[ $load_asan = 1 ] && stage build-asan asan_suite --build-only
 	hogs=()
 	stop_hogs() { [ ${#hogs[@]} = 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
 	trap stop_hogs EXIT
@@ -59,21 +95,31 @@ if [ $load = 1 ]; then
 		hogs+=($!)
 	done
 	echo "=== under load: ${#hogs[@]} busy loops (pids ${hogs[*]})"
-	ctest --test-dir build --output-on-failure -j "$jobs" -L netns
-	exit 0
+	stage "netns (load)" ctest --test-dir build --output-on-failure -j "$jobs" -L netns
+	[ $load_asan = 1 ] &&
+		stage "asan netns (load)" env ASAN_OPTIONS=detect_leaks=1 \
+			ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'netns|bpf'
+	finish
 fi
-run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo --
-[ $quick = 1 ] && exit 0
+stage build run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo --
+if [ $quick = 1 ]; then
+	for s in build-release build-asan build-tsan build-arm64 build-fuzz; do skip "$s" --quick; done
+	finish
+fi
 # Release (-O3) finds warnings the -O2 build does not; its unit suite is a few seconds.
-run_suite build-release -DCMAKE_BUILD_TYPE=Release -- -L unit
-ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=address -- -L 'unit|netns|bpf'
-run_suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=thread -- -L 'threads'
+stage build-release run_suite build-release -DCMAKE_BUILD_TYPE=Release -- -L unit
+stage build-asan asan_suite -L 'unit|netns|bpf'
+stage build-tsan run_suite build-tsan -DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=thread -- -L 'threads'
 # arm64 cross build: its unit suite under qemu-user, the arm64vm suite in an arm64 QEMU guest.
 if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
-	run_suite build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -- -L 'unit|arm64vm'
+	stage build-arm64 run_suite build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -- -L 'unit|arm64vm'
 else
-	echo "=== build-arm64: skipped (run tools/setup.sh --arm64 as root)"
+	skip build-arm64 "no aarch64-linux-gnu-gcc or qemu-aarch64: run tools/setup.sh --arm64 as root"
 fi
 # libFuzzer (clang) with ASan+UBSan: each target runs for UMEM_FUZZ_SECONDS from its kept corpus.
-CC=clang run_suite build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUMEM_FUZZ=ON -DUMEM_SANITIZE=address \
-	-DUMEM_FUZZ_SECONDS="${UMEM_FUZZ_SECONDS:-30}" -- -L fuzz
+fuzz_suite() {
+	CC=clang run_suite build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUMEM_FUZZ=ON -DUMEM_SANITIZE=address \
+		-DUMEM_FUZZ_SECONDS="${UMEM_FUZZ_SECONDS:-30}" -- -L fuzz
+}
+stage build-fuzz fuzz_suite
+finish

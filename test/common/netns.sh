@@ -3,7 +3,12 @@
 #
 #   netns_init TAG               skip (exit 77) unless root with `ip netns`; installs the cleanup
 #                                trap (EXIT, INT, TERM, HUP): every namespace and background job
-#                                this script created goes, whatever path the script exits by
+#                                this script created goes, whatever path the script exits by;
+#                                first sweeps what killed runs left (netns_sweep)
+#   netns_sweep                  removes the namespaces of runs whose script is dead: those
+#                                named ns-TAG-PID-N and the topologies netns_topo registered
+#                                (killed with the processes still in them); a live PID's and
+#                                names of other patterns stay
 #   netns_add VAR                new namespace ns-TAG-PID-N; its name is stored in VAR
 #   netns_veth NS1 IF1 NS2 IF2   veth pair with one end in each namespace, both up
 #   netns_bg VAR NS CMD...       CMD in NS in the background, in its own process group; its PID
@@ -25,6 +30,45 @@ NETNS_JOBS=()
 NETNS_SEQ=0
 NETNS_TOPO=()   # topo.sh path and prefix, when a script built that topology
 NETNS_WORK=""
+# Topology prefixes by owner: a file per script PID ("PID STARTTIME" names it, so a reused PID
+# is not its owner), one prefix a line. A script killed outright (ctest's timeout sends SIGKILL)
+# runs no trap; the next netns_init removes what it left. /run goes with the namespaces at boot.
+NETNS_REG=${UMEM_NETNS_REG:-/run/umem-test-netns}
+
+# pid_start PID: the start time of PID (clock ticks since boot); nothing when it is gone.
+pid_start() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'
+}
+
+# netns_gone NS: stops the processes left in NS (leftovers of a dead run: a forwarder in its own
+# process group outlives the script), then deletes it.
+netns_gone() {
+	local p
+	for p in $(ip netns pids "$1" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	ip netns delete "$1" 2>/dev/null
+}
+
+netns_sweep() {
+	local ns pid f prefix
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+		[[ "$ns" =~ ^ns-[A-Za-z0-9_]+-([0-9]+)-[0-9]+$ ]] || continue
+		pid=${BASH_REMATCH[1]}
+		[ "$pid" != $$ ] && [ ! -e "/proc/$pid" ] && netns_gone "$ns"
+	done
+	for f in "$NETNS_REG"/*; do
+		[ -f "$f" ] || continue
+		[[ "${f##*/}" =~ ^([0-9]+)-([0-9]+)$ ]] || continue
+		[ "$(pid_start "${BASH_REMATCH[1]}")" = "${BASH_REMATCH[2]}" ] && continue
+		while read -r prefix; do
+			for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+				[[ "$ns" =~ ^"$prefix"-(mid|h[0-9]+)$ ]] && netns_gone "$ns"
+			done
+		done <"$f"
+		rm -f "$f"
+	done
+}
 
 netns_cleanup() {
 	local pid ns
@@ -42,6 +86,7 @@ netns_cleanup() {
 	if [ ${#NETNS_TOPO[@]} -eq 2 ]; then
 		"${NETNS_TOPO[0]}" down --prefix "${NETNS_TOPO[1]}" 2>/dev/null
 		NETNS_TOPO=()
+		rm -f "$NETNS_REG/$$-$(pid_start $$)"
 	fi
 	[ -n "$NETNS_WORK" ] && rm -rf "$NETNS_WORK"
 	NETNS_WORK=""
@@ -49,6 +94,7 @@ netns_cleanup() {
 
 netns_topo() {
 	NETNS_TOPO=("${1:?netns_topo needs topo.sh}" "${2:?netns_topo needs a prefix}")
+	mkdir -p "$NETNS_REG" && echo "$2" >>"$NETNS_REG/$$-$(pid_start $$)"
 }
 
 netns_workdir() {
@@ -68,6 +114,7 @@ netns_init() {
 	fi
 	trap 'rc=$?; set +e; netns_cleanup; exit $rc' EXIT
 	trap 'exit 130' INT TERM HUP
+	netns_sweep
 }
 
 netns_add() {

@@ -4,6 +4,14 @@
 # json FILE KEY: a numeric field of xsk-gen's JSON report.
 json() { grep -o "\"$2\":[0-9.]*" "$1" | head -1 | cut -d: -f2; }
 
+# sink_drops FILE...: the frames the sinks' own sockets dropped (the kernel: RX ring full, no
+# buffer), summed over their JSON reports.
+sink_drops() {
+	local f s=0
+	for f in "$@"; do s=$((s + $(json "$f" rx_dropped) + $(json "$f" rx_ring_full))); done
+	echo "$s"
+}
+
 # sink_start NS ARGS...: the sink in NS in the background ($SINK_PID), returns once it is bound.
 sink_start() {
 	local ns=$1

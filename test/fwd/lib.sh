@@ -47,10 +47,14 @@ leg_recreate() {
 
 # fwd_start ARGS...: xdp-fwd in the middle namespace, own process group (setsid), output in
 # $WORK; returns once its ports are bound (it prints the port list after set-up).
+# FWD_TEST_ARGS (environment) adds options to every start: `--rx-ring 64` makes the kernel drop
+# at the RX ring as a loaded machine does, to check a test's books against it.
 fwd_start() {
+	local extra
+	read -ra extra <<<"${FWD_TEST_ARGS:-}"
 	: >"$WORK/fwd.out"
 	: >"$WORK/fwd.err"
-	netns_bg FWD_PID "$TOPO_MID" "$FWD" "$@" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+	netns_bg FWD_PID "$TOPO_MID" "$FWD" "$@" "${extra[@]}" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
 	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
 }
 
@@ -101,10 +105,43 @@ port_total() {
 	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
 }
 
-# port_drops PORT: every drop xdp-fwd counted on PORT (the "drops" object of its total).
+# port_drops PORT [REASON...]: the drops xdp-fwd counted on PORT (the "drops" object of its
+# total), all of them or only the REASONs named.
 port_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
-		grep -o ':[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
+	local port=$1 only
+	shift
+	only=$(IFS='|'; echo "${*:-[a-z0-9_]*}")
+	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$port\",[^}]*" | grep -o '"drops":{.*' |
+		grep -oE "\"($only)\":[0-9]+" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# kernel_drops PORT: the frames the kernel dropped on their way to PORT's socket, which xdp-fwd
+# never saw: its RX ring was full (a busy machine: the forwarder did not run in time) or the
+# UMEM had no buffer for them. A count of what reached xdp-fwd (frames, flows) is short by
+# these, not by a fault of xdp-fwd's.
+kernel_drops() { port_drops "$1" xsk_rx_ring_full xsk_rx_dropped; }
+
+# leg_drops: the drops the veths of every host's leg counted (host K's eth0 and m<K>, RX and TX)
+# since the topology was made: frames the kernel dropped between the hosts and xdp-fwd (a veth's
+# ring full on a busy machine; path_drops says what else counts there).
+leg_drops() {
+	local k h m legs=()
+	for ((k = 0; k < TOPO_HOSTS; k++)); do
+		h="TOPO_H$k" m="TOPO_IF$k"
+		legs+=("${!h} eth0" "$TOPO_MID ${!m}")
+	done
+	path_drops "${legs[@]}"
+}
+
+# sanitized_build: true when $BUILD is a sanitizer build (ASan, TSan), whose forwarder is many
+# times slower: a comparison of loss rates says nothing there.
+sanitized_build() { grep -Eq '^UMEM_SANITIZE:[A-Z]+=.+' "$BUILD/CMakeCache.txt" 2>/dev/null; }
+
+# wire_lost IN OUT: the frames received on port IN that xdp-fwd dropped with a reason instead of
+# sending them out of OUT: tx_full on OUT (its TX ring) or on IN (the queue to OUT's worker
+# full), invalid on IN.
+wire_lost() {
+	echo $(($(port_total "$2" tx_full) + $(port_total "$1" tx_full) + $(port_total "$1" invalid)))
 }
 
 # usr1_line TYPE: sends xdp-fwd (--json) SIGUSR1 and prints the JSON line of TYPE it printed for

@@ -23,5 +23,8 @@ bytes=$(port_total m0@0 rx_bytes)
 # closes; and far above 1514 bytes on average.
 [ -n "$rx" ] && [ "$rx" -gt 1500 ] || fail "m0 received $rx frames, $bytes bytes"
 [ $((bytes / rx)) -gt 4000 ] || fail "average frame $((bytes / rx)) bytes: jumbo frames did not pass whole"
-[ "$(port_total m1@0 tx_packets)" = "$rx" ] || fail "m1 sent $(port_total m1@0 tx_packets) of $rx frames"
+# Every frame m0 received went out of m1 or was dropped with a reason (a loaded machine fills
+# the TX ring; TCP recovers).
+[ "$(port_total m1@0 tx_packets)" = $((rx - $(wire_lost m0@0 m1@0))) ] ||
+	fail "m1 sent $(port_total m1@0 tx_packets) of $rx frames, $(wire_lost m0@0 m1@0) dropped"
 log "ok"

@@ -42,7 +42,7 @@ fwd_stop INT
 sent=$(($(json "$WORK/gen1.out" frames) + $(json "$WORK/gen2.out" frames)))
 [ "$sent" = $((SMALL + BIG)) ] || fail "the generator sent $sent of $((SMALL + BIG)) frames"
 got=$(json "$WORK/sink.out" frames)
-sink_drops=$(($(json "$WORK/sink.out" rx_dropped) + $(json "$WORK/sink.out" rx_ring_full)))
+sink_drops=$(sink_drops "$WORK/sink.out")
 fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
 lost=$(($(off_total "$TOPO_IF0@0" lost) + $(off_total "$TOPO_IF1@0" lost)))
 log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops, lost $lost; m1 refused $nrefused"

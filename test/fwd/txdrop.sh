@@ -54,8 +54,7 @@ fwd_stop INT
 sent=0
 for g in 1 2 3 4; do sent=$((sent + $(json "$WORK/gen$g.out" frames))); done
 got=$(($(json "$WORK/sink1.out" frames) + $(json "$WORK/sink.out" frames)))
-sink_drops=$(($(json "$WORK/sink1.out" rx_dropped) + $(json "$WORK/sink1.out" rx_ring_full) +
-	$(json "$WORK/sink.out" rx_dropped) + $(json "$WORK/sink.out" rx_ring_full)))
+sink_drops=$(sink_drops "$WORK/sink1.out" "$WORK/sink.out")
 fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
 kernel=$(port_total "$TOPO_IF1@0" tx_dropped_kernel)
 m1_drops=$((k1 - k0 + k3 - k2))

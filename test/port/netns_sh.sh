@@ -25,7 +25,7 @@ child() {
 }
 
 state=$(mktemp)
-trap 'rm -f "$state"; netns_cleanup' EXIT
+trap 'rm -rf "$state" "$state.reg"; netns_cleanup' EXIT
 for code in 0 5; do
 	child "$state" "$code"
 	rc=$?
@@ -36,4 +36,37 @@ for code in 0 5; do
 	kill -0 "$job" 2>/dev/null && fail "background job $job left running (exit $code)"
 done
 wait_for 1 false && fail "wait_for succeeded on false"
-echo "netns.sh: setup, ping, cleanup on success and failure: ok"
+
+# A run killed outright (ctest's timeout: SIGKILL, no trap) leaves its namespaces and the
+# processes in them; the next netns_init removes them, and only them. The registry of
+# topologies is a scratch one, so the machine's real one is not swept by this test.
+export UMEM_NETNS_REG=$state.reg
+dead_ns=$(bash -c '
+	. "$1/test/common/netns.sh"
+	netns_init pt
+	netns_add A || exit 2
+	ip netns add "$2-$$-mid" || exit 2
+	netns_topo /bin/false "$2-$$"
+	setsid ip netns exec "$A" sleep 300 >/dev/null 2>&1 &
+	echo "$A $2-$$-mid $!"
+	kill -KILL $$
+' child "${UMEM_SOURCE_DIR:-$(dirname "$0")/../..}" "ptstale")
+read -r dead_a dead_mid dead_job <<<"$dead_ns"
+[ -n "$dead_job" ] || fail "the killed child reported nothing"
+ip netns list | grep -q -- "$dead_a" || fail "the killed child's namespace $dead_a is not there to sweep"
+netns_add mine # a live script's namespace stays
+ip netns add "ns-pt-$dead_job" || fail "cannot add ns-pt-$dead_job" # not ns-TAG-PID-N: not ours
+NETNS_LIST+=("ns-pt-$dead_job")
+netns_sweep_child() {
+	bash -c '. "$1/test/common/netns.sh"; netns_init pt' child "${UMEM_SOURCE_DIR:-$(dirname "$0")/../..}"
+}
+netns_sweep_child
+ip netns list | grep -q -- "$dead_a" && fail "namespace $dead_a of a killed run left behind by the next run"
+ip netns list | grep -q -- "$dead_mid" && fail "topology namespace $dead_mid of a killed run left behind by the next run"
+# Killed, then reaped by whoever inherited it: awaited.
+wait_for 5 sh -c "! kill -0 $dead_job 2>/dev/null" || fail "process $dead_job in a killed run's namespace left running"
+ip netns list | grep -q -- "$mine" || fail "the sweep removed $mine, a namespace of a live script"
+ip netns list | grep -q -- "ns-pt-$dead_job" || fail "the sweep removed ns-pt-$dead_job, not of its name pattern"
+[ -z "$(ls -A "$UMEM_NETNS_REG")" ] || fail "the killed run's registry entry stayed: $(ls "$UMEM_NETNS_REG")"
+rm -rf "$UMEM_NETNS_REG"
+echo "netns.sh: setup, ping, cleanup on success and failure, a killed run swept: ok"

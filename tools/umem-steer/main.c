@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* umem-steer: show (and edit) the libumem steering program on an interface. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ struct cmd {
 
 /* A command's result when it has printed its own error. */
 #define REPORTED 1
+/* The longest line `load` takes, its comment included. */
+#define LOAD_LINE_MAX 4096
 
 static int cmd_show(struct umem_steer *s, char **argv, int argc);
 static int cmd_add(struct umem_steer *s, char **argv, int argc);
@@ -197,18 +200,28 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 {
 	FILE *f = strcmp(argv[0], "-") ? fopen(argv[0], "r") : stdin;
 	struct umem_steer_rule *rules = NULL, *grown;
-	size_t n = 0, cap = 0, line_no = 0, i, *lines = NULL, *glines;
-	char line[512];
+	size_t n = 0, cap = 0, line_no = 0, i, *lines = NULL, *glines, line_cap = 0;
+	char *line = NULL;
+	ssize_t len;
 	int err = 0;
 
 	if (!f) {
 		fprintf(stderr, "umem-steer: load: cannot open %s: %s\n", argv[0], strerror(errno));
 		return REPORTED;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	/* Whole lines, however long: a fixed buffer split a long one in two, and the text of a
+	 * comment past its end became a rule. A line longer than any rule with its comment is
+	 * refused, named. */
+	while ((len = getline(&line, &line_cap, f)) >= 0) {
 		char *p = line + strspn(line, " \t");
 
 		line_no++;
+		if (len > LOAD_LINE_MAX) {
+			fprintf(stderr, "umem-steer: load: %s line %zu: longer than %d bytes; nothing added\n",
+				argv[0], line_no, LOAD_LINE_MAX);
+			err = REPORTED;
+			break;
+		}
 		p[strcspn(p, "#\r\n")] = 0;
 		if (!p[strspn(p, " \t")])
 			continue;
@@ -232,6 +245,11 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 		}
 		lines[n++] = line_no;
 	}
+	if (!err && ferror(f)) {
+		fprintf(stderr, "umem-steer: load: cannot read %s: %s\n", argv[0], strerror(errno));
+		err = REPORTED;
+	}
+	free(line);
 	if (f != stdin)
 		fclose(f);
 	for (i = 0; i < n && !err; i++) {
@@ -262,11 +280,11 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 	unsigned long id = strtoul(argv[0], &end, 0);
 	int err;
 
-	if (*end || end == argv[0] || argv[0][0] == '-' ||
-	    (id >= UMEM_STEER_MAX_RULES && (id < UMEM_STEER_PREFIX_ID_BASE || id > UINT32_MAX))) {
-		fprintf(stderr, "umem-steer: bad rule id '%s' (0..%u, or %u and up for a prefix rule)\n", argv[0],
-			UMEM_STEER_MAX_RULES - 1, UMEM_STEER_PREFIX_ID_BASE);
-		return -EINVAL;
+	/* Only what is not an id at all is refused here: a number no rule has (between the table's
+	 * ids and the prefix rules' too) is the library's "no rule with id N", as the man page says. */
+	if (*end || end == argv[0] || !isdigit((unsigned char)argv[0][0]) || id > UINT32_MAX) {
+		fprintf(stderr, "umem-steer: remove: '%s' is not a rule id (a number, as show lists them)\n", argv[0]);
+		return REPORTED;
 	}
 	err = umem_steer__remove_rule_get(s, id, &r);
 	if (err == -ENOENT)
