@@ -613,6 +613,7 @@ static const char *const flow_stat_names[UMEM_STEER_FS_NR] = {
 	[UMEM_STEER_FS_REDIRECT] = "redirect", [UMEM_STEER_FS_DROP] = "drop",
 	[UMEM_STEER_FS_PASS] = "pass", [UMEM_STEER_FS_SOCK] = "sock",
 	[UMEM_STEER_FS_GATED] = "gated", [UMEM_STEER_FS_NO_DEV] = "no_dev",
+	[UMEM_STEER_FS_CSUM_PARTIAL] = "csum_partial",
 };
 
 const char *umem_steer_flow_stat__name(uint32_t stat)
@@ -631,7 +632,7 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			    char *buf, size_t len)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE], sa[INET6_ADDRSTRLEN] = "", da[INET6_ADDRSTRLEN] = "";
-	char match[160], act[48], unmarked[64] = "";
+	char match[160], act[48], unmarked[64] = "", partial[48] = "";
 	int af = key->kind == UMEM_STEER_FLOW_IPV6 ? AF_INET6 : AF_INET;
 
 	if (key->kind == UMEM_STEER_FLOW_L2) {
@@ -656,9 +657,11 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 	if (flow->unmarked)
 		snprintf(unmarked, sizeof(unmarked), " (%llu unmarked: the driver takes no metadata)",
 			 (unsigned long long)flow->unmarked);
-	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s idle %.1fs", match, act,
+	if (flow->csum_partial)
+		snprintf(partial, sizeof(partial), " csum_partial %llu", (unsigned long long)flow->csum_partial);
+	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s%s idle %.1fs", match, act,
 			(flow->flags & UMEM_STEER_FLOW_F_ORDERED) && !flow->open ? " (gate shut)" : "",
 			(unsigned long long)flow->packets, (unsigned long long)flow->bytes,
-			(unsigned long long)flow->gated, unmarked,
+			(unsigned long long)flow->gated, unmarked, partial,
 			(double)(umem_steer_flows__now_ns() - flow->last_ns) / 1e9);
 }

@@ -152,10 +152,12 @@ bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, cons
 }
 
 uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, const struct umem_desc *d,
-			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr)
+			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr, uint8_t *was_partial)
 {
 	uint32_t i = 0, partial = 0, done = 0;
 
+	if (was_partial)
+		memset(was_partial, 0, n);
 	if (skip_contd) /* the tail of a chain that routing drops */
 		while (i < n && (d[i++].options & UMEM_DESC_F_CONTD))
 			;
@@ -175,6 +177,8 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 			len++;
 		if (fwd_csum_find(f, d[i].len, &loc)) {
 			partial++;
+			if (was_partial)
+				was_partial[i] = 1;
 			if (complete && i + len <= n && len <= MAX_SEGS) {
 				uint8_t *seg[MAX_SEGS];
 				uint32_t seg_len[MAX_SEGS];
@@ -196,11 +200,12 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 	return partial;
 }
 
-void fwd_csum_warn(FILE *out, const char *name, bool complete)
+void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload)
 {
 	fprintf(out,
 		"xdp-fwd: %s: TCP/UDP frames with a partial checksum (the sender's TX checksum offload: "
-		"an XDP frame loses CHECKSUM_PARTIAL); %s. Fix at the sender: ethtool -K <sender> tx off\n",
+		"an XDP frame loses CHECKSUM_PARTIAL); %s%s. Fix at the sender: ethtool -K <sender> tx off\n",
 		name, complete ? "completing them in software (--csum-complete off: leave them)" :
-				 "forwarded as they are, the receiver drops them (--csum-complete on: complete them)");
+				 "forwarded as they are, the receiver drops them (--csum-complete on: complete them)",
+		offload ? "; their flows stay in userspace, not offloaded (a redirect would not complete them)" : "");
 }

@@ -56,12 +56,14 @@ bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, cons
 
 /* The worker's hook: every frame of the burst d[0..n) (chains of UMEM_DESC_F_CONTD, the first
  * ones the tail of a cut chain when skip_contd) checked and, with complete, completed;
- * counted in ctr (csum_partial, and csum_completed or csum_uncompleted). Returns the number of
- * partial frames found. */
+ * counted in ctr (csum_partial, and csum_completed or csum_uncompleted). was_partial (NULL: not
+ * wanted; else n entries): 1 at the first descriptor of each frame found partial, 0 elsewhere,
+ * for offload, which sees the frames completed. Returns the number of partial frames found. */
 uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, const struct umem_desc *d,
-			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr);
+			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr, uint8_t *was_partial);
 
-/* The once-per-port warning (stderr) for the first partial frames seen on port name. */
-void fwd_csum_warn(FILE *out, const char *name, bool complete);
+/* The once-per-port warning (stderr) for the partial frames seen on port name; offload: their
+ * flows stay in userspace (--offload-after). */
+void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload);
 
 #endif

@@ -183,6 +183,7 @@ static void test_burst(void)
 	struct fwd_port_counters ctr;
 	uint16_t ps;
 	uint32_t field, len = build(0, 0, 0, 5000, &ps, &field);
+	uint8_t wp[4];
 	struct umem_desc d[4] = {
 		{ .addr = 0, .len = 100 }, /* a frame that is not partial */
 		{ .addr = 1, .len = 3000, .options = UMEM_DESC_F_CONTD }, /* a partial one in two */
@@ -195,17 +196,20 @@ static void test_burst(void)
 	memcpy(bufs[1], frame, 3000);
 	memcpy(bufs[2], frame + 3000, len - 3000);
 	memcpy(bufs[3], frame, 3000);
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, false, &ctr) == 2, "partial frames");
+	memset(wp, 7, sizeof(wp));
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, false, &ctr, wp) == 2, "partial frames");
+	/* Offload's view: the first descriptor of each partial frame. */
+	CHECK(!wp[0] && wp[1] == 1 && !wp[2] && wp[3] == 1, "was_partial %u %u %u %u", wp[0], wp[1], wp[2], wp[3]);
 	CHECK(ctr.csum_partial == 2 && ctr.csum_completed == 0 && ctr.csum_uncompleted == 2, "off: counters");
 	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "off: changed");
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, true, &ctr) == 2, "partial frames");
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, true, &ctr, NULL) == 2, "partial frames");
 	CHECK(ctr.csum_partial == 4 && ctr.csum_completed == 1 && ctr.csum_uncompleted == 3, "on: counters");
 	CHECK(complete1(len), "one buffer");
 	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "on: wrong sum");
 	/* The first two descriptors the tail of a cut chain: only d[3] is looked at. */
 	d[0].options = UMEM_DESC_F_CONTD;
 	d[1].options = 0;
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr) == 1, "tail not skipped");
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr, NULL) == 1, "tail not skipped");
 }
 
 /* The counters in the text line (when they moved) and in JSON. */
