@@ -200,6 +200,14 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 	return partial;
 }
 
+bool fwd_csum_warn_due(const struct fwd_port_counters *ctr)
+{
+	uint64_t partial = atomic_load_explicit(&ctr->csum_partial, memory_order_relaxed);
+	uint64_t rx = atomic_load_explicit(&ctr->rx_packets, memory_order_relaxed);
+
+	return partial >= FWD_CSUM_WARN_MIN && partial * FWD_CSUM_WARN_SHARE >= rx;
+}
+
 void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload)
 {
 	fprintf(out,

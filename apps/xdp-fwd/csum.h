@@ -62,6 +62,18 @@ bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, cons
 uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, const struct umem_desc *d,
 			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr, uint8_t *was_partial);
 
+/* A correct checksum equals the folded pseudo-header sum about once in 65,536 frames, and is
+ * counted partial too (completing it writes the same value): 4 such frames of 305,000 from a
+ * sender with TX checksum offload off warned as if it had it on. The warning waits until a port
+ * has counted FWD_CSUM_WARN_MIN partial frames and at least one in FWD_CSUM_WARN_SHARE of its
+ * frames (64 times what chance gives); a sender with the offload on has nearly all of its
+ * TCP/UDP frames partial. */
+#define FWD_CSUM_WARN_MIN 8u
+#define FWD_CSUM_WARN_SHARE 1024u
+
+/* Whether port counters ctr call for the warning (above). */
+bool fwd_csum_warn_due(const struct fwd_port_counters *ctr);
+
 /* The once-per-port warning (stderr) for the partial frames seen on port name; offload: their
  * flows stay in userspace (--offload-after). */
 void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload);
