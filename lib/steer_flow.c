@@ -572,7 +572,10 @@ int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex
 		*out = k;
 		return 0;
 	}
-	/* 5-tuple: IPv4 without fragmentation, IPv6 without extension headers. */
+	/* 5-tuple: IPv4 without fragmentation; IPv6 through the hop-by-hop, routing and
+	 * destination options headers the program walks (UMEM_STEER_MAX_EXTHDR), not a fragment.
+	 * As the program reads it: a frame it takes for the flow and this does not would be gated
+	 * unseen, and its gate forced open. */
 	if (proto == 0x0800) {
 		uint32_t ihl;
 
@@ -593,6 +596,12 @@ int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex
 		memcpy(k.saddr, p + off + 8, 16);
 		memcpy(k.daddr, p + off + 24, 16);
 		off += 40;
+		for (int i = 0; i < UMEM_STEER_MAX_EXTHDR && umem__ipv6_exthdr(k.l4proto); i++) {
+			if (k.l4proto == 44 || len < off + 8)
+				return -ENOENT; /* a fragment, or cut short */
+			k.l4proto = p[off];
+			off += (p[off + 1] + 1u) * 8;
+		}
 	} else {
 		return -ENOENT;
 	}

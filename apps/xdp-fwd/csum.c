@@ -4,6 +4,7 @@
 #include "csum.h"
 
 #define ETH_HLEN 14u
+#define FWD_CSUM_MAX_EXTHDR 4u /* IPv6 extension headers walked, as the steering program */
 #define MAX_SEGS 32u /* descriptors of a chain this completes (a 9000-byte frame needs 3 at 4 KiB) */
 
 static inline uint16_t rd16(const uint8_t *p)
@@ -91,7 +92,18 @@ bool fwd_csum_find(const uint8_t *f, uint32_t len, struct fwd_csum_loc *loc)
 			return false;
 		proto = ip[6];
 		l4 = l3 + 40;
-		l4_len = rd16(ip + 4);
+		/* Through hop-by-hop and destination options headers, and a routing header with no
+		 * segment left (else the pseudo-header holds its final address); as many as the
+		 * steering program walks. A fragment header ends it: not TCP or UDP here. */
+		for (uint32_t i = 0; i < FWD_CSUM_MAX_EXTHDR && (proto == 0 || proto == 60 || proto == 43); i++) {
+			if (len < l4 + 8 || (proto == 43 && f[l4 + 3]))
+				return false;
+			proto = f[l4];
+			l4 += (f[l4 + 1] + 1u) * 8;
+		}
+		if (rd16(ip + 4) < l4 - l3 - 40)
+			return false;
+		l4_len = rd16(ip + 4) - (l4 - l3 - 40);
 		sum = fwd_csum_add(0, ip + 8, 32);
 	} else {
 		return false;

@@ -43,8 +43,10 @@ static inline uint16_t fwd_csum_fold(uint64_t s)
 /* Whether frame (the first len bytes, at least the headers) is an IPv4 or IPv6 TCP or UDP
  * frame whose checksum field holds the pseudo-header sum; *loc says where. Reads the Ethernet
  * header (one VLAN tag at most), the IP header and one 16-bit field: cheap for other frames.
- * Not partial: non-IP, fragments, IPv6 extension headers, UDP over IPv4 without a checksum
- * (0), truncated headers. */
+ * IPv6 through up to 4 hop-by-hop, destination options and routing headers (a routing header
+ * only with no segment left: else the pseudo-header holds an address of its own). Not partial:
+ * non-IP, fragments, other IPv6 extension headers, UDP over IPv4 without a checksum (0),
+ * truncated headers. */
 bool fwd_csum_find(const uint8_t *frame, uint32_t len, struct fwd_csum_loc *loc);
 
 /* Completes the checksum of a frame fwd_csum_find found partial, held in nseg buffers (a

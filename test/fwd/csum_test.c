@@ -123,6 +123,53 @@ static void test_left_alone(void)
 	CHECK(!memcmp(copy, frame, len), "changed");
 }
 
+/* An IPv6 extension header of type nh (8 bytes) inserted after the IPv6 header of the frame
+ * build() made (len bytes, no VLAN); returns the new length, the field moved along. */
+static uint32_t add_exthdr(uint32_t len, uint8_t nh, uint8_t segs_left, uint32_t *field)
+{
+	uint8_t *ip = frame + 14;
+	uint32_t pl = (uint32_t)(ip[4] << 8 | ip[5]) + 8;
+
+	memmove(frame + 14 + 48, frame + 14 + 40, len - 14 - 40);
+	memset(frame + 14 + 40, 0, 8);
+	frame[14 + 40] = ip[6]; /* its next header: the transport */
+	frame[14 + 43] = segs_left; /* a routing header's segments left; padding elsewhere */
+	ip[6] = nh;
+	ip[4] = (uint8_t)(pl >> 8), ip[5] = (uint8_t)pl;
+	*field += 8;
+	return len + 8;
+}
+
+/* IPv6 with destination options or hop-by-hop headers (a real stack's TCP moved 0 of 1 MiB
+ * through them): completed; a routing header with a segment left, and a fragment: left alone. */
+static void test_exthdr(void)
+{
+	struct fwd_csum_loc loc;
+	uint16_t ps;
+	uint32_t field, len;
+
+	for (int udp = 0; udp <= 1; udp++) {
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 60, 0, &field);
+		CHECK(complete1(len), "udp %d dest-opts: not found", udp);
+		CHECK(verifies(ps, field, len, udp), "udp %d dest-opts: wrong sum", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 60, 0, &field);
+		len = add_exthdr(len, 0, 0, &field);
+		CHECK(complete1(len), "udp %d hop-by-hop, dest-opts: not found", udp);
+		CHECK(verifies(ps, field, len, udp), "udp %d hop-by-hop, dest-opts: wrong sum", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 43, 0, &field);
+		CHECK(complete1(len), "udp %d routing, none left: not found", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 43, 1, &field);
+		CHECK(!fwd_csum_find(frame, len, &loc), "udp %d routing with a segment left taken", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 44, 0, &field);
+		CHECK(!fwd_csum_find(frame, len, &loc), "udp %d fragment header taken", udp);
+	}
+}
+
 static void test_udp_zero(void)
 {
 	uint16_t ps;
@@ -262,6 +309,7 @@ int main(void)
 	test_chain();
 	test_burst();
 	test_warn_due();
+	test_exthdr();
 	printf("fwd_csum: ok\n");
 	return 0;
 }
