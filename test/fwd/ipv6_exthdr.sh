@@ -32,18 +32,6 @@ s.settimeout(20); s.connect((sys.argv[1], 5301)); left = int(sys.argv[2]); buf =
 while left: left -= s.send(buf[:min(left, len(buf))])
 s.shutdown(socket.SHUT_WR); s.recv(1)
 "
-RECV='
-import os, socket, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-s.bind(("::", 5302)); s.settimeout(1.0); n = 0
-open(sys.argv[1] + ".ready", "w").close()
-while True:
-    try:
-        s.recv(2048); n += 1
-    except socket.timeout:
-        if os.path.exists(sys.argv[1] + ".stop"): break
-open(sys.argv[1] + ".tmp", "w").write(str(n)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-'
 # UDP DST COUNT PLAIN: COUNT datagrams from port 40200, the first PLAIN without the header, paced.
 UDP="
 import socket, sys, time
@@ -60,12 +48,7 @@ for i in range(n):
         if d > 0: time.sleep(d)
 print(sent)
 "
-snmp() { # K FILE PROTO FIELD
-	in_host "$1" awk -v p="$3:" -v f="$4" '$1 == p && !h { for (i = 2; i <= NF; i++) c[i] = $i; h = 1; next }
-		$1 == p && h { for (i = 2; i <= NF; i++) if (c[i] == f) print $i }' "$2"
-}
-snmp6() { in_host "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
-tcp_errs() { snmp "$1" /proc/net/snmp Tcp InCsumErrors; }
+tcp_errs() { snmp "$1" Tcp InCsumErrors; }
 
 topo_up --hosts 2
 for k in 0 1; do
@@ -94,7 +77,7 @@ rcvbuf=$(snmp6 1 Udp6RcvbufErrors) csum=$(snmp6 1 Udp6InCsumErrors) sndbuf=$(snm
 txd=$(in_host 0 cat /sys/class/net/eth0/statistics/tx_dropped)
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --offload-after 10 --offload-idle 30 --json --interval 0.2
 rm -f "$WORK/n" "$WORK/n.ready" "$WORK/n.stop"
-netns_bg RECV_PID "$TOPO_H1" python3 -c "$RECV" "$WORK/n"
+netns_bg RECV_PID "$TOPO_H1" python3 -c "$UDP_RECV" "$WORK/n"
 wait_for 5 test -e "$WORK/n.ready" || fail "UDP receiver did not start"
 sent=$(in_host 0 python3 -c "$UDP" fd77::2 3000 10) || fail "UDP sender"
 touch "$WORK/n.stop"

@@ -11,19 +11,6 @@
 . "$(dirname "$0")/offload_lib.sh"
 command -v iperf3 >/dev/null || { echo "SKIP: no iperf3"; exit 77; }
 
-# A UDP receiver on port 5302: counts datagrams until $WORK/stop exists and none came for 1 s.
-RECV='
-import os, socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-s.bind(("0.0.0.0", 5302)); s.settimeout(1.0); n = 0
-open(sys.argv[1] + ".ready", "w").close()
-while True:
-    try:
-        s.recv(2048); n += 1
-    except socket.timeout:
-        if os.path.exists(sys.argv[1] + ".stop"): break
-open(sys.argv[1] + ".tmp", "w").write(str(n)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-'
 # SEND DST COUNT SPORT: COUNT datagrams of 200 bytes from source port SPORT, paced to ~10k/s;
 # prints the number the kernel took.
 SEND='
@@ -40,11 +27,6 @@ for i in range(n):
         if d > 0: time.sleep(d)
 print(sent)
 '
-# snmp K PROTO FIELD: a counter of /proc/net/snmp in host K's namespace.
-snmp() {
-	in_host "$1" awk -v p="$2:" -v f="$3" '$1 == p && !h { for (i = 2; i <= NF; i++) c[i] = $i; h = 1; next }
-		$1 == p && h { for (i = 2; i <= NF; i++) if (c[i] == f) print $i }' /proc/net/snmp
-}
 csum_errs() { echo $(($(snmp "$1" Tcp InCsumErrors) + $(snmp "$1" Udp InCsumErrors))); }
 tx_dropped() { in_host "$1" cat /sys/class/net/eth0/statistics/tx_dropped; }
 xsk_drops() { echo $(($(port_total "$1" xsk_rx_ring_full) + $(port_total "$1" xsk_rx_dropped))); }
@@ -54,7 +36,7 @@ xsk_drops() { echo $(($(port_total "$1" xsk_rx_ring_full) + $(port_total "$1" xs
 udp_burst() {
 	local half=$(($1 / 2)) s1 s2
 	rm -f "$WORK/got" "$WORK/got.ready" "$WORK/got.stop"
-	netns_bg RECV_PID "$TOPO_H1" python3 -c "$RECV" "$WORK/got"
+	netns_bg RECV_PID "$TOPO_H1" python3 -c "$UDP_RECV" "$WORK/got"
 	wait_for 5 test -e "$WORK/got.ready" || fail "UDP receiver did not start"
 	s1=$(in_host 0 python3 -c "$SEND" "$TOPO_IP1" "$half" "$2") || fail "UDP sender"
 	[ $# -ge 3 ] && { "$3" || fail "$3"; }

@@ -19,3 +19,23 @@ fwd_measure() {
 	fwd_stop INT
 	printf -v "$var" '%s' "$(cat "$WORK/measure.out")"
 }
+# UDP_RECV FILE: a UDP receiver on port 5302 (IPv4 and IPv6) that counts datagrams until FILE.stop
+# exists and none came for 1 s; FILE.ready once it listens, the count in FILE at the end.
+UDP_RECV='
+import os, socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(("::", 5302)); s.settimeout(1.0); n = 0
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    try:
+        s.recv(2048); n += 1
+    except socket.timeout:
+        if os.path.exists(sys.argv[1] + ".stop"): break
+open(sys.argv[1] + ".tmp", "w").write(str(n)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+'
+# snmp K PROTO FIELD: a counter of /proc/net/snmp in host K's namespace; snmp6 K FIELD: of /proc/net/snmp6.
+snmp() {
+	in_host "$1" awk -v p="$2:" -v f="$3" '$1 == p && !h { for (i = 2; i <= NF; i++) c[i] = $i; h = 1; next }
+		$1 == p && h { for (i = 2; i <= NF; i++) if (c[i] == f) print $i }' /proc/net/snmp
+}
+snmp6() { in_host "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
