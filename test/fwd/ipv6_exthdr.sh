@@ -32,22 +32,6 @@ s.settimeout(20); s.connect((sys.argv[1], 5301)); left = int(sys.argv[2]); buf =
 while left: left -= s.send(buf[:min(left, len(buf))])
 s.shutdown(socket.SHUT_WR); s.recv(1)
 "
-# UDP DST COUNT PLAIN: COUNT datagrams from port 40200, the first PLAIN without the header, paced.
-UDP="
-import socket, sys, time
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.bind(('::', 40200))
-n, plain, sent, t0 = int(sys.argv[2]), int(sys.argv[3]), 0, time.monotonic()
-for i in range(n):
-    if i == plain: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_DSTOPTS, $DSTOPTS)
-    try:
-        s.sendto(i.to_bytes(4, 'big') * 50, (sys.argv[1], 5302)); sent += 1
-    except OSError:
-        pass
-    if i % 20 == 19:
-        d = t0 + (i + 1) / 5000 - time.monotonic()
-        if d > 0: time.sleep(d)
-print(sent)
-"
 tcp_errs() { snmp "$1" Tcp InCsumErrors; }
 
 topo_up --hosts 2
@@ -79,7 +63,7 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --offload-after 10 --offload
 rm -f "$WORK/n" "$WORK/n.ready" "$WORK/n.stop"
 netns_bg RECV_PID "$TOPO_H1" python3 -c "$UDP_RECV" "$WORK/n"
 wait_for 5 test -e "$WORK/n.ready" || fail "UDP receiver did not start"
-sent=$(in_host 0 python3 -c "$UDP" fd77::2 3000 10) || fail "UDP sender"
+sent=$(in_host 0 python3 -c "$UDP_SEND" fd77::2 3000 40200 5000 10) || fail "UDP sender"
 touch "$WORK/n.stop"
 wait_for 10 test -s "$WORK/n" || fail "the UDP receiver did not finish"
 netns_stop "$RECV_PID"

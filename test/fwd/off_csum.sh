@@ -11,22 +11,6 @@
 . "$(dirname "$0")/offload_lib.sh"
 command -v iperf3 >/dev/null || { echo "SKIP: no iperf3"; exit 77; }
 
-# SEND DST COUNT SPORT: COUNT datagrams of 200 bytes from source port SPORT, paced to ~10k/s;
-# prints the number the kernel took.
-SEND='
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", int(sys.argv[3])))
-n = int(sys.argv[2]); sent = 0; t0 = time.monotonic()
-for i in range(n):
-    try:
-        s.sendto(i.to_bytes(4, "big") * 50, (sys.argv[1], 5302)); sent += 1
-    except OSError:
-        pass
-    if i % 20 == 19:
-        d = t0 + (i + 1) / 10000 - time.monotonic()
-        if d > 0: time.sleep(d)
-print(sent)
-'
 csum_errs() { echo $(($(snmp "$1" Tcp InCsumErrors) + $(snmp "$1" Udp InCsumErrors))); }
 tx_dropped() { in_host "$1" cat /sys/class/net/eth0/statistics/tx_dropped; }
 xsk_drops() { echo $(($(port_total "$1" xsk_rx_ring_full) + $(port_total "$1" xsk_rx_dropped))); }
@@ -38,9 +22,9 @@ udp_burst() {
 	rm -f "$WORK/got" "$WORK/got.ready" "$WORK/got.stop"
 	netns_bg RECV_PID "$TOPO_H1" python3 -c "$UDP_RECV" "$WORK/got"
 	wait_for 5 test -e "$WORK/got.ready" || fail "UDP receiver did not start"
-	s1=$(in_host 0 python3 -c "$SEND" "$TOPO_IP1" "$half" "$2") || fail "UDP sender"
+	s1=$(in_host 0 python3 -c "$UDP_SEND" "$TOPO_IP1" "$half" "$2" 10000) || fail "UDP sender"
 	[ $# -ge 3 ] && { "$3" || fail "$3"; }
-	s2=$(in_host 0 python3 -c "$SEND" "$TOPO_IP1" $(($1 - half)) "$2") || fail "UDP sender"
+	s2=$(in_host 0 python3 -c "$UDP_SEND" "$TOPO_IP1" $(($1 - half)) "$2" 10000) || fail "UDP sender"
 	touch "$WORK/got.stop"
 	wait_for 10 test -s "$WORK/got" || fail "the UDP receiver did not finish"
 	netns_stop "$RECV_PID"
