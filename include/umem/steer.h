@@ -250,7 +250,7 @@ UMEM_API int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_
 /* One line, "in IF ipv4 udp A:P > B:Q -> redirect IF packets N bytes N gated N idle S". */
 UMEM_API int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
 				     char *buf, size_t len);
-/* "redirect", "drop", "pass", "sock", "gated", "no_dev"; NULL when out of range. */
+/* "redirect", "drop", "pass", "sock", "gated", "no_dev", "csum_partial"; NULL when out of range. */
 UMEM_API const char *umem_steer_flow_stat__name(uint32_t stat);
 
 #ifdef __cplusplus
