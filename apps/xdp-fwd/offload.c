@@ -57,10 +57,11 @@ struct off_flow {
 };
 
 /* A flow that reached --offload-after and was not installed is counted once per reason. */
-enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2 };
+enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2, OFF_TOLD_CSUM = 4 };
 
 struct off_iface_counters {
 	_Atomic uint64_t installed, expired, invalidated, full, refused, forced, no_target, untracked;
+	_Atomic uint64_t csum_kept; /* flows kept in (or taken back to) userspace: partial checksums */
 	_Atomic int64_t flows;
 };
 
@@ -369,6 +370,7 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 		return;
 	ifindex = ctx->off->ifindex[ctx->ports[in].iface];
 	for (uint32_t i = 0; i < n; i++) {
+		bool partial = w->csum_partial[i];
 		struct umem_steer_flow_key k;
 		struct off_flow *e;
 		uint8_t *eth;
@@ -391,6 +393,16 @@ static void offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_d
 		e->seen_ns = now;
 		e->in = (uint16_t)in;
 		e->l2 = kind == UMEM_STEER_FLOW_L2;
+		/* A partial checksum (the sender's TX checksum offload) is completed here only: its
+		 * flow stays, or comes back, in userspace and counts again from zero. A real
+		 * checksum equal to the pseudo-header sum (once in 65,536) only delays it. */
+		if (partial) {
+			tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+			if (e->state == OFF_ARMING || e->state == OFF_OFFLOADED)
+				to_counting(w, e, now, true);
+			e->frames = 0;
+			continue;
+		}
 		switch (e->state) {
 		case OFF_COUNTING:
 			if (++e->frames >= cfg->offload_after)
@@ -428,6 +440,11 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 
 	if (umem_steer_flows__lookup(f, &e->key, &v)) {
 		to_counting(w, e, now, false); /* gone (evicted) */
+		return;
+	}
+	if (v.csum_partial) { /* the program passed up a partial checksum: its gate stays shut */
+		tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+		to_counting(w, e, now, true);
 		return;
 	}
 	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
@@ -1008,6 +1025,13 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			to_counting(w, e, now, false);
 			continue;
 		}
+		/* A partial checksum the program found and userspace did not (its frame's headers
+		 * read otherwise): the gate stays shut, the flow is userspace's again. */
+		if (v.csum_partial) {
+			tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+			to_counting(w, e, now, true);
+			continue;
+		}
 		if (know > v.last_ns && know - v.last_ns > idle_ns) {
 			bump(&ctr_of(ctx, e)->expired);
 			to_counting(w, e, now, true);
@@ -1288,12 +1312,13 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	if (off->main_flows[f])
 		add_program_counters(off->main_flows[f], c);
 	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
+		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV || s == UMEM_STEER_FS_CSUM_PARTIAL)
 			continue; /* those went to userspace: counted in rx */
 		out->packets += c[s].packets;
 		out->bytes += c[s].bytes;
 	}
 	out->gated = c[UMEM_STEER_FS_GATED].packets;
+	out->csum_passed = c[UMEM_STEER_FS_CSUM_PARTIAL].packets;
 	k = &off->ctr[f];
 	out->lost = atomic_load(&off->lost[f]);
 	out->installed = atomic_load(&k->installed);
@@ -1304,5 +1329,6 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->forced = atomic_load(&k->forced);
 	out->no_target = atomic_load(&k->no_target);
 	out->untracked = atomic_load(&k->untracked);
+	out->csum_kept = atomic_load(&k->csum_kept);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }
