@@ -64,6 +64,10 @@ struct fwd_offload_sample {
 	 * flows whose target took no offload (it drops redirects, is on trial, gone, or an l2
 	 * destination not learned); untracked, frames of flows the tracker had no slot for. */
 	uint64_t no_target, untracked;
+	/* Partial TCP/UDP checksums (the sender's TX checksum offload; a redirect would not
+	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
+	 * csum_passed, frames of offloaded flows the program passed up instead (in rx_packets). */
+	uint64_t csum_kept, csum_passed;
 	uint64_t flows;          /* flows installed now (not a counter) */
 };
 
