@@ -73,7 +73,7 @@ static uint64_t current_netns(void)
 	return stat("/proc/thread-self/ns/net", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-int umem_port__queue_count(const char *ifname)
+int umem_netdev__queue_count(const char *ifname)
 {
 	uint32_t cur, max;
 	int ifindex, err;
@@ -92,6 +92,11 @@ int umem_port__queue_count(const char *ifname)
 		pr_warn("queue count of %s: neither a channel count (ETHTOOL_GCHANNELS) nor the "
 			"device's queue count (rtnetlink): %s\n", ifname, strerror(-err));
 	return err ? err : (int)cur;
+}
+
+int umem_port__queue_count(const char *ifname)
+{
+	return umem_netdev__queue_count(ifname);
 }
 
 /* ---- registries (ports_lock held) ---- */

@@ -54,12 +54,12 @@ uint32_t umem__queue_return_held(struct port_queue *q)
 		for (uint64_t bits = q->in_kernel[w]; bits; bits &= bits - 1) {
 			back[nb++] = ((w << 6) + (uint64_t)__builtin_ctzll(bits)) << q->bit_shift;
 			if (nb == 64) {
-				umem_put_bulk(area, back, nb);
+				umem_area__put_bulk(area, back, nb);
 				total += nb;
 				nb = 0;
 			}
 		}
-	umem_put_bulk(area, back, nb);
+	umem_area__put_bulk(area, back, nb);
 	total += nb;
 	free(q->in_kernel);
 	q->in_kernel = NULL;

@@ -187,7 +187,10 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
  *   -ENODEV     no such interface
  *   -EOPNOTSUPP neither source answers
  * The count can change (ethtool -L): read it when opening ports, not once per program. */
-UMEM_API int umem_port__queue_count(const char *ifname);
+UMEM_API int umem_netdev__queue_count(const char *ifname);
+/* umem_netdev__queue_count's name until 0.1 (it asks the device, not a port), kept for one
+ * release. */
+UMEM_API int umem_port__queue_count(const char *ifname) UMEM_DEPRECATED("use umem_netdev__queue_count");
 
 /* Pages an area needs so that nr_ports ports created with port_opts (on an area created with
  * area_opts; either may be NULL for the defaults) never run short: every port's fill ring and
@@ -264,7 +267,9 @@ enum umem_port_mode {
 };
 
 enum umem_port_xdp_mode {
-	UMEM_PORT_XDP_EXTERNAL = 0, /* UMEM_PORT_PROG_NONE: the caller's program */
+	/* UMEM_PORT_PROG_NONE: the port attached nothing; the program in front of it is the
+	 * caller's, e.g. the steering program, whose mode umem_steer__info() reports (.mode). */
+	UMEM_PORT_XDP_EXTERNAL = 0,
 	UMEM_PORT_XDP_NATIVE = 1,
 	UMEM_PORT_XDP_GENERIC = 2,
 	UMEM_PORT_XDP_NONE = 3,     /* UMEM_PORT_F_TX_ONLY: no program, nothing received */
@@ -273,7 +278,8 @@ enum umem_port_xdp_mode {
 /* Mode in use (queried from the kernel with XDP_OPTIONS at creation). */
 UMEM_API enum umem_port_mode umem_port__mode(const struct umem_port *port);
 UMEM_API enum umem_port_xdp_mode umem_port__xdp_mode(const struct umem_port *port);
-/* "copy" / "zero-copy", "native" / "generic" / "external" / "none": for logs. */
+/* "copy" / "zero-copy", "native" / "generic" / "external" / "none": for logs. "external" is
+ * what a port behind the steering program says: the steering handle knows native or generic. */
 UMEM_API const char *umem_port__mode_str(enum umem_port_mode mode);
 UMEM_API const char *umem_port__xdp_mode_str(enum umem_port_xdp_mode mode);
 

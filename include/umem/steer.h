@@ -101,10 +101,12 @@ UMEM_API void umem_steer__detach(struct umem_steer *s);
  * error the rules are as they were (a full trie, found only at its write, moves the generation
  * on). */
 UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
-/* -ENOENT if no rule has that id. */
-UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
-/* remove_rule that also copies the rule it removed into *removed (may be NULL). */
-UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
+/* Removes the rule with that id and copies it into *removed (may be NULL). -ENOENT if no rule
+ * has that id. */
+UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
+/* umem_steer__remove_rule's name until 0.1, kept for one release. */
+UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
+	UMEM_DEPRECATED("use umem_steer__remove_rule");
 /* Removes every rule. */
 UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
 /* Copies up to max rules of the table (rules without a prefix) in evaluation order; returns how

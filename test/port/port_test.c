@@ -520,7 +520,7 @@ static int test_queues(void)
 	long long end;
 
 	world_init(&w, 1, 1024, 2048, 0);
-	CHECK_EQ(umem_port__queue_count(w.lif[0]), 2);
+	CHECK_EQ(umem_netdev__queue_count(w.lif[0]), 2);
 	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 2, &po), EINVAL);
 	struct umem_port *p[2];
 	for (uint32_t q = 0; q < 2; q++) {
