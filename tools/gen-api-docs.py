@@ -27,6 +27,7 @@ PAGES = {
     "umem_port": (["port.h"], "AF_XDP ports whose buffers come from umem pools"),
     "umem_steer": (["steer.h", "steer_abi.h"], "the steering XDP program and its control API"),
     "umem_idle": (["idle.h"], "an idle policy for polling loops: spin while busy, sleep when idle"),
+    "umem_csum": (["csum.h"], "the Internet checksum for frames in the UMEM"),
 }
 PRIVATE_TYPES = {"pool_fast.h"}
 NOT_DOCUMENTED = {"umem.h", "fault.h"}  # fault.h: test builds only, not installed

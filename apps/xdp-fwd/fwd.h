@@ -168,7 +168,7 @@ void fwd_usage(FILE *out);
 bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
 /* The chunk size xdp-fwd takes without --chunk-size for ports of at most max_mtu (0: unknown). */
 uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu);
-/* How IFNAME@all learns the queue count (umem_port__queue_count; tests replace it). */
+/* How IFNAME@all learns the queue count (umem_netdev__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
 /* Parses a --pcap-filter (capture.h): words of the rule language's match ("udp dport 53",

@@ -395,7 +395,7 @@ static void follow_queues(struct fwd_ctx *ctx)
 		for (k = 0; k < u.nr; k++) {
 			const struct fwd_if_spec *s = &cfg->specs[u.spec[k]];
 			uint32_t fixed = s->last - s->first + 1;
-			int n = s->from_all && fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, s->ifname)->ifindex ? umem_port__queue_count(s->ifname) : 0;
+			int n = s->from_all && fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, s->ifname)->ifindex ? umem_netdev__queue_count(s->ifname) : 0;
 
 			if (!served[u.spec[k]])
 				served[u.spec[k]] = seen[u.spec[k]] = fixed;

@@ -116,7 +116,7 @@ void fwd_ifaces_read_tx_kernel(struct fwd_ctx *ctx)
 static void warn_unserved_queues(const struct fwd_ctx *ctx, const struct fwd_iface *f)
 {
 	const struct fwd_config *cfg = ctx->cfg;
-	int n = umem_port__queue_count(f->name);
+	int n = umem_netdev__queue_count(f->name);
 	char list[128];
 	uint32_t missing = 0;
 	size_t o = 0;

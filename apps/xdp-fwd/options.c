@@ -20,7 +20,7 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-int (*fwd_queue_count)(const char *ifname) = umem_port__queue_count;
+int (*fwd_queue_count)(const char *ifname) = umem_netdev__queue_count;
 
 #define FWD_MAX_QUEUE 1023u
 #define FWD_MAX_CPU 4095 /* the largest CPU number --cpus takes */

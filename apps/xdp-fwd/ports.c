@@ -213,7 +213,9 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	const struct fwd_config *cfg = ctx->cfg;
 	int err;
 
-	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach,
+		  /* every frame of a queue is the forwarder's; rules and host control carve out what is not */
+		  .default_action = &(struct umem_steer_action){ .type = UMEM_STEER_A_QUEUE });
 
 	f->steer = umem_steer__attach(f->name, &so);
 	if (!f->steer) {

@@ -257,7 +257,7 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 			continue;
 		fprintf(stderr, "umem-steer: load: %s line %zu refused: %s\n", argv[0], lines[i], strerror(-err));
 		err = REPORTED;
-		while (i > 0 && !umem_steer__remove_rule(s, rules[i - 1].id))
+		while (i > 0 && !umem_steer__remove_rule(s, rules[i - 1].id, NULL))
 			i--;
 		if (i)
 			fprintf(stderr, "umem-steer: load: %s: the first %zu rules added stay (rule %u could not "
@@ -286,7 +286,7 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 		fprintf(stderr, "umem-steer: remove: '%s' is not a rule id (a number, as show lists them)\n", argv[0]);
 		return REPORTED;
 	}
-	err = umem_steer__remove_rule_get(s, id, &r);
+	err = umem_steer__remove_rule(s, id, &r);
 	if (err == -ENOENT)
 		return REPORTED; /* the library said "no rule with id N" */
 	if (err)
