@@ -175,17 +175,24 @@ static uint32_t inherited(const struct lpm_group *m)
 
 /* ---- the prefix hash (writer only) ---- */
 
+/* The words of the key, then MurmurHash3's 64-bit finaliser, so every key bit reaches the low
+ * bits the table is indexed by (a /24's last byte is always zero). */
 static uint32_t rule_hash(const uint8_t *key, unsigned alen, unsigned depth)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ depth;
+	uint64_t h = depth;
 
 	for (unsigned i = 0; i < alen; i += 4) {
 		uint32_t w;
 
 		memcpy(&w, key + i, 4);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
+		h = (h << 32 | h >> 32) ^ w;
+		h *= 0x9e3779b97f4a7c15ull;
 	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
 	return (uint32_t)h;
 }
 
@@ -444,15 +451,27 @@ static int lpm_add(struct lpm *t, const uint8_t *addr, unsigned depth, uint32_t 
 	struct lpm_rule *r = rule_slot(t, key, depth);
 
 	if (!r->busy) {
-		if (t->max_prefixes && t->count >= t->max_prefixes)
+		uint32_t need = groups_needed(t, key, depth);
+
+		if (t->max_prefixes && t->count >= t->max_prefixes) {
+			pr_warn("%s: add: the table holds max_prefixes (%u)\n", t->what, t->max_prefixes);
 			return -ENOSPC;
-		if (groups_needed(t, key, depth) > groups_available(t))
+		}
+		if (need > groups_available(t)) {
+			/* Said at debug level while reclaim may help: the caller retries then. */
+			umem__pr(t->nr_quar ? UMEM_DEBUG : UMEM_WARN,
+				 "%s: add: /%u needs %u groups, %u free (%u await reclaim)\n", t->what,
+				 depth, need, groups_available(t), t->nr_quar);
 			return -ENOSPC;
+		}
 		if ((uint64_t)(t->count + 1) * 4 > (uint64_t)(t->rule_mask + 1) * 3) {
 			int err = rules_resize(t, (t->rule_mask + 1) * 2);
 
-			if (err)
+			if (err) {
+				pr_warn("%s: add: no memory for the prefix hash (%u prefixes)\n", t->what,
+					t->count);
 				return err;
+			}
 			r = rule_slot(t, key, depth);
 		}
 		r->busy = 1;
@@ -581,6 +600,8 @@ static int lpm_init(struct lpm *t, const char *what, unsigned alen, uint32_t gro
 	t->groups = lpm_map(t->groups_map);
 	t->meta = lpm_map(t->meta_map);
 	if (!t->root || !t->groups || !t->meta || rules_resize(t, 1024)) {
+		pr_warn("%s: create: cannot map %zu MiB (first level, %u groups)\n", what,
+			((size_t)ROOT_SIZE * 4 + t->groups_map + t->meta_map) >> 20, groups);
 		lpm_fini(t);
 		return -ENOMEM;
 	}

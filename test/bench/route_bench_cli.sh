@@ -34,7 +34,7 @@ if jq -e 'has("rte_absent") | not' "$tmp/out.json" >/dev/null; then
 fi
 [ "$(jq -r '.tables[0].systems | map(.name) | join(" ")' "$tmp/out.json")" = "$want4" ] || fail "IPv4 systems"
 [ "$(jq -r '.tables[1].systems | map(.name) | join(" ")' "$tmp/out.json")" = "$want6" ] || fail "IPv6 systems"
-bad=$(jq -r '.tables[].systems[] | select(([.load_s, .memory_bytes, .ns.random, .ns.random_bulk32,
+bad=$(jq -r '.tables[].systems[] | select(([.load_s, .load_cpu_s, .memory_bytes, .ns.random, .ns.random_bulk32,
 	.ns.table, .ns.table_bulk32] | all(type == "number" and . > 0)) | not) | .name' "$tmp/out.json")
 [ -z "$bad" ] || fail "systems with missing numbers: $bad"
 # The tables are the seed's: the same seed, the same tables (group counts included).

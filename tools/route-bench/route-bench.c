@@ -111,12 +111,23 @@ static uint64_t rnd(uint64_t *s) /* xorshift64*, deterministic per seed */
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-static double now_s(void)
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+/* The load's CPU time too: on a shared machine the wall time includes other tasks' turns. */
+static double cpu_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void *xcalloc(size_t n, size_t sz)
@@ -360,7 +371,7 @@ static const char *const kind_name[NR_KINDS] = { "random", "random_bulk32", "tab
 struct sys {
 	const char *name;
 	void *t;
-	double load_s;
+	double load_s, load_cpu_s;
 	size_t bytes;
 	uint64_t (*single)(const void *t, const void *addrs, size_t n);
 	uint64_t (*bulk)(const void *t, const void *addrs, size_t n);
@@ -455,7 +466,7 @@ static uint32_t be32(const uint8_t *k)
 /* Every prefix into an empty umem table; false (said) on an error. */
 static bool load_umem(struct sys *s, const struct table *t)
 {
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	int err = 0;
 
 	if (t->alen == 4) {
@@ -491,6 +502,7 @@ static bool load_umem(struct sys *s, const struct table *t)
 				   .destroy = u6_destroy };
 	}
 	s->load_s = now_s() - t0;
+	s->load_cpu_s = cpu_s() - c0;
 	if (err) {
 		fprintf(stderr, "route-bench: %s: add: %s\n", s->name, strerror(-err));
 		s->destroy(s->t);
@@ -512,7 +524,7 @@ static bool load_rte(struct sys *s, const struct table *t)
 	/* Second-level groups are allocated whole at creation: what the table needs, and a
 	 * quarter more, as umem's are sized above. */
 	uint32_t tbl8s = t->groups + t->groups / 4 + 256;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	int err = 0;
 
 	if (t->alen == 4) {
@@ -529,6 +541,7 @@ static bool load_rte(struct sys *s, const struct table *t)
 			err = rte6_add(s->t, t->p[i].key, t->p[i].depth, t->p[i].nh);
 	}
 	s->load_s = now_s() - t0;
+	s->load_cpu_s = cpu_s() - c0;
 	if (!s->t)
 		return false;
 	if (err) {
@@ -681,18 +694,19 @@ static void print_text(const struct result *r)
 	printf("\nIPv%u, %u prefixes (%.1f %% /%u, %.1f %% %s), %u second-level groups\n", r->family,
 	       r->prefixes, 100 * r->share24, r->family == 4 ? 24 : 48, 100 * r->longer,
 	       r->family == 4 ? "longer than /24" : "/32", r->groups);
-	printf("%-12s %9s %9s %9s %9s %9s %9s\n", "system", "load s", "MiB", "random", "rand/32",
-	       "table", "table/32");
+	printf("%-12s %9s %9s %9s %9s %9s %9s %9s\n", "system", "load s", "load cpu", "MiB", "random",
+	       "rand/32", "table", "table/32");
 	for (unsigned s = 0; s < r->nr_sys; s++) {
 		const struct sys *y = &r->sys[s];
 
-		printf("%-12s %9.3f %9.1f", y->name, y->load_s, (double)y->bytes / (1 << 20));
+		printf("%-12s %9.3f %9.3f %9.1f", y->name, y->load_s, y->load_cpu_s, (double)y->bytes / (1 << 20));
 		for (unsigned k = 0; k < NR_KINDS; k++)
 			printf(" %9.2f", y->ns[k]);
 		printf("\n");
 	}
 	if (r->nr_sys == 2) {
-		printf("%-12s %8.3fx %8.2fx", "umem/rte", r->sys[0].load_s / r->sys[1].load_s,
+		printf("%-12s %8.3fx %8.3fx %8.2fx", "umem/rte", r->sys[0].load_s / r->sys[1].load_s,
+		       r->sys[0].load_cpu_s / r->sys[1].load_cpu_s,
 		       (double)r->sys[0].bytes / (double)r->sys[1].bytes);
 		for (unsigned k = 0; k < NR_KINDS; k++)
 			printf(" %8.2fx", r->sys[0].ns[k] / r->sys[1].ns[k]);
@@ -719,8 +733,8 @@ static void print_json(const struct result *res, unsigned nr, const struct cfg *
 		for (unsigned s = 0; s < r->nr_sys; s++) {
 			const struct sys *y = &r->sys[s];
 
-			printf("%s{\"name\":\"%s\",\"load_s\":%.6f,\"memory_bytes\":%zu,\"ns\":{", s ? "," : "",
-			       y->name, y->load_s, y->bytes);
+			printf("%s{\"name\":\"%s\",\"load_s\":%.6f,\"load_cpu_s\":%.6f,\"memory_bytes\":%zu,\"ns\":{",
+			       s ? "," : "", y->name, y->load_s, y->load_cpu_s, y->bytes);
 			for (unsigned k = 0; k < NR_KINDS; k++)
 				printf("%s\"%s\":%.3f", k ? "," : "", kind_name[k], y->ns[k]);
 			printf("}}");
