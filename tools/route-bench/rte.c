@@ -131,7 +131,7 @@ uint64_t rte6_lookup_bulk(const void *t, const uint8_t (*addrs)[16], size_t n)
 		rte_lpm6_lookup_bulk_func(t, (uint8_t (*)[RTE_LPM6_IPV6_ADDR_SIZE])(uintptr_t)(addrs + i),
 					  nh, BURST);
 		for (unsigned k = 0; k < BURST; k++)
-			sum += nh[k] >= 0 ? (uint32_t)nh[k] : 0;
+			sum += (uint32_t)nh[k] & 0xffffff; /* a miss is -1 */
 	}
 	return sum;
 }
