@@ -195,8 +195,10 @@ struct nh_ctl {
 	uint64_t resolve_ns;
 };
 
+/* A prefix's route is named by its metric, and for IPv6 by its device too: IPv6 keeps one
+ * route per device at one metric (fe80::/64 on every link), IPv4 one per metric. */
 struct rt_path {
-	uint32_t priority, nh, gen;
+	uint32_t priority, oif, nh, gen;
 	uint8_t type;
 };
 
@@ -727,14 +729,16 @@ static void rt_commit(struct fwd_mirror *m, struct rt_entry *e)
 }
 
 /* Sets the route of metric priority (taking over the caller's reference to nh). */
-static int rt_set_path(struct fwd_mirror *m, struct rt_entry *e, uint32_t priority, uint8_t type, uint32_t nh)
+static int rt_set_path(struct fwd_mirror *m, struct rt_entry *e, uint32_t priority, uint32_t oif, uint8_t type,
+		       uint32_t nh)
 {
+	struct rt_path np = { .priority = priority, .oif = oif, .nh = nh, .type = type, .gen = m->gen };
 	uint8_t i;
 
 	for (i = 0; i < e->npaths; i++) {
-		if (e->paths[i].priority == priority) {
+		if (e->paths[i].priority == priority && e->paths[i].oif == oif) {
 			nh_put(m, e->paths[i].nh);
-			e->paths[i] = (struct rt_path){ .priority = priority, .nh = nh, .type = type, .gen = m->gen };
+			e->paths[i] = np;
 			return 0;
 		}
 	}
@@ -753,7 +757,7 @@ static int rt_set_path(struct fwd_mirror *m, struct rt_entry *e, uint32_t priori
 	}
 	for (i = e->npaths; i && e->paths[i - 1].priority > priority; i--)
 		e->paths[i] = e->paths[i - 1];
-	e->paths[i] = (struct rt_path){ .priority = priority, .nh = nh, .type = type, .gen = m->gen };
+	e->paths[i] = np;
 	if (!e->npaths++) {
 		m->lencount[fam_idx(e->family)][e->len]++;
 		m->st.routes[fam_idx(e->family)]++;
@@ -941,8 +945,10 @@ static void link_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			return;
 		memset(l, 0, sizeof(*l));
 		l->ifindex = ifindex;
-	} else if ((l->flags & IFF_UP) && !(ifi->ifi_flags & IFF_UP)) {
-		m->resync_needed = true; /* as above: an interface set down loses its IPv4 routes */
+	} else if ((l->flags ^ ifi->ifi_flags) & IFF_UP) {
+		/* As above: set down, an interface loses its IPv4 routes and multipath members are
+		 * marked dead; set up, they are alive again; neither is told. */
+		m->resync_needed = true;
 	}
 	parse(nlh, sizeof(*ifi), &t, IFLA_MAX);
 	l->flags = ifi->ifi_flags;
@@ -1179,7 +1185,8 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 				a = mnl_attr_next(a);
 			}
 			gf = gateway(ga, va, family, gw);
-			if (gf) {
+			/* A dead member (its link set down) is not chosen by the kernel either. */
+			if (gf && !(rtnh->rtnh_flags & RTNH_F_DEAD)) {
 				mem[n] = nh_single_get(m, (uint32_t)rtnh->rtnh_ifindex, gf, gw);
 				wt[n] = (uint16_t)(rtnh->rtnh_hops + 1u);
 				if (mem[n] != NH_NONE)
@@ -1202,7 +1209,7 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
-	uint32_t table, priority = 0, nh;
+	uint32_t table, priority = 0, nh, oif = 0;
 	uint8_t a[16];
 	struct rt_entry *e;
 	struct attrs t;
@@ -1226,12 +1233,14 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		return;
 	mask_addr(a, rtm->rtm_dst_len, bytes);
 	attr_u32(t.a[RTA_PRIORITY], &priority);
+	if (rtm->rtm_family == AF_INET6 && !t.a[RTA_MULTIPATH] && !t.a[RTA_NH_ID])
+		attr_u32(t.a[RTA_OIF], &oif);
 	if (nlh->nlmsg_type == RTM_DELROUTE) {
 		e = rt_find(m, rtm->rtm_family, rtm->rtm_dst_len, a);
 		if (!e)
 			return;
 		for (uint8_t i = 0; i < e->npaths; i++) {
-			if (e->paths[i].priority == priority) {
+			if (e->paths[i].priority == priority && e->paths[i].oif == oif) {
 				rt_del_path_at(m, e, i);
 				break;
 			}
@@ -1269,7 +1278,7 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			nh_put(m, nh);
 			return;
 		}
-		rt_set_path(m, e, priority, rtm->rtm_type, nh);
+		rt_set_path(m, e, priority, oif, rtm->rtm_type, nh);
 		rt_commit(m, e);
 	}
 	if (!m->bulk)
