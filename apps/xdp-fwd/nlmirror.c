@@ -505,6 +505,7 @@ static void group_set_members(struct fwd_mirror *m, uint32_t id, uint32_t *mem, 
 {
 	struct nh_ctl *c = nhc(m, id);
 	uint32_t *omem = c->mem, on = c->nmem;
+	uint16_t *owt = c->wt;
 	struct fwd_nh_sel *s = sel_build(mem, wt, n);
 
 	c->mem = mem;
@@ -517,6 +518,7 @@ static void group_set_members(struct fwd_mirror *m, uint32_t id, uint32_t *mem, 
 	for (uint32_t i = 0; i < on; i++)
 		nh_put(m, omem[i]);
 	free(omem);
+	free(owt);
 }
 
 /* A multipath group of members (the caller's references, which this takes over). */
