@@ -287,11 +287,10 @@ static void nh_write(struct fwd_mirror *m, uint32_t id, const struct fwd_nh_rec 
 
 	memcpy(w, rec, sizeof(w));
 	atomic_store_explicit(&e->seq, s + 1, memory_order_relaxed);
-	/* Orders the odd sequence number before the record's words (pairs with the reader's
-	 * acquire fence): a reader that sees a new word also sees the write under way. */
-	atomic_thread_fence(memory_order_release);
+	/* Release: each word is ordered after the odd sequence number (pairs with the reader's
+	 * acquire load of the word), so a reader that sees a new word sees the write under way. */
 	for (int i = 0; i < FWD_NH_REC_WORDS; i++)
-		atomic_store_explicit(&e->w[i], w[i], memory_order_relaxed);
+		atomic_store_explicit(&e->w[i], w[i], memory_order_release);
 	/* Pairs with the reader's acquire load of seq. */
 	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
 }
@@ -1829,8 +1828,10 @@ struct fwd_mirror *fwd_mirror_create(const struct fwd_mirror_opts *opts)
 	m->retired.esz = sizeof(struct fwd_nh_sel *);
 	m->buf = malloc(m->buflen);
 	m->lat = calloc(FWD_MIRROR_LAT_SAMPLES, sizeof(*m->lat));
-	m->view.lpm4 = umem_lpm4__create(&(struct umem_lpm4_opts){ .sz = sizeof(struct umem_lpm4_opts) });
-	m->view.lpm6 = umem_lpm6__create(&(struct umem_lpm6_opts){ .sz = sizeof(struct umem_lpm6_opts) });
+	m->view.lpm4 = umem_lpm4__create(&(struct umem_lpm4_opts){ .sz = sizeof(struct umem_lpm4_opts),
+								   .tbl8_groups = o.lpm4_groups });
+	m->view.lpm6 = umem_lpm6__create(&(struct umem_lpm6_opts){ .sz = sizeof(struct umem_lpm6_opts),
+								   .groups = o.lpm6_groups ? o.lpm6_groups : 1u << 20 });
 	if (!m->buf || !m->lat || !m->view.lpm4 || !m->view.lpm6 || ht_init(&m->rt, 1024) || ht_init(&m->nb, 64) ||
 	    ht_init(&m->nhs, 64) || ht_init(&m->objs, 64)) {
 		err = -ENOMEM;

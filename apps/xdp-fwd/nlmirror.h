@@ -112,9 +112,11 @@ static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, ui
 		/* Pairs with the writer's release store of the even sequence number. */
 		while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1u)
 			;
+		/* Acquire: a word the writer stored (with release, after making seq odd) makes the
+		 * odd seq visible to the re-read below, which cannot move above these loads. Plain
+		 * loads on x86 and arm64's LDAR; no fence (which TSan does not model). */
 		for (int i = 0; i < FWD_NH_REC_WORDS; i++)
-			w[i] = atomic_load_explicit(&e->w[i], memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
+			w[i] = atomic_load_explicit(&e->w[i], memory_order_acquire);
 	} while (atomic_load_explicit(&e->seq, memory_order_relaxed) != s);
 	memcpy(rec, w, sizeof(*rec));
 	return (enum fwd_nh_reason)rec->reason;
@@ -154,6 +156,9 @@ struct fwd_mirror_opts {
 	int rcvbuf;            /* event socket's receive buffer in bytes; 0: 64 MiB */
 	uint32_t resolve_ms;   /* fwd_mirror_resolve: at most one request per next hop per this; 0: 100 */
 	bool quiet;            /* no messages on stderr (tests) */
+	/* The LPMs' second-level groups (1 KiB each, mapped lazily). 0: sized for a full Internet
+	 * table (65,536 for IPv4; 2^20 for IPv6, where a random /48 needs about three). */
+	uint32_t lpm4_groups, lpm6_groups;
 };
 
 struct fwd_mirror_stats {
