@@ -71,7 +71,10 @@ UMEM_API int umem_lpm4__add(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth,
 /* Removes addr/depth; its addresses fall back to the longest prefix that covers it, if any.
  * 0, or -EINVAL (depth over 32), -ENOENT (no such prefix). */
 UMEM_API int umem_lpm4__delete(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth);
-/* n lookups; next_hops[i] is UMEM_LPM_MISS where no prefix matches addrs[i]. */
+/* 0 and *next_hop, or -ENOENT when no prefix matches addr. Inline, the fast path: one load
+ * for a match up to /24, two beyond. lookup_bulk: n lookups, next_hops[i] is UMEM_LPM_MISS
+ * where no prefix matches addrs[i]. */
+static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, uint32_t *next_hop);
 UMEM_API void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lpm, const uint32_t *addrs,
 				     uint32_t *next_hops, uint32_t n);
 /* Bytes in use: the first level, the groups ever used, the writer's prefix hash. */
@@ -92,8 +95,6 @@ struct umem_lpm4_fast {
 	const uint32_t *tbl8;  /* groups of 256 entries, by group index * 256 + the low byte */
 };
 
-/* 0 and *next_hop, or -ENOENT when no prefix matches addr. The fast path: one load for a
- * match up to /24, two beyond. */
 static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, uint32_t *next_hop)
 {
 	const struct umem_lpm4_fast *f = (const struct umem_lpm4_fast *)lpm;
