@@ -403,21 +403,30 @@ static bool is_single(const struct nh_ctl *c)
 	return c->kind == NHK_SINGLE || c->kind == NHK_OBJ_SINGLE;
 }
 
+/* The deduplicated next hop (ifindex, gateway), or NULL. */
+static struct nh_ctl *nh_single_find(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
+{
+	uint64_t h = neigh_hash(ifindex, family, gw);
+
+	ht_each(&m->nhs, h, p)
+	{
+		struct nh_ctl *c = container_of(p, struct nh_ctl, hn);
+
+		if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family && !memcmp(c->gw, gw, 16))
+			return c;
+	}
+	return NULL;
+}
+
 /* Republishes every single next hop on ifindex (0: all), or with gateway (family, gw). */
 static void nh_refresh(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
 {
 	if (gw) {
 		/* The deduplicated one directly; objects (few) by a walk below. */
-		uint64_t h = neigh_hash(ifindex, family, gw);
+		struct nh_ctl *c = nh_single_find(m, ifindex, family, gw);
 
-		ht_each(&m->nhs, h, p)
-		{
-			struct nh_ctl *c = container_of(p, struct nh_ctl, hn);
-
-			if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family &&
-			    !memcmp(c->gw, gw, 16))
-				nh_publish(m, c->id);
-		}
+		if (c)
+			nh_publish(m, c->id);
 	}
 	for (uint32_t id = NH_FIRST; id < m->next_id; id++) {
 		struct nh_ctl *c = nhc(m, id);
@@ -433,17 +442,12 @@ static void nh_refresh(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, c
 /* A reference to the next hop (ifindex, gateway); all-zero gateway: directly connected. */
 static uint32_t nh_single_get(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
 {
-	uint64_t h = neigh_hash(ifindex, family, gw);
-	struct nh_ctl *c;
+	struct nh_ctl *c = nh_single_find(m, ifindex, family, gw);
 	uint32_t id;
 
-	ht_each(&m->nhs, h, p)
-	{
-		c = container_of(p, struct nh_ctl, hn);
-		if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family && !memcmp(c->gw, gw, 16)) {
-			c->refcnt++;
-			return c->id;
-		}
+	if (c) {
+		c->refcnt++;
+		return c->id;
 	}
 	id = nh_alloc(m);
 	if (id == NH_NONE)
@@ -454,7 +458,7 @@ static uint32_t nh_single_get(struct fwd_mirror *m, uint32_t ifindex, uint8_t fa
 	c->ifindex = ifindex;
 	c->family = family;
 	memcpy(c->gw, gw, 16);
-	ht_add(&m->nhs, &c->hn, h);
+	ht_add(&m->nhs, &c->hn, neigh_hash(ifindex, family, gw));
 	nh_publish(m, id);
 	return id;
 }
@@ -523,8 +527,9 @@ static void group_set_members(struct fwd_mirror *m, uint32_t id, uint32_t *mem, 
 /* A multipath group of members (the caller's references, which this takes over). */
 static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, uint32_t n)
 {
+	uint32_t *cm, id;
+	uint16_t *cw;
 	uint64_t h;
-	uint32_t id;
 	struct nh_ctl *c;
 
 	/* Sorted by member id: the same set in another order is the same group. */
@@ -549,28 +554,20 @@ static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, 
 			return c->id;
 		}
 	}
-	id = nh_alloc(m);
-	if (id == NH_NONE)
+	cm = malloc(n * sizeof(*cm));
+	cw = malloc(n * sizeof(*cw));
+	id = cm && cw ? nh_alloc(m) : NH_NONE;
+	if (id == NH_NONE) {
+		free(cm);
+		free(cw);
 		goto fail;
+	}
 	c = nhc(m, id);
 	c->kind = NHK_GROUP;
 	c->refcnt = 1;
-	{
-		uint32_t *cm = malloc(n * sizeof(*cm));
-		uint16_t *cw = malloc(n * sizeof(*cw));
-
-		if (!cm || !cw) {
-			free(cm);
-			free(cw);
-			c->refcnt = 0;
-			vec_push(&m->pending) ? (void)(*(uint32_t *)vec_at(&m->pending, m->pending.n - 1) = id) : (void)0;
-			m->nlive--;
-			goto fail;
-		}
-		memcpy(cm, mem, n * sizeof(*cm));
-		memcpy(cw, wt, n * sizeof(*cw));
-		group_set_members(m, id, cm, cw, n);
-	}
+	memcpy(cm, mem, n * sizeof(*cm));
+	memcpy(cw, wt, n * sizeof(*cw));
+	group_set_members(m, id, cm, cw, n);
 	ht_add(&m->nhs, &c->hn, h);
 	return id;
 fail:
