@@ -1053,7 +1053,10 @@ static void neigh_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 	n->gen = m->gen;
 	/* Incomplete, failed or none: no usable MAC. Stale/delay/probe still forward (as the
 	 * kernel does, confirming in the background). */
-	n->resolved = (ndm->ndm_state & NUD_WITH_MAC) && t.a[NDA_LLADDR] && mnl_attr_get_payload_len(t.a[NDA_LLADDR]) == 6;
+	n->resolved = (ndm->ndm_state & NUD_WITH_MAC) && t.a[NDA_LLADDR] && mnl_attr_get_payload_len(t.a[NDA_LLADDR]) == 6 &&
+		      /* A group MAC (the kernel's noarp entry for a subnet broadcast): the kernel's
+		       * to decide (directed broadcasts are not forwarded by default). */
+		      !(*(const uint8_t *)mnl_attr_get_payload(t.a[NDA_LLADDR]) & 1);
 	if (n->resolved)
 		memcpy(n->mac, mnl_attr_get_payload(t.a[NDA_LLADDR]), 6);
 	nh_refresh(m, ifindex, n->family, a);
