@@ -657,13 +657,13 @@ static int bench(int argc, char **argv)
 	st = fwd_mirror_stats(M);
 	/* CPU time beside wall time: on a shared machine the wall time is mostly waiting. */
 	printf("dump: %.3f s (CPU %.3f s user + %.3f s system, kernel's dump included) for %u IPv4 and %u IPv6 "
-	       "prefixes, %u next hops, lpm_errors %llu; LPM memory %.1f MiB + %.1f MiB\n",
+	       "prefixes, %u next hops, lpm_errors %llu; LPM memory %.1f MiB + %.1f MiB, process peak RSS %.0f MiB\n",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) / 1e6,
 	       (double)(r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + (double)(r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6,
 	       st->routes[0], st->routes[1],
 	       st->nexthops, (unsigned long long)st->lpm_errors, umem_lpm4__memory(fwd_mirror_view(M)->lpm4) / 1048576.0,
-	       umem_lpm6__memory(fwd_mirror_view(M)->lpm6) / 1048576.0);
+	       umem_lpm6__memory(fwd_mirror_view(M)->lpm6) / 1048576.0, r1.ru_maxrss / 1024.0);
 	/* Ready: the script starts its changes now. */
 	printf("ready\n");
 	fflush(stdout);
