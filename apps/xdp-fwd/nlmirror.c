@@ -1207,6 +1207,52 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 	return nh_single_get(m, oif, gf, gw);
 }
 
+/* IPv6 multipath is built of sibling routes: an append is told as the whole multipath route,
+ * a sibling's delete as that one route alone. So a multipath route replaces the single
+ * gateway routes at its metric (they are its siblings now), and a single route's delete that
+ * names no route of its own takes its member out of the multipath route at its metric. */
+static void ipv6_siblings(struct fwd_mirror *m, struct rt_entry *e, uint32_t priority, const struct attrs *t,
+			  bool del)
+{
+	for (uint8_t i = 0; i < e->npaths; i++) {
+		struct rt_path *p = &e->paths[i];
+		struct nh_ctl *c;
+
+		if (p->priority != priority || p->type != RTN_UNICAST || p->nh < NH_FIRST)
+			continue;
+		c = nhc(m, p->nh);
+		if (!del && p->oif && c->kind == NHK_SINGLE && !zero16(c->gw)) {
+			rt_del_path_at(m, e, i--);
+		} else if (del && !p->oif && c->kind == NHK_GROUP) {
+			uint32_t oif = 0, mem[MP_MAX], n = 0;
+			uint16_t wt[MP_MAX];
+			uint8_t gw[16], gf = gateway(t->a[RTA_GATEWAY], t->a[RTA_VIA], AF_INET6, gw);
+
+			attr_u32(t->a[RTA_OIF], &oif);
+			for (uint32_t k = 0; k < c->nmem && n < MP_MAX; k++) {
+				const struct nh_ctl *x = nhc(m, c->mem[k]);
+
+				if (x->ifindex == oif && x->family == gf && !memcmp(x->gw, gw, 16))
+					continue;
+				nhc(m, c->mem[k])->refcnt++;
+				mem[n] = c->mem[k];
+				wt[n++] = c->wt[k];
+			}
+			if (n == c->nmem) { /* not a member: nothing to take out */
+				for (uint32_t k = 0; k < n; k++)
+					nh_put(m, mem[k]);
+				continue;
+			}
+			rt_del_path_at(m, e, i);
+			if (n == 1)
+				rt_set_path(m, e, priority, nhc(m, mem[0])->ifindex, RTN_UNICAST, mem[0]);
+			else if (n > 1)
+				rt_set_path(m, e, priority, 0, RTN_UNICAST, nh_group_get(m, mem, wt, n));
+			return;
+		}
+	}
+}
+
 static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
@@ -1240,12 +1286,16 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		e = rt_find(m, rtm->rtm_family, rtm->rtm_dst_len, a);
 		if (!e)
 			return;
-		for (uint8_t i = 0; i < e->npaths; i++) {
+		uint8_t i;
+
+		for (i = 0; i < e->npaths; i++) {
 			if (e->paths[i].priority == priority && e->paths[i].oif == oif) {
 				rt_del_path_at(m, e, i);
 				break;
 			}
 		}
+		if (i == e->npaths && oif && rtm->rtm_family == AF_INET6)
+			ipv6_siblings(m, e, priority, &t, true);
 		rt_commit(m, e);
 	} else {
 		switch (rtm->rtm_type) {
@@ -1279,6 +1329,8 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			nh_put(m, nh);
 			return;
 		}
+		if (rtm->rtm_family == AF_INET6 && t.a[RTA_MULTIPATH])
+			ipv6_siblings(m, e, priority, &t, false);
 		rt_set_path(m, e, priority, oif, rtm->rtm_type, nh);
 		rt_commit(m, e);
 	}

@@ -216,7 +216,7 @@ static const char *const probes[] = {
 	"10.0.1.1", "10.0.1.2", "10.0.1.9", "10.0.2.2", "10.0.2.7", "10.0.5.2", "10.10.3.4", "10.20.1.1",
 	"10.30.0.1", "10.31.0.1", "10.32.0.1", "10.40.9.9", "10.50.0.1", "10.60.0.1", "10.70.0.1", "10.80.0.1",
 	"10.99.0.1", "172.16.0.1", "2001:db8:1::1", "2001:db8:1::2", "2001:db8:1::77", "2001:db8:10::1",
-	"2001:db8:20::1", "2001:db8:30::1", "2001:db8:40::1", "2001:db8:99::1", "2001:db8:2::2",
+	"2001:db8:20::1", "2001:db8:30::1", "2001:db8:40::1", "2001:db8:50::1", "2001:db8:99::1", "2001:db8:2::2",
 };
 
 /* A worker's stand-in: looks the probes up without pause while the mirror changes, and
@@ -487,6 +487,14 @@ static int case_events(void)
 	await_match("ip -6 route del");
 	RUN("ip -6 route add 2001:db8:40::/48 via fe80::2 dev a0");
 	await_match("an IPv6 route via a link-local gateway");
+	/* IPv6 multipath built and taken apart sibling by sibling (told differently from IPv4). */
+	RUN("ip -6 route add 2001:db8:50::/48 via 2001:db8:1::2 dev a0");
+	RUN("ip -6 route append 2001:db8:50::/48 via 2001:db8:2::2 dev b0");
+	await_match("an IPv6 sibling appended");
+	RUN("ip -6 route del 2001:db8:50::/48 via 2001:db8:1::2 dev a0");
+	await_match("an IPv6 sibling deleted");
+	RUN("ip -6 route del 2001:db8:50::/48");
+	await_match("the last IPv6 sibling deleted");
 
 	/* A link down: its routes go (IPv4's without a message: a resync). */
 	RUN("ip link set b0 down");
