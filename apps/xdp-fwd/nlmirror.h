@@ -89,6 +89,14 @@ static inline const struct fwd_nh *fwd_nh_entry(const struct fwd_mirror_view *v,
 	return &c[id & ((1u << FWD_NH_CHUNK_BITS) - 1)];
 }
 
+static inline enum fwd_nh_reason fwd_nh_none(struct fwd_nh_rec *rec, enum fwd_nh_reason why, uint32_t id)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->reason = (uint8_t)why;
+	rec->nh = id;
+	return why;
+}
+
 /* Reads next hop id (a group: the member the flow hash picks) into *rec; returns its reason. */
 static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, uint32_t id, uint32_t hash,
 					     struct fwd_nh_rec *rec)
@@ -99,12 +107,8 @@ static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, ui
 	uint32_t s;
 
 	if (sel) {
-		if (!sel->n) {
-			memset(rec, 0, sizeof(*rec));
-			rec->reason = FWD_NH_UNRESOLVED;
-			rec->nh = id;
-			return FWD_NH_UNRESOLVED;
-		}
+		if (!sel->n)
+			return fwd_nh_none(rec, FWD_NH_UNRESOLVED, id);
 		/* Multiply-shift, not modulo: one flow always picks the same slot. */
 		e = fwd_nh_entry(v, sel->member[((uint64_t)hash * sel->n) >> 32]);
 	}
@@ -128,11 +132,8 @@ static inline enum fwd_nh_reason fwd_mirror_lookup4(const struct fwd_mirror_view
 {
 	uint32_t id;
 
-	if (umem_lpm4__lookup(v->lpm4, addr, &id)) {
-		memset(rec, 0, sizeof(*rec));
-		rec->reason = FWD_NH_NOROUTE;
-		return FWD_NH_NOROUTE;
-	}
+	if (umem_lpm4__lookup(v->lpm4, addr, &id))
+		return fwd_nh_none(rec, FWD_NH_NOROUTE, 0);
 	return fwd_nh_read(v, id, hash, rec);
 }
 
@@ -142,11 +143,8 @@ static inline enum fwd_nh_reason fwd_mirror_lookup6(const struct fwd_mirror_view
 {
 	uint32_t id;
 
-	if (umem_lpm6__lookup(v->lpm6, addr, &id)) {
-		memset(rec, 0, sizeof(*rec));
-		rec->reason = FWD_NH_NOROUTE;
-		return FWD_NH_NOROUTE;
-	}
+	if (umem_lpm6__lookup(v->lpm6, addr, &id))
+		return fwd_nh_none(rec, FWD_NH_NOROUTE, 0);
 	return fwd_nh_read(v, id, hash, rec);
 }
 
