@@ -107,6 +107,7 @@ struct fwd_ctx {
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
 	struct fwd_capture *cap; /* --pcap; NULL when off (capture.c) */
+	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

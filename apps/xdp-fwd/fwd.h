@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <umem/steer.h>
 
 #define FWD_MAX_PORTS 64 /* e.g. 2 interfaces x 32 queues */
@@ -136,7 +137,10 @@ struct fwd_config {
 	uint64_t pcap_count;      /* stop capturing after this many frames; 0: no limit */
 	uint32_t pcap_buffer_kib; /* ring per worker */
 	bool json;
+	bool json_totals; /* --json interval objects count from the start */
 	bool quiet;
+	const char *metrics_addr; /* --metrics [ADDR:]PORT (metrics.h); NULL: off */
+	const char *metrics_file; /* --metrics-file PATH; NULL: off */
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
@@ -174,6 +178,9 @@ const char *fwd_mode_name(enum fwd_mode mode);
  * "vlan 10 ipv6", "any") and "dev IFNAME" (frames sent on that interface; repeat for several).
  * Returns 0, or -1 with a message in err. */
 int fwd_pcap_filter_parse(struct fwd_config *cfg, const char *text, char *err, size_t errlen);
+/* --metrics [ADDR:]PORT: ADDR an IPv4 address or an IPv6 one in brackets, default 0.0.0.0.
+ * 0, or -1 when it is not one. */
+int fwd_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
 

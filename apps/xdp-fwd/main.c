@@ -26,6 +26,7 @@
 #include "fwd.h"
 #include "live.h"
 #include "lock.h"
+#include "metrics.h"
 #include "mode.h"
 #include "netif.h"
 #include "offload.h"
@@ -33,6 +34,7 @@
 #include "privs.h"
 #include "report.h"
 #include "rules.h"
+#include "service.h"
 #include "sizing.h"
 #include "sys.h"
 #include "worker.h"
@@ -175,6 +177,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (now - ctx->tx_kernel_at >= FWD_TX_KERNEL_NS)
 			fwd_ifaces_read_tx_kernel(ctx);
 		fwd_live_poll(ctx);
+		fwd_service_tick(now);
 		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
 			break;
 		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
@@ -182,10 +185,11 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (now < next && !now_asked)
 			continue;
 		fwd_report_sample(ctx, &cur);
+		fwd_metrics_publish(ctx->metrics, ctx, start, &cur);
 		if ((!cfg->quiet || now_asked) && fwd_out_ok(stdout)) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
-			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
+			fwd_print_stats(stdout, ctx, start, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
 					"interval");
 			lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
 				fwd_steered_interfaces(ctx) + (ctx->cap != NULL);
@@ -269,12 +273,16 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
 	fwd_ifaces_warn(ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_report_sample(ctx, &start);
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &start); /* a scrape before the first interval */
 	t0 = fwd_now_ns();
 	ret = ctx->cap ? fwd_capture_start(ctx->cap) : 0;
 	if (!ret)
 		ret = fwd_workers_start(ctx);
-	if (!ret)
+	if (!ret) {
+		fwd_service_ready(ctx);
 		run(ctx, sigs, &start);
+	}
+	fwd_service_stopping();
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
 	fwd_capture_stop(ctx->cap); /* every record in the file before the totals say so */
@@ -282,10 +290,12 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
 		if (ctx->workers[k].error)
 			ret = ctx->workers[k].error;
 	fwd_report_sample(ctx, &total);
+	/* The last scrape and --metrics-file agree with the totals below. */
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &total);
 	/* A closed stdout (the reader went away) gets the totals on stderr instead. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		tot = fwd_totals_stream();
-		fwd_print_stats(tot, ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0),
+		fwd_print_stats(tot, ctx, &start, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0),
 				"total");
 		if (tot == stderr || fwd_out_ok(tot))
 			break;
@@ -332,6 +342,10 @@ int main(int argc, char **argv)
 	fwd_warn_deprecated(&cfg, stderr);
 	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
 	fwd_signals(&sigs);
+	/* The listening socket before anything is attached: a port in use changes nothing. */
+	ctx.metrics = fwd_metrics_open(&cfg);
+	if (!ctx.metrics && errno)
+		goto unlock;
 	/* The file before anything is attached: a path that cannot be written changes nothing. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers)))
 		goto unlock;
@@ -354,6 +368,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
 		goto close_live;
 	}
+	/* After the drop: the HTTP thread starts with no capability. */
+	ret = fwd_metrics_start(ctx.metrics);
+	if (ret) {
+		fprintf(stderr, "xdp-fwd: --metrics: cannot start the HTTP server: %s\n", strerror(-ret));
+		goto close_live;
+	}
 	ret = forward(&ctx, &sigs);
 	ran = true;
 close_live:
@@ -365,6 +385,8 @@ free_capture:
 	fwd_capture_free(ctx.cap);
 	ctx.cap = NULL;
 unlock:
+	fwd_metrics_close(ctx.metrics);
+	ctx.metrics = NULL;
 	fwd_unlock_interfaces();
 	if (!ran)
 		return 1;

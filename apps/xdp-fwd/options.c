@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd option parsing: one table (cli.h) drives getopt_long and --help; the checks across
  * options and the port expansion are here. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -478,6 +479,55 @@ static int set_profile(void *v, const char *a, char *e, size_t l)
 	return cli_fail(e, l, "--profile: unknown profile '%s' (mvpp2, none)", a);
 }
 
+/* [ADDR:]PORT (ADDR an IPv4 address, or an IPv6 one in brackets; default every IPv4 address). */
+int fwd_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	const char *colon = strrchr(spec, ':');
+	char host[64] = "0.0.0.0", *end;
+	unsigned long port;
+
+	if (colon) {
+		size_t n = (size_t)(colon - spec);
+
+		if (n >= sizeof(host))
+			return -1;
+		memcpy(host, spec, n);
+		host[n] = '\0';
+	}
+	errno = 0;
+	port = strtoul(colon ? colon + 1 : spec, &end, 10);
+	if (errno || *end || end == (colon ? colon + 1 : spec) || port > 65535)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		host[strlen(host) - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1 ? 0 : -1;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	*len = sizeof(*a);
+	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+static int set_metrics(void *v, const char *a, char *e, size_t l)
+{
+	struct fwd_config *c = v;
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (fwd_parse_listen(a, &ss, &len))
+		return cli_fail(e, l, "--metrics '%s': not [ADDR:]PORT (e.g. 9477, 127.0.0.1:9477, [::1]:9477)", a);
+	c->metrics_addr = a;
+	return 0;
+}
+
 #define CFG struct fwd_config
 
 static const struct cli_opt options[] = {
@@ -522,7 +572,10 @@ static const struct cli_opt options[] = {
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
 	{ "group-fwd-mask", 0, "MASK", "l2: bit X forwards 01:80:c2:00:00:0X, which a bridge drops by default (e.g. 0x4000: LLDP); :00 (STP) is always forwarded, :01 and :02 never (default 0)", CLI_SET(set_group_fwd_mask) },
 	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
+	{ "metrics", 0, "[ADDR:]PORT", "serve every counter in the Prometheus text format at http://ADDR:PORT/metrics (ADDR: an IPv4 address or [IPv6]; default all IPv4 addresses), updated every --interval", CLI_SET(set_metrics) },
+	{ "metrics-file", 0, "PATH", "write the same text to PATH every --interval, atomically (node_exporter's textfile collector)", CLI_STRING_AT(CFG, metrics_file, 4000) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
+	{ "json-totals", 0, NULL, "--json interval objects count from the start (as the total does) instead of over the interval; rates stay per interval", CLI_FLAG_AT(CFG, json_totals, true) },
 	{ "quiet", 0, NULL, "no live stats; totals on exit only", CLI_FLAG_AT(CFG, quiet, true) },
 };
 
