@@ -114,6 +114,7 @@ struct fwd_ctx {
 	_Atomic uint32_t stopped_rx; /* workers that stopped receiving */
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
 	uint64_t tx_kernel_at; /* the last read of the interfaces' tx_dropped (iface.c) */
+	_Atomic uint32_t latency_gen; /* moved on by a reload that changed --latency (reload.c) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
 	_Atomic uint32_t parked;     /* workers waiting there */
 	_Atomic uint32_t exited;     /* workers whose thread is done with the ports (drained) */

@@ -14,6 +14,7 @@
 #define FWD_MAX_PORTS 64 /* e.g. 2 interfaces x 32 queues */
 #define FWD_MAX_WORKERS 16
 #define FWD_MAX_RULES 64
+#define FWD_MAX_OPTIONS 64 /* options.c's table (a configuration file records by its index) */
 #define FWD_CHUNK_DEFAULT 4096u /* above FWD_CHUNK_SMALL's MTU, and in unaligned mode */
 /* The default where every port's MTU fits: two fragments of a 4 KiB page, half the UMEM. */
 #define FWD_CHUNK_SMALL 2048u
@@ -144,6 +145,16 @@ struct fwd_config {
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
+	/* --config FILE (options.c). Its values point into its text, which stays for the run (a
+	 * reload's rules point into a newer text: the list grows by one text per reload). given[i]:
+	 * the file's values of option i, one per line (NULL: none); on_cmdline[i]: the command line
+	 * set it (and overrides the file). */
+	const char *config_path;
+	struct fwd_text *texts;
+	char *given[FWD_MAX_OPTIONS];
+	bool on_cmdline[FWD_MAX_OPTIONS];
+	bool cmdline;                    /* parsing argv: its first -i (--rule) replaces the file's */
+	bool cmd_interface, cmd_rule;
 };
 
 /* Rules and offload both need the steering program in front of the sockets. */
@@ -167,6 +178,13 @@ void fwd_config_defaults(struct fwd_config *cfg);
  * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 void fwd_usage(FILE *out);
+/* What fwd_parse_args allocated for --config (its texts and given values). */
+void fwd_config_free(struct fwd_config *cfg);
+/* A reload keeps next's texts for the run (cfg's strings may now point into them). */
+void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next);
+/* The option table, for a reload's difference: how many, and option i's long name. */
+size_t fwd_option_count(void);
+const char *fwd_option_name(size_t i);
 /* True when an interface with this MTU sends frames larger than one RX chunk holds. */
 bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
 /* The chunk size xdp-fwd takes without --chunk-size for ports of at most max_mtu (0: unknown). */

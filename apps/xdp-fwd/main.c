@@ -5,12 +5,12 @@
  *
  * Start-up creates, in order, the area, one pool per worker, the ports (first to last) and the
  * workers; any failure unwinds what exists, in reverse, through one ladder whose labels say what
- * they undo. SIGINT/SIGTERM/SIGHUP (and --duration, --count) stop RX, let the workers drain TX
+ * they undo. SIGINT/SIGTERM (and --duration, --count) stop RX, let the workers drain TX
  * completions, destroy the ports (which detaches the XDP program and returns every buffer) and
  * then the pools; the frames still out at that point are reported and must be zero. Signals are
  * blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
- * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table) and the handling of
- * live interface changes (live.c).
+ * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
+ * read again: reload.c) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +31,7 @@
 #include "netif.h"
 #include "offload.h"
 #include "ports.h"
+#include "reload.h"
 #include "privs.h"
 #include "report.h"
 #include "rules.h"
@@ -144,7 +145,8 @@ static double seconds(uint64_t ns)
 }
 
 /* Runs until a signal, --duration, --count, or a worker failure. */
-static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start)
+static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start, int argc,
+		char **argv)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	uint64_t interval_ns = (uint64_t)(cfg->interval * 1e9);
@@ -167,6 +169,13 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		now = fwd_now_ns();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
+		} else if (sig == SIGHUP) {
+			/* A reload, never a stop: systemd's ExecReload=kill -HUP must not take the link
+			 * down. Without --config there is nothing to read again. */
+			if (cfg->config_path)
+				fwd_reload(ctx, argc, argv);
+			else
+				fprintf(stderr, "xdp-fwd: SIGHUP: nothing to reload (no --config); still running\n");
 		} else if (sig > 0) {
 			if (!cfg->quiet && !cfg->json)
 				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
@@ -260,7 +269,7 @@ static int hold_cpu_latency(const struct fwd_config *cfg)
 
 /* Set up: drops the capabilities, starts the workers, runs until stopped, prints the totals.
  * 0, or the error of a worker or of the start. */
-static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
+static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **argv)
 {
 	static struct fwd_samples start, total; /* zero for ports added later */
 	const struct fwd_config *cfg = ctx->cfg;
@@ -280,7 +289,7 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
 		ret = fwd_workers_start(ctx);
 	if (!ret) {
 		fwd_service_ready(ctx);
-		run(ctx, sigs, &start);
+		run(ctx, sigs, &start, argc, argv);
 	}
 	fwd_service_stopping();
 	atomic_store(&ctx->stop, 1);
@@ -331,14 +340,16 @@ int main(int argc, char **argv)
 	if (fwd_std_fds())
 		return 1;
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
-	if (ret > 0)
-		return 0;
-	if (ret < 0) {
-		fprintf(stderr, "xdp-fwd: %s\n", err);
-		return 2;
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "xdp-fwd: %s\n", err);
+		fwd_config_free(&cfg);
+		return ret > 0 ? 0 : 2;
 	}
-	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
+	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg)) {
+		fwd_config_free(&cfg);
 		return 1;
+	}
 	fwd_warn_deprecated(&cfg, stderr);
 	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
 	fwd_signals(&sigs);
@@ -374,7 +385,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: --metrics: cannot start the HTTP server: %s\n", strerror(-ret));
 		goto close_live;
 	}
-	ret = forward(&ctx, &sigs);
+	ret = forward(&ctx, &sigs, argc, argv);
 	ran = true;
 close_live:
 	fwd_live_close(&ctx);
@@ -388,8 +399,8 @@ unlock:
 	fwd_metrics_close(ctx.metrics);
 	ctx.metrics = NULL;
 	fwd_unlock_interfaces();
-	if (!ran)
-		return 1;
-	print_frames_out(&cfg, out);
-	return ret || out ? 1 : 0;
+	if (ran)
+		print_frames_out(&cfg, out);
+	fwd_config_free(&cfg);
+	return !ran || ret || out ? 1 : 0;
 }
