@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include "steer_internal.h"
 
 #define MAX_TOKENS 32
@@ -525,4 +526,172 @@ static const char *const stat_names[UMEM_STEER_S_NR] = {
 const char *umem_steer_stat__name(uint32_t stat)
 {
 	return stat < UMEM_STEER_S_NR ? stat_names[stat] : NULL;
+}
+
+/* What the steering program parses of a frame (bpf/steer.bpf.c: parse(), parse_ipv4(),
+ * parse_ipv6(), parse_l4()), in the same order and with the same bounds: a header cut short or
+ * whose lengths lie ends the parse where the program's does (it calls the frame malformed),
+ * keeping the fields found so far. The test steer_prog_run runs one corpus through both. */
+struct frame_view {
+	struct umem_steer_match f; /* fields: what the frame has */
+	uint8_t family;
+	const uint8_t *saddr, *daddr;
+};
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static bool ipv6_ext(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 60; /* hop-by-hop, routing, fragment, dest */
+}
+
+/* Ports at off, when the transport header fits below end_l3 (the end the IP length declares). */
+static void view_l4(struct frame_view *v, const uint8_t *p, uint32_t len, uint32_t off, uint32_t end_l3)
+{
+	uint32_t need;
+
+	switch (v->f.l4proto) {
+	case IPPROTO_TCP: need = 20; break;
+	case IPPROTO_UDP: need = 8; break;
+	case IPPROTO_UDPLITE: need = 8; break;
+	case IPPROTO_SCTP: need = 12; break;
+	default: return; /* ICMPv6's type is the program's own business (host control) */
+	}
+	if (off + need > end_l3 || off + need > len)
+		return;
+	v->f.sport = be16(p + off);
+	v->f.dport = be16(p + off + 2);
+	v->f.fields |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
+}
+
+/* len: the bytes at p (the program's data_end); frame_len: the whole frame's, later buffers of
+ * a multi-buffer frame included, which the IP lengths are held against. */
+static void view_ipv4(struct frame_view *v, const uint8_t *p, uint32_t len, uint32_t frame_len, uint32_t off)
+{
+	uint32_t hlen, tot;
+
+	if (len < off + 20 || p[off] >> 4 != 4 || (p[off] & 15) < 5)
+		return;
+	hlen = (p[off] & 15) * 4u;
+	tot = be16(p + off + 2);
+	if (off + hlen > len || tot < hlen || off + tot > frame_len)
+		return;
+	v->f.l4proto = p[off + 9];
+	v->family = 4;
+	v->saddr = p + off + 12;
+	v->daddr = p + off + 16;
+	v->f.fields |= UMEM_STEER_M_L4PROTO | UMEM_STEER_M_SRC | UMEM_STEER_M_DST;
+	if (be16(p + off + 6) & 0x1fff)
+		return; /* a later fragment: no transport header */
+	view_l4(v, p, len, off + hlen, off + tot);
+}
+
+static void view_ipv6(struct frame_view *v, const uint8_t *p, uint32_t len, uint32_t frame_len, uint32_t off)
+{
+	uint32_t end;
+	uint8_t nh;
+
+	if (len < off + 40 || p[off] >> 4 != 6)
+		return;
+	end = off + 40 + be16(p + off + 4);
+	if (end > frame_len || end == off + 40) /* payload length 0: a jumbogram, not parsed */
+		return;
+	v->family = 6;
+	v->saddr = p + off + 8;
+	v->daddr = p + off + 24;
+	v->f.fields |= UMEM_STEER_M_SRC | UMEM_STEER_M_DST;
+	nh = p[off + 6];
+	off += 40;
+	for (int i = 0; i < UMEM_STEER_MAX_EXTHDR && ipv6_ext(nh); i++) {
+		if (off + 8 > len || off + 8 > end)
+			return;
+		if (nh == 44) {
+			if (be16(p + off + 2) & 0xfff8) { /* a later fragment: the protocol, no ports */
+				v->f.l4proto = p[off];
+				v->f.fields |= UMEM_STEER_M_L4PROTO;
+				return;
+			}
+			nh = p[off];
+			off += 8;
+			continue;
+		}
+		nh = p[off];
+		off += (p[off + 1] + 1u) * 8u;
+	}
+	if (ipv6_ext(nh))
+		return; /* more extension headers than the program walks: protocol unknown */
+	v->f.l4proto = nh;
+	v->f.fields |= UMEM_STEER_M_L4PROTO;
+	view_l4(v, p, len, off, end);
+}
+
+static void view_frame(struct frame_view *v, const uint8_t *p, uint32_t len, uint32_t frame_len, uint32_t queue)
+{
+	uint32_t off = 14;
+	uint16_t proto;
+
+	memset(v, 0, sizeof(*v));
+	v->f.queue = queue;
+	v->f.fields = UMEM_STEER_M_QUEUE;
+	if (len < 14)
+		return;
+	memcpy(v->f.dmac, p, 6);
+	v->f.fields |= UMEM_STEER_M_DMAC;
+	proto = be16(p + 12);
+	for (int i = 0; i < UMEM_STEER_MAX_VLAN && (proto == 0x8100 || proto == 0x88a8); i++) {
+		if (len < off + 4)
+			return;
+		if (i == 0) {
+			v->f.vlan = be16(p + off) & 0x0fff;
+			v->f.fields |= UMEM_STEER_M_VLAN;
+		}
+		proto = be16(p + off + 2);
+		off += 4;
+	}
+	if (proto == 0x8100 || proto == 0x88a8)
+		return; /* more tags than the program walks: the payload's ethertype is unknown */
+	v->f.ethertype = proto;
+	v->f.fields |= UMEM_STEER_M_ETHERTYPE;
+	if (proto == 0x0800)
+		view_ipv4(v, p, len, frame_len, off);
+	else if (proto == 0x86dd)
+		view_ipv6(v, p, len, frame_len, off);
+}
+
+/* Whether addr (network byte order) of family lies in prefix p, whose bits past its length
+ * are zero (the parser and umem_steer__add_rule refuse host bits). */
+static bool addr_in_prefix(const struct umem_steer_prefix *p, uint8_t family, const uint8_t *addr)
+{
+	if (p->family != family)
+		return false;
+	for (uint32_t i = 0; i < 16 && i * 8 < p->len; i++) {
+		uint32_t bits = p->len - i * 8;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+
+		if ((addr[i] & mask) != p->addr[i])
+			return false;
+	}
+	return true;
+}
+
+bool umem_steer__match_frame(const struct umem_steer_match *m, const void *frame, uint32_t len, uint32_t frame_len,
+			     uint32_t queue)
+{
+	struct frame_view v;
+
+	view_frame(&v, frame, len, frame_len > len ? frame_len : len, queue);
+	if (m->fields & ~v.f.fields)
+		return false;
+	return (!(m->fields & UMEM_STEER_M_QUEUE) || m->queue == v.f.queue) &&
+	       (!(m->fields & UMEM_STEER_M_ETHERTYPE) || m->ethertype == v.f.ethertype) &&
+	       (!(m->fields & UMEM_STEER_M_VLAN) || m->vlan == v.f.vlan) &&
+	       (!(m->fields & UMEM_STEER_M_L4PROTO) || m->l4proto == v.f.l4proto) &&
+	       (!(m->fields & UMEM_STEER_M_SPORT) || m->sport == v.f.sport) &&
+	       (!(m->fields & UMEM_STEER_M_DPORT) || m->dport == v.f.dport) &&
+	       (!(m->fields & UMEM_STEER_M_DMAC) || !memcmp(m->dmac, v.f.dmac, 6)) &&
+	       (!(m->fields & UMEM_STEER_M_SRC) || addr_in_prefix(&m->src, v.family, v.saddr)) &&
+	       (!(m->fields & UMEM_STEER_M_DST) || addr_in_prefix(&m->dst, v.family, v.daddr));
 }

@@ -14,7 +14,6 @@
 
 #include "capture.h"
 #include "route.h"
-#include "rules.h"
 #include "stats.h"
 
 /* The writer sleeps until a worker's ring is a quarter full (the worker wakes it), or this
@@ -214,7 +213,7 @@ void fwd_capture_frames(struct fwd_capture *cap, uint32_t worker, uint32_t port,
 			if (fwd_desc_last(&d[j]) || j + 1 == n)
 				break;
 		}
-		if (cap->match.fields && !fwd_frame_matches(&cap->match, p, d[i].len, cap->port_queue[port]))
+		if (cap->match.fields && !umem_steer__match_frame(&cap->match, p, d[i].len, len, cap->port_queue[port]))
 			continue;
 		caplen = len < cap->snaplen ? len : cap->snaplen;
 		if (room < sizeof(struct fwd_pcap_record) + caplen) {

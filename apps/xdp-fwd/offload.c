@@ -9,14 +9,22 @@
 #include "offload.h"
 #include "offload_internal.h"
 #include "route.h"
-#include "rules.h"
 
 /* ---- frames ---- */
 
-static bool any_rule_matches(const struct fwd_config *cfg, const uint8_t *p, uint32_t len, uint32_t queue)
+/* Whether a -r rule takes the frame of n descriptors d[0..) (its headers in d[0]). */
+static bool any_rule_matches(const struct fwd_config *cfg, const uint8_t *p, const struct umem_desc *d, uint32_t n,
+			     uint32_t queue)
 {
+	uint32_t frame_len = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		frame_len += d[i].len;
+		if (fwd_desc_last(&d[i]))
+			break;
+	}
 	for (uint32_t r = 0; r < cfg->nr_rules; r++)
-		if (fwd_frame_matches(&cfg->rules[r].match, p, len, queue))
+		if (umem_steer__match_frame(&cfg->rules[r].match, p, d[0].len, frame_len, queue))
 			return true;
 	return false;
 }
@@ -225,7 +233,7 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 		eth = umem_area__ptr(ctx->area, d[i].addr);
 		if (umem_steer_flow_key__parse(eth, d[i].len, ifindex, kind, &k))
 			continue; /* floods, ARP/ND, fragments, neither TCP nor UDP */
-		if (cfg->nr_rules && any_rule_matches(cfg, eth, d[i].len, cfg->ports[in].queue))
+		if (cfg->nr_rules && any_rule_matches(cfg, eth, &d[i], n - i, cfg->ports[in].queue))
 			continue;
 		e = slot_of(ow, &k);
 		if (!e) {

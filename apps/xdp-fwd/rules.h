@@ -19,10 +19,6 @@ int fwd_rules_check(const struct fwd_config *cfg);
  * warnings. */
 uint32_t fwd_rules_warn(const struct fwd_config *cfg, FILE *out);
 
-/* Whether the frame p[0..len) (on a port of queue queue) matches m (m->fields 0: any frame).
- * offload.c: does a --rule decide it; capture.c: does --pcap-filter take it. */
-bool fwd_frame_matches(const struct umem_steer_match *m, const uint8_t *p, uint32_t len, uint32_t queue);
-
 /* The rules of one interface's steering table as the stats name them, -r rules and those
  * umem-steer added at run time alike: re-read when the table's generation (or the program)
  * changes. text[r] is the -r text for a start-up rule, the formatted rule otherwise. */

@@ -28,6 +28,7 @@
 #ifndef UMEM_STEER_H
 #define UMEM_STEER_H
 
+#include <stdbool.h>
 #include <umem/common.h>
 #include <umem/steer_abi.h>
 
@@ -170,6 +171,15 @@ UMEM_API int umem_steer_rule__format(const struct umem_steer_rule *rule, char *b
 UMEM_API int umem_steer_action__format(const struct umem_steer_action *action, char *buf, size_t len);
 /* "sock", "group", ..., "no_socket", "host_control", "malformed"; NULL when out of range. */
 UMEM_API const char *umem_steer_stat__name(uint32_t stat);
+/* Whether a frame received on RX queue queue matches m (m->fields 0: any frame), as the
+ * steering program decides it: the same headers read the same way (up to two VLAN tags, IPv6
+ * extension headers, no ports in a later fragment; a header cut short, or IP lengths beyond the
+ * frame, end the parse with the fields found so far). frame[0..len) holds the headers (a first
+ * buffer); frame_len is the whole frame's length with later buffers (at most len counts as
+ * len). For the program's decisions in userspace: a capture filter, whether a rule takes a
+ * frame. */
+UMEM_API bool umem_steer__match_frame(const struct umem_steer_match *m, const void *frame, uint32_t len,
+				      uint32_t frame_len, uint32_t queue);
 
 /*
  * Flow table (offload): a controller in userspace decides a flow, then installs it so the

@@ -29,6 +29,8 @@ static struct umem_desc frame_at(uint32_t pg, uint32_t len, uint16_t dport, uint
 	memset(p, 0, 42);
 	memcpy(p, "\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00", 14);
 	p[14] = 0x45;
+	p[16] = (uint8_t)((len - 14) >> 8); /* total length: the steering program's matcher checks it */
+	p[17] = (uint8_t)(len - 14);
 	p[23] = 17;
 	p[36] = (uint8_t)(dport >> 8);
 	p[37] = (uint8_t)dport;

@@ -102,7 +102,7 @@ static void test_warnings(void)
 	CHECK_EQ(warnings(), 0);
 }
 
-/* ---- fwd_frame_matches: --pcap-filter and the offload's "does a rule take it" ---- */
+/* ---- umem_steer__match_frame: --pcap-filter and the offload's "does a rule take it" ---- */
 
 static uint8_t frame[256];
 static uint32_t frame_len;
@@ -159,7 +159,7 @@ static bool matches(const char *match)
 
 	snprintf(text, sizeof(text), "%s -> pass", match);
 	CHECK_EQ(umem_steer_rule__parse(text, &r), 0);
-	return fwd_frame_matches(&r.match, frame, frame_len, 0);
+	return umem_steer__match_frame(&r.match, frame, frame_len, frame_len, 0);
 }
 #define MATCHES(m, want) CHECK(matches(m) == (want), "'%s': %s", m, (want) ? "no match" : "matched")
 

@@ -1303,6 +1303,105 @@ static void test_prefix_edits(void)
 	close(fd);
 }
 
+/* ---- the C matcher against the program ---- */
+
+#define CORPUS_MAX 48
+
+/* Frames of every shape the parser walks: tags, IPv4 and IPv6 with and without ports,
+ * fragments, extension headers, and headers cut short or lying about their length. */
+static uint32_t corpus(struct frame *c)
+{
+	uint32_t n = 0;
+
+	udp4(&c[n++], 1, 2, 10, 53, 10);
+	udp4(&c[n++], 0x0a010203, 0x0a000009, 53, 10, 10);
+	f_eth(&c[n], MAC_B, 0x0800), f_ipv4(&c[n], 6, 0x0a000001, 2, 0, 20), f_ports(&c[n], 80, 1000, 20), n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 132, 1, 2, 0, 12), f_ports(&c[n], 7, 53, 12), n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 1, 1, 2, 0, 8), f_pad(&c[n], 8), n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0x2000, 16), f_ports(&c[n], 1, 53, 8), f_pad(&c[n], 8), n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0x0010, 16), f_pad(&c[n], 16), n++; /* later fragment */
+	udp6(&c[n++], 1, 2, 10, 53);
+	udp6(&c[n++], 0x10000, 7, 53, 10);
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 6, 1, 2, 20), f_ports(&c[n], 1, 443, 20), n++;
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 58, 1, 2, 8), f_pad(&c[n], 8), n++;
+	/* Hop-by-hop then UDP; a first fragment; a later fragment. */
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 0, 1, 2, 16);
+	put(&c[n], (uint8_t[8]){ 17, 0 }, 8), f_ports(&c[n], 5, 53, 8), n++;
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 44, 1, 2, 16);
+	put(&c[n], (uint8_t[8]){ 17, 0, 0, 1 }, 8), f_ports(&c[n], 5, 53, 8), n++;
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 44, 1, 2, 16);
+	put(&c[n], (uint8_t[8]){ 17, 0, 0, 0x21 }, 8), f_pad(&c[n], 8), n++;
+	/* Tags: one, QinQ, three (more than the parser walks), cut short. */
+	f_eth(&c[n], MAC_A, 0x8100), f_vlan(&c[n], 100, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0, 8), f_ports(&c[n], 1, 53, 8), n++;
+	f_eth(&c[n], MAC_A, 0x88a8), f_vlan(&c[n], 7, 0x8100), f_vlan(&c[n], 9, 0x86dd), f_ipv6(&c[n], 17, 1, 2, 8);
+	f_ports(&c[n], 1, 53, 8), n++;
+	f_eth(&c[n], MAC_A, 0x8100), f_vlan(&c[n], 1, 0x8100), f_vlan(&c[n], 2, 0x8100), f_vlan(&c[n], 3, 0x0800);
+	f_ipv4(&c[n], 17, 1, 2, 0, 8), f_ports(&c[n], 1, 53, 8), n++;
+	f_eth(&c[n], MAC_A, 0x8100), f_pad(&c[n], 2), n++;
+	/* Other ethertypes: ARP, a local one. */
+	f_eth(&c[n], MAC_B, 0x0806), f_pad(&c[n], 28), n++;
+	f_eth(&c[n], MAC_A, 0x88b5), f_pad(&c[n], 46), n++;
+	/* Cut short or lying: the IPv4 header, its IHL, its total length; the UDP header; the IPv6
+	 * header; an extension header. */
+	f_eth(&c[n], MAC_A, 0x0800), f_pad(&c[n], 10), n++;
+	udp4(&c[n], 1, 2, 1, 53, 20), c[n].b[14] = 0x44, n++;
+	udp4(&c[n], 1, 2, 1, 53, 20), c[n].b[14] = 0x65, n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0, 0), c[n].b[14] = 0x4f, n++;
+	udp4(&c[n], 1, 2, 1, 53, 20), c[n].b[16] = 0x10, n++;
+	udp4(&c[n], 1, 2, 1, 53, 20), c[n].b[16] = 0, c[n].b[17] = 10, n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0, 4), f_ports(&c[n], 1, 53, 4), n++;
+	f_eth(&c[n], MAC_A, 0x0800), f_ipv4(&c[n], 17, 1, 2, 0, 4), f_ports(&c[n], 1, 53, 8), f_pad(&c[n], 30), n++;
+	udp6(&c[n], 1, 2, 1, 53), c[n].b[14 + 4] = 0x10, n++;
+	f_eth(&c[n], MAC_A, 0x86dd), f_pad(&c[n], 30), c[n].b[14] = 0x60, n++;
+	f_eth(&c[n], MAC_A, 0x86dd), f_ipv6(&c[n], 0, 1, 2, 4), f_pad(&c[n], 4), n++;
+	CHECK(n <= CORPUS_MAX, "corpus of %u", n);
+	return n;
+}
+
+/* Every rule on every frame of the corpus, on two queues: the program takes the frame by that
+ * rule exactly when umem_steer__match_frame() says it matches. */
+static void test_matcher(void)
+{
+	static const char *const rules[] = {
+		"any -> drop", "udp -> drop", "tcp -> drop", "sctp -> drop", "icmp -> drop", "icmp6 -> drop",
+		"proto 0 -> drop", "udp dport 53 -> drop", "sport 53 -> drop", "dport 443 -> drop",
+		"ipv4 -> drop", "ipv6 -> drop", "arp -> drop", "ethertype 0x88b5 -> drop",
+		"ethertype 0x8100 -> drop", "vlan 100 -> drop", "vlan 7 ipv6 udp -> drop", "vlan 3 -> drop",
+		"queue 2 -> drop", "queue 2 udp dport 53 -> drop", "dmac 02:00:00:00:00:0b -> drop",
+		"src 10.0.0.0/8 -> drop", "dst 10.0.0.9 udp -> drop", "src 2000::1/128 -> drop",
+		"dst 2000::/16 udp sport 53 -> drop",
+	};
+	static struct frame c[CORPUS_MAX];
+	uint32_t n = corpus(c), wrong = 0, took = 0;
+
+	for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {
+		struct umem_steer_rule rule;
+		uint32_t id;
+
+		reset();
+		id = add(rules[r]);
+		CHECK(umem_steer_rule__parse(rules[r], &rule) == 0, "parse '%s'", rules[r]);
+		for (uint32_t i = 0; i < n; i++) {
+			for (uint32_t q = 0; q < 4; q += 2) {
+				bool prog, c_says = umem_steer__match_frame(&rule.match, c[i].b, (uint32_t)c[i].len,
+								      (uint32_t)c[i].len, q);
+
+				run_q(&c[i], q);
+				prog = T.rule == id;
+				took += prog;
+				if (prog != c_says) {
+					fprintf(stderr, "rule '%s', frame %u (%zu bytes), queue %u: the program %s, "
+						"umem_steer__match_frame says %s\n", rules[r], i, c[i].len, q,
+						prog ? "takes it" : "does not", c_says ? "match" : "no match");
+					wrong++;
+				}
+			}
+		}
+	}
+	CHECK(took > 0, "no rule took a frame: the corpus tests nothing");
+	CHECK(!wrong, "%u decisions differ between the program and the C matcher", wrong);
+}
+
 int main(int argc, char **argv)
 {
 	UMEM_OPTS(umem_steer_opts, o, .flags = UMEM_STEER_F_LOAD_ONLY, .table_flags = UMEM_STEER_F_TRACE,
@@ -1348,6 +1447,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	test_fields();
+	test_matcher();
 	test_actions();
 	test_malformed();
 	test_fragments();

@@ -50,6 +50,11 @@
 #                    frames that an AF_XDP forwarder sends (copy mode) reach the receiver through
 #                    its NAPI, in batches that GRO merges, as XDP_REDIRECT's frames always do.
 #                    By default every such frame is received on its own (docs/BENCHMARKS.md).
+#   --host-offloads  the hosts keep their veths' default offloads (TX checksum, TSO, GSO on), as
+#                    hosts do unless told otherwise: the kernel's paths (bridge) then move
+#                    64 KB GSO frames per hop, frames reach XDP with partial checksums, which
+#                    xdp-fwd completes and a bare XDP_REDIRECT passes on unchanged (the receiver
+#                    drops them: its figure is what such hosts would get)
 #   --smoke          1 s, 1 repeat, tcp1500 only: checks the machinery, not the numbers
 #   -h, --help
 #
@@ -75,6 +80,7 @@ OUT=""
 XSK_FWD=""
 FWD_ARGS=""
 RECEIVER_GRO=""
+HOST_OFFLOADS=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "fwd-bench: $*" >&2; exit 2; }
@@ -90,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
 	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
 	--receiver-gro) RECEIVER_GRO=--receiver-gro; shift ;;
+	--host-offloads) HOST_OFFLOADS=--host-offloads; shift ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -165,6 +172,13 @@ receiver_gro() {
 	done
 }
 [ -z "$RECEIVER_GRO" ] || receiver_gro
+# topo.sh turns TX checksum offload off on the hosts (TCP across AF_XDP on veth needs it);
+# --host-offloads puts the defaults back.
+if [ -n "$HOST_OFFLOADS" ]; then
+	for h in "$H0" "$H1"; do
+		ip netns exec "$h" ethtool -K eth0 tx on tso on gso on >/dev/null || die "--host-offloads: cannot turn $h's offloads on"
+	done
+fi
 
 set_mtu() {
 	ip -n "$H0" link set eth0 mtu "$1"
@@ -430,6 +444,6 @@ done
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
-cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
 cat "$OUT/summary.md"
