@@ -8,6 +8,7 @@
 #include "ctx.h"
 #include "reload.h"
 #include "service.h"
+#include "worker.h"
 
 static struct fwd_config next; /* static: large, and one reload at a time */
 
@@ -60,9 +61,17 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (ctx->ifaces[f].steer)
 			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * next.nr_rules);
-	memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
-	memcpy(cfg->rule_text, next.rule_text, sizeof(next.rule_text[0]) * next.nr_rules);
-	cfg->nr_rules = next.nr_rules;
+	/* --offload-after's workers match frames against cfg->rules (offload.c): parked while the
+	 * list changes under them. */
+	bool parked = ctx->off && fwd_workers_park(ctx);
+
+	if (!ctx->off || parked) {
+		memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
+		memcpy(cfg->rule_text, next.rule_text, sizeof(next.rule_text[0]) * next.nr_rules);
+		cfg->nr_rules = next.nr_rules;
+	}
+	if (parked)
+		fwd_workers_unpark(ctx);
 	return err;
 }
 
