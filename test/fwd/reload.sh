@@ -81,6 +81,18 @@ drops=$(( $(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0") ))
 [ "$drops" = 0 ] || fail "$drops frames dropped"
 no_xdp_left || fail "an XDP program left"
 
+log "with --offload-after (its workers match frames against the rules): a rule edit under TCP"
+write_conf "udp dport 9999 -> drop" "offload-after = 8"
+fwd_start --config "$CONF"
+iperf_server
+netns_bg IPERF_C "$TOPO_H0" iperf3 -c "$TOPO_IP1" -p 5201 -t 3 >"$WORK/iperf.out" 2>&1
+write_conf "udp dport 9998 -> drop" "offload-after = 8"
+hup "reload: rules now 1"
+wait "$IPERF_C" || fail "iperf3 across a reload: $(cat "$WORK/iperf.out")"
+netns_stop "$IPERF_C"; netns_stop "$IPERF_PID"
+alive || fail "xdp-fwd stopped"
+fwd_stop INT
+
 log "SIGHUP without --config: nothing to reload, still forwarding"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1"
 hup "nothing to reload"
