@@ -77,6 +77,8 @@ static const struct {
 	{ "offload_forced_total", "counter", "Offload gates opened after 1 s without the RX ring running empty.", PORT_U64(offload.forced) },
 	{ "offload_no_target_total", "counter", "Flows not offloaded: their target takes no offload.", PORT_U64(offload.no_target) },
 	{ "offload_untracked_total", "counter", "Frames of flows the tracker had no slot for.", PORT_U64(offload.untracked) },
+	{ "offload_csum_kept_total", "counter", "Flows kept in (or taken back to) userspace: their frames carried partial checksums.", PORT_U64(offload.csum_kept) },
+	{ "offload_csum_passed_total", "counter", "Frames of offloaded flows the XDP program passed up: a partial checksum a redirect would not complete.", PORT_U64(offload.csum_passed) },
 };
 
 #define POOL_U64(field) offsetof(struct fwd_pool_sample, field)

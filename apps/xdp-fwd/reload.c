@@ -38,7 +38,7 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		if (!fi->steer)
 			continue;
 		for (uint32_t r = 0; r < cfg->nr_rules; r++)
-			if (rule_index(&next, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r]))
+			if (rule_index(&next, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
 				fprintf(stderr, "xdp-fwd: reload: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
 		for (uint32_t r = 0; r < next.nr_rules; r++) {
 			int old = rule_index(cfg, next.rule_text[r]);
