@@ -161,6 +161,10 @@ struct pkt {
 	/* Flow endpoints folded to 32 bits each, for the symmetric hash. */
 	__u32 src;
 	__u32 dst;
+	/* TCP/UDP (ports present): the checksum field, and the transport length the IP header
+	 * gives (the pseudo-header's). */
+	__u16 l4_csum;
+	__u16 l4_len;
 };
 
 static __always_inline __u32 mix32(__u32 h)
@@ -211,6 +215,15 @@ static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, 
 		return;
 	}
 	__be16 *ports = data + off;
+	if (p->f.l4proto == IPPROTO_TCP || p->f.l4proto == IPPROTO_UDP) {
+		/* Within need, checked again: the verifier keeps the smallest need of them all. */
+		__be16 *csum = (void *)ports + (p->f.l4proto == IPPROTO_TCP ? 16 : 6);
+
+		if ((void *)(csum + 1) <= data_end) {
+			p->l4_csum = bpf_ntohs(*csum);
+			p->l4_len = (__u16)(end_l3 - off);
+		}
+	}
 	p->f.sport = bpf_ntohs(ports[0]);
 	p->f.dport = bpf_ntohs(ports[1]);
 	p->f.fields |= UMEM_STEER_M_SPORT | UMEM_STEER_M_DPORT;
@@ -608,9 +621,28 @@ static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag)
 	return 1;
 }
 
+/* Whether the frame's TCP/UDP checksum field holds the folded pseudo-header sum: a sender's
+ * TX checksum offload left it partial (CHECKSUM_PARTIAL, which XDP loses) and nobody completes
+ * it on a redirect, so the receiver would drop it. A real checksum equals that sum about once
+ * in 65,536 frames: such a frame only takes the slower way. The addresses are zero past an IPv4
+ * address (struct pkt), so one sum serves both families. */
+static __always_inline int csum_partial(const struct pkt *p)
+{
+	__u64 sum = p->f.l4proto + p->l4_len;
+
+	if (!p->kind || p->frag || !(p->f.fields & UMEM_STEER_M_DPORT) ||
+	    (p->f.l4proto != IPPROTO_TCP && p->f.l4proto != IPPROTO_UDP))
+		return 0;
+	for (int i = 0; i < 16; i += 2)
+		sum += ((__u32)p->saddr[i] << 8 | p->saddr[i + 1]) + ((__u32)p->daddr[i] << 8 | p->daddr[i + 1]);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return p->l4_csum == sum;
+}
+
 /* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
  * *marked: the frame was gated and carries the gate mark. */
-static __always_inline int flow_apply(struct xdp_md *ctx, struct umem_steer_flow *fl,
+static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow *fl,
 				      const struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
 {
 	__u64 now = bpf_ktime_get_coarse_ns();
@@ -618,11 +650,21 @@ static __always_inline int flow_apply(struct xdp_md *ctx, struct umem_steer_flow
 	int verdict;
 
 	fl->last_ns = now;
+	/* A redirect cannot complete a partial checksum: the frame goes the default way
+	 * (userspace completes it), and an ordered flow's gate shuts for good behind it, so that
+	 * its later frames cannot overtake it; userspace takes the flow back. */
+	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT && csum_partial(p)) {
+		__sync_fetch_and_add(&fl->csum_partial, 1);
+		count(&steer_fstats, UMEM_STEER_FS_CSUM_PARTIAL, bytes);
+		fl->open = 0;
+		return -1;
+	}
 	if ((fl->flags & UMEM_STEER_FLOW_F_ORDERED) && !fl->open) {
 		__u64 *sent = bpf_map_lookup_elem(&steer_fgate, k);
 
-		/* Open only once userspace has sent all it was given: nothing older is left. */
-		if (!sent || *sent < fl->gated) {
+		/* Open only once userspace has sent all it was given: nothing older is left (and
+		 * never after a partial checksum). */
+		if (!sent || *sent < fl->gated || fl->csum_partial) {
 			__sync_fetch_and_add(&fl->gated, 1);
 			count(&steer_fstats, UMEM_STEER_FS_GATED, bytes);
 			if (fl->tag) {
@@ -708,7 +750,7 @@ __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes,
 	fl = flow_find(ctx, p, &k);
 	if (!fl)
 		return -1;
-	verdict = flow_apply(ctx, fl, &k, bytes, &marked);
+	verdict = flow_apply(ctx, p, fl, &k, bytes, &marked);
 	out->marked = (__u16)marked;
 	if (verdict >= 0) {
 		out->action = fl->action;

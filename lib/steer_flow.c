@@ -596,7 +596,10 @@ int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex
 		*out = k;
 		return 0;
 	}
-	/* 5-tuple: IPv4 without fragmentation, IPv6 without extension headers. */
+	/* 5-tuple: IPv4 without fragmentation; IPv6 through the hop-by-hop, routing and
+	 * destination options headers the program walks (UMEM_STEER_MAX_EXTHDR), not a fragment.
+	 * As the program reads it: a frame it takes for the flow and this does not would be gated
+	 * unseen, and its gate forced open. */
 	if (proto == 0x0800) {
 		uint32_t ihl;
 
@@ -617,6 +620,12 @@ int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex
 		memcpy(k.saddr, p + off + 8, 16);
 		memcpy(k.daddr, p + off + 24, 16);
 		off += 40;
+		for (int i = 0; i < UMEM_STEER_MAX_EXTHDR && umem__ipv6_exthdr(k.l4proto); i++) {
+			if (k.l4proto == 44 || len < off + 8)
+				return -ENOENT; /* a fragment, or cut short */
+			k.l4proto = p[off];
+			off += (p[off + 1] + 1u) * 8;
+		}
 	} else {
 		return -ENOENT;
 	}
@@ -637,6 +646,7 @@ static const char *const flow_stat_names[UMEM_STEER_FS_NR] = {
 	[UMEM_STEER_FS_REDIRECT] = "redirect", [UMEM_STEER_FS_DROP] = "drop",
 	[UMEM_STEER_FS_PASS] = "pass", [UMEM_STEER_FS_SOCK] = "sock",
 	[UMEM_STEER_FS_GATED] = "gated", [UMEM_STEER_FS_NO_DEV] = "no_dev",
+	[UMEM_STEER_FS_CSUM_PARTIAL] = "csum_partial",
 };
 
 const char *umem_steer_flow_stat__name(uint32_t stat)
@@ -655,7 +665,7 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			    char *buf, size_t len)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE], sa[INET6_ADDRSTRLEN] = "", da[INET6_ADDRSTRLEN] = "";
-	char match[160], act[48], unmarked[64] = "";
+	char match[160], act[48], unmarked[64] = "", partial[48] = "";
 	int af = key->kind == UMEM_STEER_FLOW_IPV6 ? AF_INET6 : AF_INET;
 
 	if (key->kind == UMEM_STEER_FLOW_L2) {
@@ -680,9 +690,11 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 	if (flow->unmarked)
 		snprintf(unmarked, sizeof(unmarked), " (%llu unmarked: the driver takes no metadata)",
 			 (unsigned long long)flow->unmarked);
-	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s idle %.1fs", match, act,
+	if (flow->csum_partial)
+		snprintf(partial, sizeof(partial), " csum_partial %llu", (unsigned long long)flow->csum_partial);
+	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s%s idle %.1fs", match, act,
 			(flow->flags & UMEM_STEER_FLOW_F_ORDERED) && !flow->open ? " (gate shut)" : "",
 			(unsigned long long)flow->packets, (unsigned long long)flow->bytes,
-			(unsigned long long)flow->gated, unmarked,
+			(unsigned long long)flow->gated, unmarked, partial,
 			(double)(umem_steer_flows__now_ns() - flow->last_ns) / 1e9);
 }

@@ -8,6 +8,13 @@
 #include <umem/steer.h>
 #include "internal.h"
 
+/* The IPv6 extension headers the program walks (hop-by-hop, routing, fragment, destination
+ * options), as userspace must to agree with it on a flow's key. */
+static inline bool umem__ipv6_exthdr(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 60;
+}
+
 #define NR_SOCKETS_DEFAULT 64u
 #define NR_SOCKETS_MAX 65536u
 #define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE)

@@ -4,6 +4,7 @@
 #include "csum.h"
 
 #define ETH_HLEN 14u
+#define FWD_CSUM_MAX_EXTHDR 4u /* IPv6 extension headers walked, as the steering program */
 #define MAX_SEGS 32u /* descriptors of a chain this completes (a 9000-byte frame needs 3 at 4 KiB) */
 
 static inline uint16_t rd16(const uint8_t *p)
@@ -91,7 +92,18 @@ bool fwd_csum_find(const uint8_t *f, uint32_t len, struct fwd_csum_loc *loc)
 			return false;
 		proto = ip[6];
 		l4 = l3 + 40;
-		l4_len = rd16(ip + 4);
+		/* Through hop-by-hop and destination options headers, and a routing header with no
+		 * segment left (else the pseudo-header holds its final address); as many as the
+		 * steering program walks. A fragment header ends it: not TCP or UDP here. */
+		for (uint32_t i = 0; i < FWD_CSUM_MAX_EXTHDR && (proto == 0 || proto == 60 || proto == 43); i++) {
+			if (len < l4 + 8 || (proto == 43 && f[l4 + 3]))
+				return false;
+			proto = f[l4];
+			l4 += (f[l4 + 1] + 1u) * 8;
+		}
+		if (rd16(ip + 4) < l4 - l3 - 40)
+			return false;
+		l4_len = rd16(ip + 4) - (l4 - l3 - 40);
 		sum = fwd_csum_add(0, ip + 8, 32);
 	} else {
 		return false;
@@ -152,10 +164,12 @@ bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, cons
 }
 
 uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, const struct umem_desc *d,
-			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr)
+			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr, uint8_t *was_partial)
 {
 	uint32_t i = 0, partial = 0, done = 0;
 
+	if (was_partial)
+		memset(was_partial, 0, n);
 	if (skip_contd) /* the tail of a chain that routing drops */
 		while (i < n && (d[i++].options & UMEM_DESC_F_CONTD))
 			;
@@ -175,6 +189,8 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 			len++;
 		if (fwd_csum_find(f, d[i].len, &loc)) {
 			partial++;
+			if (was_partial)
+				was_partial[i] = 1;
 			if (complete && i + len <= n && len <= MAX_SEGS) {
 				uint8_t *seg[MAX_SEGS];
 				uint32_t seg_len[MAX_SEGS];
@@ -196,11 +212,20 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 	return partial;
 }
 
-void fwd_csum_warn(FILE *out, const char *name, bool complete)
+bool fwd_csum_warn_due(const struct fwd_port_counters *ctr)
+{
+	uint64_t partial = atomic_load_explicit(&ctr->csum_partial, memory_order_relaxed);
+	uint64_t rx = atomic_load_explicit(&ctr->rx_packets, memory_order_relaxed);
+
+	return partial >= FWD_CSUM_WARN_MIN && partial * FWD_CSUM_WARN_SHARE >= rx;
+}
+
+void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload)
 {
 	fprintf(out,
 		"xdp-fwd: %s: TCP/UDP frames with a partial checksum (the sender's TX checksum offload: "
-		"an XDP frame loses CHECKSUM_PARTIAL); %s. Fix at the sender: ethtool -K <sender> tx off\n",
+		"an XDP frame loses CHECKSUM_PARTIAL); %s%s. Fix at the sender: ethtool -K <sender> tx off\n",
 		name, complete ? "completing them in software (--csum-complete off: leave them)" :
-				 "forwarded as they are, the receiver drops them (--csum-complete on: complete them)");
+				 "forwarded as they are, the receiver drops them (--csum-complete on: complete them)",
+		offload ? "; their flows stay in userspace, not offloaded (a redirect would not complete them)" : "");
 }

@@ -43,8 +43,10 @@ static inline uint16_t fwd_csum_fold(uint64_t s)
 /* Whether frame (the first len bytes, at least the headers) is an IPv4 or IPv6 TCP or UDP
  * frame whose checksum field holds the pseudo-header sum; *loc says where. Reads the Ethernet
  * header (one VLAN tag at most), the IP header and one 16-bit field: cheap for other frames.
- * Not partial: non-IP, fragments, IPv6 extension headers, UDP over IPv4 without a checksum
- * (0), truncated headers. */
+ * IPv6 through up to 4 hop-by-hop, destination options and routing headers (a routing header
+ * only with no segment left: else the pseudo-header holds an address of its own). Not partial:
+ * non-IP, fragments, other IPv6 extension headers, UDP over IPv4 without a checksum (0),
+ * truncated headers. */
 bool fwd_csum_find(const uint8_t *frame, uint32_t len, struct fwd_csum_loc *loc);
 
 /* Completes the checksum of a frame fwd_csum_find found partial, held in nseg buffers (a
@@ -56,12 +58,26 @@ bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, cons
 
 /* The worker's hook: every frame of the burst d[0..n) (chains of UMEM_DESC_F_CONTD, the first
  * ones the tail of a cut chain when skip_contd) checked and, with complete, completed;
- * counted in ctr (csum_partial, and csum_completed or csum_uncompleted). Returns the number of
- * partial frames found. */
+ * counted in ctr (csum_partial, and csum_completed or csum_uncompleted). was_partial (NULL: not
+ * wanted; else n entries): 1 at the first descriptor of each frame found partial, 0 elsewhere,
+ * for offload, which sees the frames completed. Returns the number of partial frames found. */
 uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, const struct umem_desc *d,
-			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr);
+			uint32_t n, bool skip_contd, bool complete, struct fwd_port_counters *ctr, uint8_t *was_partial);
 
-/* The once-per-port warning (stderr) for the first partial frames seen on port name. */
-void fwd_csum_warn(FILE *out, const char *name, bool complete);
+/* A correct checksum equals the folded pseudo-header sum about once in 65,536 frames, and is
+ * counted partial too (completing it writes the same value): 4 such frames of 305,000 from a
+ * sender with TX checksum offload off warned as if it had it on. The warning waits until a port
+ * has counted FWD_CSUM_WARN_MIN partial frames and at least one in FWD_CSUM_WARN_SHARE of its
+ * frames (64 times what chance gives); a sender with the offload on has nearly all of its
+ * TCP/UDP frames partial. */
+#define FWD_CSUM_WARN_MIN 8u
+#define FWD_CSUM_WARN_SHARE 1024u
+
+/* Whether port counters ctr call for the warning (above). */
+bool fwd_csum_warn_due(const struct fwd_port_counters *ctr);
+
+/* The once-per-port warning (stderr) for the partial frames seen on port name; offload: their
+ * flows stay in userspace (--offload-after). */
+void fwd_csum_warn(FILE *out, const char *name, bool complete, bool offload);
 
 #endif

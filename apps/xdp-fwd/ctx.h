@@ -79,6 +79,9 @@ struct fwd_worker {
 	int wake_fd;
 	bool wake_open;
 	uint64_t queued_to; /* bit k: frames queued for worker k in this loop turn */
+	/* This burst's frames found with a partial checksum (fwd_csum_burst's was_partial), for
+	 * offload, which keeps their flows in userspace: a redirect would not complete them. */
+	uint8_t csum_partial[FWD_MAX_BATCH];
 	/* Set while the worker sleeps in poll() (or is about to): a worker that queues frames for
 	 * it then writes wake_fd, so they do not wait for the poll timeout. Read by the other
 	 * workers every turn they queue frames: on a line of its own. */

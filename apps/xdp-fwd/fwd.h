@@ -17,6 +17,7 @@
 /* The default where every port's MTU fits: two fragments of a 4 KiB page, half the UMEM. */
 #define FWD_CHUNK_SMALL 2048u
 #define FWD_ETH_OVERHEAD 18u  /* Ethernet header + one VLAN tag beyond the MTU */
+#define FWD_MAX_BATCH 256u /* --batch's bound */
 #define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
 /* The modes: FWD_MODE_ID, its name as --mode takes it, and its room (mode_name.c defines the

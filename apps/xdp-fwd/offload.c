@@ -188,6 +188,7 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 		return;
 	ifindex = ctx->off->ifc[ctx->ports[in].iface].ifindex;
 	for (uint32_t i = 0; i < n; i++) {
+		bool partial = w->csum_partial[i];
 		struct umem_steer_flow_key k;
 		struct off_flow *e, gone;
 		uint8_t *eth;
@@ -213,6 +214,16 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 		e->seen_ns = now;
 		e->in = (uint16_t)in;
 		e->l2 = kind == UMEM_STEER_FLOW_L2;
+		/* A partial checksum (the sender's TX checksum offload) is completed here only: its
+		 * flow stays, or comes back, in userspace and counts again from zero. A real
+		 * checksum equal to the pseudo-header sum (once in 65,536) only delays it. */
+		if (partial) {
+			tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+			if (e->state == OFF_ARMING || e->state == OFF_OFFLOADED)
+				fwd_off_to_counting(w, e, now, true);
+			e->frames = 0;
+			continue;
+		}
 		switch (e->state) {
 		case OFF_COUNTING:
 			if (++e->frames >= cfg->offload_after)
@@ -250,6 +261,11 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 
 	if (umem_steer_flows__lookup(f, &e->key, &v)) {
 		fwd_off_to_counting(w, e, now, false); /* gone (evicted) */
+		return;
+	}
+	if (v.csum_partial) { /* the program passed up a partial checksum: its gate stays shut */
+		tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+		fwd_off_to_counting(w, e, now, true);
 		return;
 	}
 	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
@@ -383,6 +399,13 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			continue;
 		if (umem_steer_flows__lookup(ow->flows[ctx->ports[e->in].iface], &e->key, &v)) {
 			fwd_off_to_counting(w, e, now, false);
+			continue;
+		}
+		/* A partial checksum the program found and userspace did not (its frame's headers
+		 * read otherwise): the gate stays shut, the flow is userspace's again. */
+		if (v.csum_partial) {
+			tell(&ctr_of(ctx, e)->csum_kept, e, OFF_TOLD_CSUM);
+			fwd_off_to_counting(w, e, now, true);
 			continue;
 		}
 		if (know > v.last_ns && know - v.last_ns > idle_ns) {

@@ -209,12 +209,13 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	if (oi->main_flows)
 		add_program_counters(oi->main_flows, c);
 	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV)
+		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV || s == UMEM_STEER_FS_CSUM_PARTIAL)
 			continue; /* those went to userspace: counted in rx */
 		out->packets += c[s].packets;
 		out->bytes += c[s].bytes;
 	}
 	out->gated = c[UMEM_STEER_FS_GATED].packets;
+	out->csum_passed = c[UMEM_STEER_FS_CSUM_PARTIAL].packets;
 	k = &oi->ctr;
 	out->lost = atomic_load(&oi->lost);
 	out->installed = atomic_load(&k->installed);
@@ -225,5 +226,6 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->forced = atomic_load(&k->forced);
 	out->no_target = atomic_load(&k->no_target);
 	out->untracked = atomic_load(&k->untracked);
+	out->csum_kept = atomic_load(&k->csum_kept);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }

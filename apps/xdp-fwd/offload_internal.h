@@ -56,10 +56,11 @@ struct off_flow {
 };
 
 /* A flow that reached --offload-after and was not installed is counted once per reason. */
-enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2 };
+enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2, OFF_TOLD_CSUM = 4 };
 
 struct off_iface_counters {
 	_Atomic uint64_t installed, expired, invalidated, full, refused, forced, no_target, untracked;
+	_Atomic uint64_t csum_kept; /* flows kept in (or taken back to) userspace: partial checksums */
 	_Atomic int64_t flows;
 };
 

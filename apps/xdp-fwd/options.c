@@ -485,7 +485,7 @@ static const struct cli_opt options[] = {
 	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", CLI_SET(set_mode) },
 	{ "workers", 'w', "N", "worker threads (default: one per --cpus CPU, else 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", CLI_SET(set_cpus) },
-	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, 256) },
+	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, FWD_MAX_BATCH) },
 	{ "rx-ring", 0, "N", "RX ring entries (power of two)", CLI_POW2_AT(CFG, rx_ring, 64, 65536) },
 	{ "tx-ring", 0, "N", "TX ring entries (power of two)", CLI_POW2_AT(CFG, tx_ring, 64, 65536) },
 	{ "fill-ring", 0, "N", "fill ring entries (power of two)", CLI_POW2_AT(CFG, fill_ring, 64, 65536) },

@@ -59,6 +59,8 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->offload.forced += s->offload.forced;
 	sum->offload.no_target += s->offload.no_target;
 	sum->offload.untracked += s->offload.untracked;
+	sum->offload.csum_kept += s->offload.csum_kept;
+	sum->offload.csum_passed += s->offload.csum_passed;
 	sum->offload.flows += s->offload.flows;
 }
 
@@ -120,7 +122,7 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 		fprintf(out, "  csum partial %llu completed %llu", (unsigned long long)(cur->csum_partial - prev->csum_partial),
 			(unsigned long long)(cur->csum_completed - prev->csum_completed));
 	if (cur->offload.installed || cur->offload.full || cur->offload.refused || cur->offload.lost ||
-	    cur->offload.no_target || cur->offload.untracked) {
+	    cur->offload.no_target || cur->offload.untracked || cur->offload.csum_kept) {
 		const struct fwd_offload_sample *a = &prev->offload, *b = &cur->offload;
 
 		fprintf(out, "  offload %spps %sbit/s flows %llu", fwd_fmt_si(rxp, sizeof(rxp), rate(a->packets, b->packets, dt)),
@@ -135,6 +137,10 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			fprintf(out, " no-target %llu", (unsigned long long)(b->no_target - a->no_target));
 		if (b->untracked != a->untracked)
 			fprintf(out, " untracked %llu", (unsigned long long)(b->untracked - a->untracked));
+		if (b->csum_kept != a->csum_kept)
+			fprintf(out, " csum-kept %llu", (unsigned long long)(b->csum_kept - a->csum_kept));
+		if (b->csum_passed != a->csum_passed)
+			fprintf(out, " csum-passed %llu", (unsigned long long)(b->csum_passed - a->csum_passed));
 	}
 	if (cur->link_down)
 		fputs("  link down", out);
@@ -236,7 +242,8 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 	fprintf(out,
 		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
-		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"flows\":%llu}}",
+		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"csum_kept\":%llu,\"csum_passed\":%llu,"
+		"\"flows\":%llu}}",
 		cur->link_down ? "true" : "false",
 		(unsigned long long)(cur->offload.packets - prev->offload.packets),
 		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
@@ -251,6 +258,8 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		(unsigned long long)(cur->offload.forced - prev->offload.forced),
 		(unsigned long long)(cur->offload.no_target - prev->offload.no_target),
 		(unsigned long long)(cur->offload.untracked - prev->offload.untracked),
+		(unsigned long long)(cur->offload.csum_kept - prev->offload.csum_kept),
+		(unsigned long long)(cur->offload.csum_passed - prev->offload.csum_passed),
 		(unsigned long long)cur->offload.flows);
 }
 

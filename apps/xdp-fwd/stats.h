@@ -65,6 +65,10 @@ struct fwd_offload_sample {
 	 * destination not learned); untracked, frames of flows the tracker had no slot for
 	 * or evicted while counting. */
 	uint64_t no_target, untracked;
+	/* Partial TCP/UDP checksums (the sender's TX checksum offload; a redirect would not
+	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
+	 * csum_passed, frames of offloaded flows the program passed up instead (in rx_packets). */
+	uint64_t csum_kept, csum_passed;
 	uint64_t flows;          /* flows installed now (not a counter) */
 };
 

@@ -363,10 +363,10 @@ static void *worker_main(void *arg)
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
 			if (fwd_csum_burst(fwd_route_data, w, rx, (uint32_t)n, ctx->ports[in].skip_contd,
-					   ctx->cfg->csum_complete, &ctx->ports[in].ctr) &&
-			    !ctx->ports[in].csum_warned) {
+					   ctx->cfg->csum_complete, &ctx->ports[in].ctr, w->csum_partial) &&
+			    !ctx->ports[in].csum_warned && fwd_csum_warn_due(&ctx->ports[in].ctr)) {
 				ctx->ports[in].csum_warned = true;
-				fwd_csum_warn(stderr, ctx->ports[in].name, ctx->cfg->csum_complete);
+				fwd_csum_warn(stderr, ctx->ports[in].name, ctx->cfg->csum_complete, ctx->off != NULL);
 			}
 			ctx->mode->burst(w, in, rx, (uint32_t)n, now);
 			if (ctx->off)

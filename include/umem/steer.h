@@ -254,13 +254,14 @@ UMEM_API uint64_t umem_steer_flows__now_ns(void);
 /* The key the program builds for a frame: kind UMEM_STEER_FLOW_L2 (destination MAC, outer VLAN)
  * or UMEM_STEER_FLOW_IPV4 for a 5-tuple (IPv4 or IPv6, which sets the kind it finds).
  * -ENOENT when the frame has none the program would match: group destination, ARP/ND, a
- * fragment, not TCP/UDP, IPv6 extension headers, cut short. */
+ * fragment, not TCP/UDP, cut short. IPv6 through the extension headers the program walks
+ * (hop-by-hop, routing, destination options; UMEM_STEER_MAX_EXTHDR), as it does. */
 UMEM_API int umem_steer_flow_key__parse(const void *frame, uint32_t len, uint32_t ifindex, uint32_t kind,
 					struct umem_steer_flow_key *out);
 /* One line, "in IF ipv4 udp A:P > B:Q -> redirect IF packets N bytes N gated N idle S". */
 UMEM_API int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
 				     char *buf, size_t len);
-/* "redirect", "drop", "pass", "sock", "gated", "no_dev"; NULL when out of range. */
+/* "redirect", "drop", "pass", "sock", "gated", "no_dev", "csum_partial"; NULL when out of range. */
 UMEM_API const char *umem_steer_flow_stat__name(uint32_t stat);
 
 #ifdef __cplusplus

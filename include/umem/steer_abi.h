@@ -271,6 +271,10 @@ struct umem_steer_flow {
 	__u64 packets; /* frames the action took */
 	__u64 bytes;
 	__u64 last_ns; /* CLOCK_MONOTONIC_COARSE time of the last frame (gated ones included) */
+	/* REDIRECT: frames whose TCP/UDP checksum was partial (it held the pseudo-header sum: the
+	 * sender's TX checksum offload), sent the default way, as a redirect would not complete
+	 * it. After the first, an ORDERED flow's gate stays shut: the flow is userspace's again. */
+	__u64 csum_partial;
 };
 
 /* Per-program flow counters (steer_fstats, per CPU): they outlive the flows (expired or
@@ -282,6 +286,7 @@ enum umem_steer_flow_stat {
 	UMEM_STEER_FS_SOCK,
 	UMEM_STEER_FS_GATED,        /* ORDERED flows: frames sent the default way, gate shut */
 	UMEM_STEER_FS_NO_DEV,       /* redirect target not in the devmap: default way */
+	UMEM_STEER_FS_CSUM_PARTIAL, /* partial TCP/UDP checksum, not redirected: default way */
 	UMEM_STEER_FS_NR,
 };
 

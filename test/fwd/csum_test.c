@@ -123,6 +123,53 @@ static void test_left_alone(void)
 	CHECK(!memcmp(copy, frame, len), "changed");
 }
 
+/* An IPv6 extension header of type nh (8 bytes) inserted after the IPv6 header of the frame
+ * build() made (len bytes, no VLAN); returns the new length, the field moved along. */
+static uint32_t add_exthdr(uint32_t len, uint8_t nh, uint8_t segs_left, uint32_t *field)
+{
+	uint8_t *ip = frame + 14;
+	uint32_t pl = (uint32_t)(ip[4] << 8 | ip[5]) + 8;
+
+	memmove(frame + 14 + 48, frame + 14 + 40, len - 14 - 40);
+	memset(frame + 14 + 40, 0, 8);
+	frame[14 + 40] = ip[6]; /* its next header: the transport */
+	frame[14 + 43] = segs_left; /* a routing header's segments left; padding elsewhere */
+	ip[6] = nh;
+	ip[4] = (uint8_t)(pl >> 8), ip[5] = (uint8_t)pl;
+	*field += 8;
+	return len + 8;
+}
+
+/* IPv6 with destination options or hop-by-hop headers (a real stack's TCP moved 0 of 1 MiB
+ * through them): completed; a routing header with a segment left, and a fragment: left alone. */
+static void test_exthdr(void)
+{
+	struct fwd_csum_loc loc;
+	uint16_t ps;
+	uint32_t field, len;
+
+	for (int udp = 0; udp <= 1; udp++) {
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 60, 0, &field);
+		CHECK(complete1(len), "udp %d dest-opts: not found", udp);
+		CHECK(verifies(ps, field, len, udp), "udp %d dest-opts: wrong sum", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 60, 0, &field);
+		len = add_exthdr(len, 0, 0, &field);
+		CHECK(complete1(len), "udp %d hop-by-hop, dest-opts: not found", udp);
+		CHECK(verifies(ps, field, len, udp), "udp %d hop-by-hop, dest-opts: wrong sum", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 43, 0, &field);
+		CHECK(complete1(len), "udp %d routing, none left: not found", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 43, 1, &field);
+		CHECK(!fwd_csum_find(frame, len, &loc), "udp %d routing with a segment left taken", udp);
+		len = build(1, udp, 0, 300, &ps, &field);
+		len = add_exthdr(len, 44, 0, &field);
+		CHECK(!fwd_csum_find(frame, len, &loc), "udp %d fragment header taken", udp);
+	}
+}
+
 static void test_udp_zero(void)
 {
 	uint16_t ps;
@@ -183,6 +230,7 @@ static void test_burst(void)
 	struct fwd_port_counters ctr;
 	uint16_t ps;
 	uint32_t field, len = build(0, 0, 0, 5000, &ps, &field);
+	uint8_t wp[4];
 	struct umem_desc d[4] = {
 		{ .addr = 0, .len = 100 }, /* a frame that is not partial */
 		{ .addr = 1, .len = 3000, .options = UMEM_DESC_F_CONTD }, /* a partial one in two */
@@ -195,17 +243,42 @@ static void test_burst(void)
 	memcpy(bufs[1], frame, 3000);
 	memcpy(bufs[2], frame + 3000, len - 3000);
 	memcpy(bufs[3], frame, 3000);
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, false, &ctr) == 2, "partial frames");
+	memset(wp, 7, sizeof(wp));
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, false, &ctr, wp) == 2, "partial frames");
+	/* Offload's view: the first descriptor of each partial frame. */
+	CHECK(!wp[0] && wp[1] == 1 && !wp[2] && wp[3] == 1, "was_partial %u %u %u %u", wp[0], wp[1], wp[2], wp[3]);
 	CHECK(ctr.csum_partial == 2 && ctr.csum_completed == 0 && ctr.csum_uncompleted == 2, "off: counters");
 	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "off: changed");
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, true, &ctr) == 2, "partial frames");
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, false, true, &ctr, NULL) == 2, "partial frames");
 	CHECK(ctr.csum_partial == 4 && ctr.csum_completed == 1 && ctr.csum_uncompleted == 3, "on: counters");
 	CHECK(complete1(len), "one buffer");
 	CHECK(bufs[1][field] == frame[field] && bufs[1][field + 1] == frame[field + 1], "on: wrong sum");
 	/* The first two descriptors the tail of a cut chain: only d[3] is looked at. */
 	d[0].options = UMEM_DESC_F_CONTD;
 	d[1].options = 0;
-	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr) == 1, "tail not skipped");
+	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr, NULL) == 1, "tail not skipped");
+}
+
+/* The warning waits for partial frames beyond what chance gives (a correct checksum equal to
+ * the pseudo-header sum): 4 of 305,000 frames from a sender with the offload off warned. */
+static void test_warn_due(void)
+{
+	static const struct {
+		uint64_t partial, rx;
+		bool due;
+	} c[] = {
+		{ 4, 305000, false }, { 7, 7, false }, { 8, 100, true }, { 300, 305000, true }, { 200, 305000, false },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct fwd_port_counters ctr;
+
+		memset(&ctr, 0, sizeof(ctr));
+		ctr.csum_partial = c[i].partial;
+		ctr.rx_packets = c[i].rx;
+		CHECK(fwd_csum_warn_due(&ctr) == c[i].due, "%llu partial of %llu frames: warn %d",
+		      (unsigned long long)c[i].partial, (unsigned long long)c[i].rx, !c[i].due);
+	}
 }
 
 /* The counters in the text line (when they moved) and in JSON. */
@@ -235,6 +308,8 @@ int main(void)
 	test_udp_zero();
 	test_chain();
 	test_burst();
+	test_warn_due();
+	test_exthdr();
 	printf("fwd_csum: ok\n");
 	return 0;
 }

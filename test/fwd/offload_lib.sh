@@ -37,3 +37,44 @@ flows_unseen() {
 not_offloaded() {
 	echo $(($(off_total "$1" full) + $(off_total "$1" refused) + $(off_total "$1" no_target) + $(off_total "$1" untracked)))
 }
+# UDP_RECV FILE: a UDP receiver on port 5302 (IPv4 and IPv6) that counts datagrams until FILE.stop
+# exists and none came for 1 s; FILE.ready once it listens, the count in FILE at the end.
+UDP_RECV='
+import os, socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); s.bind(("::", 5302)); s.settimeout(1.0); n = 0
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    try:
+        s.recv(2048); n += 1
+    except socket.timeout:
+        if os.path.exists(sys.argv[1] + ".stop"): break
+open(sys.argv[1] + ".tmp", "w").write(str(n)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+'
+# snmp K PROTO FIELD: a counter of /proc/net/snmp in host K's namespace; snmp6 K FIELD: of /proc/net/snmp6.
+snmp() {
+	in_host "$1" awk -v p="$2:" -v f="$3" '$1 == p && !h { for (i = 2; i <= NF; i++) c[i] = $i; h = 1; next }
+		$1 == p && h { for (i = 2; i <= NF; i++) if (c[i] == f) print $i }' /proc/net/snmp
+}
+snmp6() { in_host "$1" awk -v f="$2" '$1 == f { print $2 }' /proc/net/snmp6; }
+# UDP_SEND DST COUNT SPORT RATE [PLAIN]: COUNT datagrams of 200 bytes to DST port 5302 from port
+# SPORT, paced to RATE a second (IPv6 when DST is); with PLAIN, those after the first PLAIN carry a
+# destination options header (IPV6_DSTOPTS, PadN of 4). Prints the number the kernel took.
+UDP_SEND='
+import socket, sys, time
+dst, n, sport, rate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+plain = int(sys.argv[5]) if len(sys.argv) > 5 else n
+af = socket.AF_INET6 if ":" in dst else socket.AF_INET
+s = socket.socket(af, socket.SOCK_DGRAM); s.bind(("::" if af == socket.AF_INET6 else "0.0.0.0", sport))
+sent, t0 = 0, time.monotonic()
+for i in range(n):
+    if i == plain: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_DSTOPTS, bytes([0, 0, 1, 4, 0, 0, 0, 0]))
+    try:
+        s.sendto(i.to_bytes(4, "big") * 50, (dst, 5302)); sent += 1
+    except OSError:
+        pass
+    if i % 20 == 19:
+        d = t0 + (i + 1) / rate - time.monotonic()
+        if d > 0: time.sleep(d)
+print(sent)
+'

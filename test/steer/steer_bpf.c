@@ -953,6 +953,23 @@ static void test_flows(void)
 	expect_flow(&f, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
 	CHECK_EQ(T.index, redirect.index);
 	expect_flow(&f6, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+	/* Behind a destination options header: the same key in userspace as in the program (the
+	 * parser stopped at the header: the program gated such frames of an ordered flow, userspace
+	 * never saw them as the flow's, and the gate was forced open after 1 s). */
+	{
+		static const uint8_t dstopts[8] = { 17, 0, 1, 4 }; /* UDP next; PadN of 4 */
+		struct umem_steer_flow_key kx;
+		struct frame fx;
+
+		f_eth(&fx, MAC_A, 0x86dd), f_ipv6(&fx, 60, 10, 20, 8 + 8 + 10), put(&fx, dstopts, 8);
+		f_ports(&fx, 3000, 4000, 8), f_pad(&fx, 10);
+		kx = fkey(&fx, UMEM_STEER_FLOW_IPV4);
+		CHECK(!memcmp(&kx, &k6, sizeof(kx)), "the key behind a destination options header differs");
+		expect_flow(&fx, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+		fx.b[14 + 6] = 44; /* a fragment header instead: no flow */
+		CHECK(umem_steer_flow_key__parse(fx.b, (uint32_t)fx.len, (uint32_t)ifindex_q, UMEM_STEER_FLOW_IPV4, &kx) ==
+			      -ENOENT, "a fragment keyed");
+	}
 	EXPECT(&fo, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS); /* another port: not the flow */
 	CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
 	CHECK_EQ(fl.packets, 1);
@@ -1041,7 +1058,7 @@ static void test_flows(void)
 
 	/* Program counters add up across deletes. */
 	CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
-	CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets, 6);
+	CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets, 7);
 	CHECK_EQ(fs[UMEM_STEER_FS_DROP].packets, 2); /* the L2 flow's two frames */
 	CHECK_EQ(fs[UMEM_STEER_FS_SOCK].packets, 1);
 	CHECK_EQ(fs[UMEM_STEER_FS_PASS].packets, 1);
@@ -1073,6 +1090,34 @@ static void test_flows(void)
 		CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
 		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
 		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 4);
+	}
+
+	/* A partial checksum (the field holds the folded pseudo-header sum: the sender's TX
+	 * checksum offload) is not redirected, which would not complete it: the default way, and an
+	 * ordered flow's gate shut behind it for good, whatever userspace releases. */
+	{
+		struct frame fp = f;
+		struct umem_steer_counter before[UMEM_STEER_FS_NR];
+
+		/* 0.0.0.10 + 0.0.0.20 + UDP + length 72 */
+		fp.b[14 + 20 + 6] = 0, fp.b[14 + 20 + 7] = 10 + 20 + 17 + 72;
+		CHECK(umem_steer_flows__counters(F, before) == 0, "counters");
+		redirect.flags = UMEM_STEER_FLOW_F_ORDERED;
+		CHECK(umem_steer_flows__delete(F, &k) == 0 && umem_steer_flows__add(F, &k, &redirect) == 0, "re-add");
+		CHECK(umem_steer_flows__release(F, &k, 0) == 0, "release");
+		expect_flow(&f, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+		EXPECT(&fp, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+		EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+		CHECK(umem_steer_flows__release(F, &k, UINT64_MAX) == 0, "release");
+		EXPECT(&f, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+		CHECK(fl.csum_partial == 1 && !fl.open && fl.packets == 1, "partial: csum_partial %llu open %u packets %llu",
+		      (unsigned long long)fl.csum_partial, fl.open, (unsigned long long)fl.packets);
+		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
+		CHECK_EQ(fs[UMEM_STEER_FS_CSUM_PARTIAL].packets - before[UMEM_STEER_FS_CSUM_PARTIAL].packets, 1);
+		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets - before[UMEM_STEER_FS_GATED].packets, 2);
+		redirect.flags = 0;
+		CHECK(umem_steer_flows__delete(F, &k) == 0 && umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
 	}
 
 	/* Iterate; expire (idle 1 h keeps all, idle 0 removes each once the coarse clock ticks). */
