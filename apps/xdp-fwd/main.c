@@ -144,6 +144,21 @@ static double seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* --count: the frames forwarded by either path, the kernel's offloaded ones included (those of
+ * a flow past --offload-after never reach userspace). */
+static uint64_t forwarded(struct fwd_ctx *ctx)
+{
+	uint64_t n = atomic_load(&ctx->forwarded);
+
+	for (uint32_t i = 0; ctx->off && i < ctx->nr_ports; i++) {
+		struct fwd_offload_sample s;
+
+		fwd_offload_sample(ctx, i, &s);
+		n += s.packets;
+	}
+	return n;
+}
+
 /* Runs until a signal, --duration, --count, or a worker failure. */
 static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start, int argc,
 		char **argv)
@@ -187,7 +202,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			fwd_ifaces_read_tx_kernel(ctx);
 		fwd_live_poll(ctx);
 		fwd_service_tick(now);
-		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
+		if (cfg->count && forwarded(ctx) >= cfg->count)
 			break;
 		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
 			break;

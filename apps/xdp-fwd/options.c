@@ -574,7 +574,7 @@ static const struct cli_opt options[] = {
 	{ "pcap-count", 0, "N", "stop capturing after N frames (forwarding goes on)", CLI_U64_AT(CFG, pcap_count, 1, UINT64_MAX) },
 	{ "pcap-buffer", 0, "KIB", "capture ring per worker in KiB, 64..1048576 (default 4096); a frame that finds it full is counted as capture dropped", CLI_U32_AT(CFG, pcap_buffer_kib, 64, 1u << 20) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", CLI_SECONDS_AT(CFG, duration, 0, 1e9) },
-	{ "count", 'n', "N", "stop after N forwarded frames", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
+	{ "count", 'n', "N", "stop after N forwarded frames (with --offload-after, the kernel's count too)", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },

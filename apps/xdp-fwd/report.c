@@ -17,7 +17,7 @@ uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx)
 	return ctx->cfg->nr_rules ? ctx->nr_ifaces : 0;
 }
 
-static void sample_counters(const struct fwd_ctx *ctx, struct fwd_samples *s)
+static void sample_counters(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);

@@ -62,7 +62,8 @@ struct fwd_offload_sample {
 	uint64_t forced;         /* gates opened after 1 s without the RX ring running empty */
 	/* Not offloaded, by reason (full and refused too; flows, each once per reason): no_target,
 	 * flows whose target took no offload (it drops redirects, is on trial, gone, or an l2
-	 * destination not learned); untracked, frames of flows the tracker had no slot for. */
+	 * destination not learned); untracked, frames of flows the tracker had no slot for
+	 * or evicted while counting. */
 	uint64_t no_target, untracked;
 	/* Partial TCP/UDP checksums (the sender's TX checksum offload; a redirect would not
 	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
