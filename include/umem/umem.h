@@ -10,5 +10,6 @@
 #include <umem/steer.h>
 #include <umem/port.h>
 #include <umem/idle.h>
+#include <umem/lpm.h>
 
 #endif
