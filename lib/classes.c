@@ -150,7 +150,7 @@ void umem_classes__put(struct umem_classes *c, uint64_t addr)
 	for (uint32_t i = 0; i < c->nr; i++)
 		if (owner == c->pools[i])
 			return umem_pool__put(owner, addr);
-	umem_put(c->area, addr);
+	umem_area__put(c->area, addr);
 }
 
 uint32_t umem_classes__count(const struct umem_classes *c) { return c ? c->nr : 0; }

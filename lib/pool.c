@@ -617,7 +617,7 @@ void umem__pool_put_last(struct umem_pool *p, uint64_t addr, int32_t old)
 	pool_recycle(a, p, page_base(a, addr));
 }
 
-void umem_put(struct umem_area *a, uint64_t addr)
+void umem_area__put(struct umem_area *a, uint64_t addr)
 {
 	if (!a)
 		umem__die("put of address 0x%llx without an area", (unsigned long long)addr);
@@ -753,7 +753,7 @@ void umem_pool__put_bulk(struct umem_pool *p, const uint64_t *addrs, uint32_t n)
 		put_bulk_owner(p, addrs + i, n - i);
 }
 
-void umem_put_bulk(struct umem_area *a, const uint64_t *addrs, uint32_t n)
+void umem_area__put_bulk(struct umem_area *a, const uint64_t *addrs, uint32_t n)
 {
 	if (!a || (n && !addrs))
 		umem__die("put_bulk: %s", a ? "NULL address array" : "NULL area");
@@ -1032,4 +1032,15 @@ int umem_pool__stats(const struct umem_pool *p, struct umem_pool_stats *s)
 	size_t sz = s->sz < sizeof(t) ? s->sz : sizeof(t);
 	memcpy((char *)s + sizeof(size_t), (char *)&t + sizeof(size_t), sz - sizeof(size_t));
 	return 0;
+}
+
+/* The deprecated names (pool.h). */
+void umem_put(struct umem_area *a, uint64_t addr)
+{
+	umem_area__put(a, addr);
+}
+
+void umem_put_bulk(struct umem_area *a, const uint64_t *addrs, uint32_t n)
+{
+	umem_area__put_bulk(a, addrs, n);
 }

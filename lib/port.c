@@ -73,7 +73,7 @@ static uint64_t current_netns(void)
 	return stat("/proc/thread-self/ns/net", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-int umem_port__queue_count(const char *ifname)
+int umem_netdev__queue_count(const char *ifname)
 {
 	uint32_t cur, max;
 	int ifindex, err;
@@ -92,6 +92,11 @@ int umem_port__queue_count(const char *ifname)
 		pr_warn("queue count of %s: neither a channel count (ETHTOOL_GCHANNELS) nor the "
 			"device's queue count (rtnetlink): %s\n", ifname, strerror(-err));
 	return err ? err : (int)cur;
+}
+
+int umem_port__queue_count(const char *ifname)
+{
+	return umem_netdev__queue_count(ifname);
 }
 
 /* ---- registries (ports_lock held) ---- */
@@ -288,10 +293,15 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 			p->ifname, p->queue, c->rx_size, c->tx_size, c->fill_size, c->comp_size);
 		return -EINVAL;
 	}
-	if (c->flags & ~(uint32_t)(UMEM_PORT_F_NO_NEED_WAKEUP | UMEM_PORT_F_MULTI_BUFFER) ||
+	if (c->flags & ~(uint32_t)(PORT_UMEM_FLAGS | PORT_OWN_FLAGS) ||
 	    c->zerocopy > UMEM_PORT_ZC_OFF || c->xdp_prog > UMEM_PORT_PROG_NONE ||
 	    c->xdp_attach > UMEM_PORT_ATTACH_GENERIC) {
 		pr_warn("port %s:%u: unknown flags or modes in opts\n", p->ifname, p->queue);
+		return -EINVAL;
+	}
+	if ((c->flags & PORT_OWN_FLAGS) == PORT_OWN_FLAGS) {
+		pr_warn("port %s:%u: UMEM_PORT_F_TX_ONLY and UMEM_PORT_F_RX_ONLY together leave the "
+			"port no ring\n", p->ifname, p->queue);
 		return -EINVAL;
 	}
 	if (c->unaligned) {
@@ -340,7 +350,7 @@ static int check_umem_settings(const struct umem_port *p, const struct port_umem
 		field = "headroom";
 	else if (c->chunk_size != u->chunk_size)
 		field = "chunk_size";
-	else if (c->flags != u->flags)
+	else if ((c->flags & PORT_UMEM_FLAGS) != u->flags)
 		field = "flags (need_wakeup, multi-buffer)";
 	else if (c->zerocopy != u->zerocopy)
 		field = "zerocopy";
@@ -390,7 +400,7 @@ static void set_tx_budget(struct umem_port *p, const struct port_cfg *c)
 	uint32_t want = c->tx_size < PORT_TX_SKB_BUDGET ? c->tx_size : PORT_TX_SKB_BUDGET;
 	int r;
 
-	if (p->mode != UMEM_PORT_MODE_COPY || want <= 32)
+	if (p->mode != UMEM_PORT_MODE_COPY || want <= 32 || !p->tx_on)
 		return;
 	r = umem__port_tx_budget(p->fd, want);
 	if (r < 0)
@@ -492,7 +502,9 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 		umem__fault_bind_busy--;
 		err = -EBUSY;
 	} else {
-		err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk, &p->rx, &p->tx,
+		err = xsk_socket__create_shared(&p->xsk, p->ifname, p->queue, u->xsk,
+						(c->flags & UMEM_PORT_F_TX_ONLY) ? NULL : &p->rx,
+						(c->flags & UMEM_PORT_F_RX_ONLY) ? NULL : &p->tx,
 						&q->fill, &q->comp, &sc);
 	}
 	if (err) {
@@ -655,6 +667,10 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	p->need_wakeup = !(c.flags & UMEM_PORT_F_NO_NEED_WAKEUP);
 	p->multi_buffer = c.flags & UMEM_PORT_F_MULTI_BUFFER;
 	p->rx_frame_len = c.chunk_size - c.headroom - XDP_PACKET_HEADROOM;
+	p->rx_on = !(c.flags & UMEM_PORT_F_TX_ONLY);
+	p->tx_on = !(c.flags & UMEM_PORT_F_RX_ONLY);
+	if (!p->rx_on)
+		p->xdp_mode = UMEM_PORT_XDP_NONE;
 	p->umem_size = umem_area__size(area);
 	netns = current_netns();
 
@@ -680,7 +696,7 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 		u->area = area;
 		u->chunk_size = c.chunk_size;
 		u->headroom = c.headroom;
-		u->flags = c.flags;
+		u->flags = c.flags & PORT_UMEM_FLAGS;
 		u->zerocopy = c.zerocopy;
 		u->fill_size = c.fill_size;
 		u->comp_size = c.comp_size;
@@ -704,15 +720,15 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	if (err)
 		goto close_sock;
 	/* Buffers first, then the program: nothing arrives before the kernel has somewhere to put
-	 * it. The queue's first socket sees an empty fill ring. */
-	if (umem__port_refill(p, 1) < 0 && !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer,
-									   __ATOMIC_ACQUIRE))) {
+	 * it. The queue's first socket sees an empty fill ring. A transmit-only port puts none. */
+	if (p->rx_on && umem__port_refill(p, 1) < 0 &&
+	    !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer, __ATOMIC_ACQUIRE))) {
 		pr_warn("port %s:%u: the pool has no buffers for the fill ring (size the area with "
 			"umem_port__pages_needed())\n", ifname, queue);
 		err = -ENOMEM;
 		goto close_sock;
 	}
-	if (c.xdp_prog == UMEM_PORT_PROG_DEFAULT) {
+	if (c.xdp_prog == UMEM_PORT_PROG_DEFAULT && p->rx_on) {
 		p->prog = prog_get(ifname, p->ifindex, netns, queue, c.xdp_attach, &err);
 		if (!p->prog)
 			goto close_sock;
@@ -788,7 +804,7 @@ int umem_port__tx_drain(struct umem_port *p, uint32_t timeout_ms)
 			return 0;
 		poll(NULL, 0, 1);
 	}
-	if (p->tx_taken)
+	if (p->tx_taken || !p->tx_on)
 		return 0;
 	p->tx_taken = true;
 	umem_port__complete(p);
@@ -946,6 +962,8 @@ const char *umem_port__xdp_mode_str(enum umem_port_xdp_mode mode)
 		return "generic";
 	case UMEM_PORT_XDP_EXTERNAL:
 		return "external";
+	case UMEM_PORT_XDP_NONE:
+		return "none";
 	}
 	return "?";
 }

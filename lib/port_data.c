@@ -54,12 +54,12 @@ uint32_t umem__queue_return_held(struct port_queue *q)
 		for (uint64_t bits = q->in_kernel[w]; bits; bits &= bits - 1) {
 			back[nb++] = ((w << 6) + (uint64_t)__builtin_ctzll(bits)) << q->bit_shift;
 			if (nb == 64) {
-				umem_put_bulk(area, back, nb);
+				umem_area__put_bulk(area, back, nb);
 				total += nb;
 				nb = 0;
 			}
 		}
-	umem_put_bulk(area, back, nb);
+	umem_area__put_bulk(area, back, nb);
 	total += nb;
 	free(q->in_kernel);
 	q->in_kernel = NULL;
@@ -168,8 +168,11 @@ static void fill_episode(struct umem_port *p, uint32_t short_by)
 int umem__port_refill(struct umem_port *p, uint32_t min_free)
 {
 	struct port_queue *q = p->q;
-	uint32_t free = xsk_prod_nb_free(&q->fill, q->fill.size), idx = 0, got;
+	uint32_t free, idx = 0, got;
 
+	if (!p->rx_on) /* transmit-only: the ports of the queue that receive fill it */
+		return 0;
+	free = xsk_prod_nb_free(&q->fill, q->fill.size);
 	if (free < min_free || !free)
 		return 0;
 	if (xsk_ring_prod__reserve(&q->fill, free, &idx) != free)
@@ -268,6 +271,8 @@ uint32_t umem__port_rx_take(struct umem_port *p, struct umem_desc *descs, uint32
 	uint32_t idx = 0, avail, keep = 0, packets = 0;
 	uint64_t bytes = 0;
 
+	if (!p->rx_on)
+		return 0;
 	avail = xsk_ring_cons__peek(&p->rx, n, &idx);
 	if (!avail)
 		return 0;
@@ -305,6 +310,8 @@ int umem_port__rx_burst(struct umem_port *p, struct umem_desc *descs, uint32_t n
 
 	if (umem_unlikely(!p || (!descs && n)))
 		return -EINVAL;
+	if (umem_unlikely(!p->rx_on))
+		return -EOPNOTSUPP;
 	got = umem__port_rx_take(p, descs, n);
 	/* An empty ring may mean the kernel waits for a wakeup (need_wakeup on the fill ring) or,
 	 * with busy polling, that this thread is the one that drives the driver. */
@@ -337,6 +344,8 @@ int umem_port__tx_burst(struct umem_port *p, const struct umem_desc *descs, uint
 
 	if (umem_unlikely(!p || (!descs && n)))
 		return -EINVAL;
+	if (umem_unlikely(!p->tx_on))
+		return -EOPNOTSUPP;
 	if (!n)
 		return 0;
 	umem_port__complete(p);

@@ -36,6 +36,9 @@
 #define PORT_COPY_KICKS 8u         /* copy mode sends 32 frames per sendto(): retries per burst */
 #define PORT_XDP_MAX_TX_SKB_BUDGET 9 /* SOL_XDP option, Linux 6.17+: frames per copy-mode sendto() */
 #define PORT_TX_SKB_BUDGET 256u    /* what ports ask for (capped by the TX ring) */
+/* Flags the kernel applies to the whole UMEM (the first port's bind) and flags of one port. */
+#define PORT_UMEM_FLAGS (UMEM_PORT_F_NO_NEED_WAKEUP | UMEM_PORT_F_MULTI_BUFFER)
+#define PORT_OWN_FLAGS (UMEM_PORT_F_TX_ONLY | UMEM_PORT_F_RX_ONLY)
 
 struct port_umem;
 struct port_prog;
@@ -98,6 +101,7 @@ struct umem_port {
 	uint32_t rx_frame_len;
 	uint64_t umem_size;
 	bool unaligned, need_wakeup, busy_poll, multi_buffer;
+	bool rx_on, tx_on;    /* it has an RX ring (and fills), a TX ring (UMEM_PORT_F_*_ONLY) */
 	bool in_map;          /* our socket is the default program's entry for its queue */
 	bool kick_pending;    /* the kernel deferred a TX kick: service() retries */
 	int kick_errno;       /* last TX kick failure reported; 0 once kicks work again */
@@ -129,7 +133,7 @@ static inline void tx_outstanding_add(struct port_queue *q, uint64_t n)
 
 static inline bool tx_ring_empty(const struct umem_port *p)
 {
-	return __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE) == *p->tx.producer;
+	return !p->tx_on || __atomic_load_n(p->tx.consumer, __ATOMIC_ACQUIRE) == *p->tx.producer;
 }
 
 /* Sizes and allocates the queue's in-kernel bitmap for its UMEM (q->umem set): 0 or -ENOMEM. */

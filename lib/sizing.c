@@ -17,8 +17,8 @@ int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frames,
 				const struct umem_area_opts *area_opts,
 				const struct umem_port_opts *port_opts)
 {
-	uint32_t page, chunk, rx, tx, fill, comp, per_page, kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
-	uint64_t frames, pages;
+	uint32_t page, chunk, rx, tx, fill, comp, per_page, flags, kernel_page = (uint32_t)sysconf(_SC_PAGESIZE);
+	uint64_t frames, pages, per_port;
 
 	if (!OPTS_CHECK(area_opts, umem_area_opts, "pages_needed") ||
 	    !OPTS_CHECK(port_opts, umem_port_opts, "pages_needed"))
@@ -50,11 +50,21 @@ int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frames,
 			rx, tx, fill, comp);
 		return -EINVAL;
 	}
+	flags = OPTS_GET(port_opts, flags, 0);
+	if ((flags & UMEM_PORT_F_TX_ONLY) && (flags & UMEM_PORT_F_RX_ONLY)) {
+		pr_warn("pages_needed: a port cannot be both transmit-only and receive-only\n");
+		return -EINVAL;
+	}
 	/* Per port, at the worst moment: a full fill ring, a full RX ring the application has
-	 * not handled yet, and TX descriptors up to the larger of the TX and completion rings.
-	 * Per port's pool (one each at most), what its per-thread cache can hold. */
-	frames = (uint64_t)nr_ports * ((uint64_t)fill + rx + (tx > comp ? tx : comp) +
-				       2 * UMEM_POOL_CACHE_SIZE) + extra_frames;
+	 * not handled yet, and TX descriptors up to the larger of the TX and completion rings,
+	 * each only where the port has it. Per port's pool (one each at most), what its
+	 * per-thread cache can hold. */
+	per_port = 2 * UMEM_POOL_CACHE_SIZE;
+	if (!(flags & UMEM_PORT_F_TX_ONLY))
+		per_port += (uint64_t)fill + rx;
+	if (!(flags & UMEM_PORT_F_RX_ONLY))
+		per_port += tx > comp ? tx : comp;
+	frames = (uint64_t)nr_ports * per_port + extra_frames;
 	/* RX buffers of up to half a page share pages as fragments; larger ones take a page. */
 	per_page = chunk * 2 > page ? 1 : page / ((chunk + UMEM_FRAG_ALIGN - 1) & ~(UMEM_FRAG_ALIGN - 1));
 	pages = (frames + per_page - 1) / per_page;

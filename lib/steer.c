@@ -574,7 +574,7 @@ static int remove_rule_locked(struct umem_steer *s, uint32_t id, struct umem_ste
 	return table_publish(s, &t, bank);
 }
 
-int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
+int umem_steer__remove_rule(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
 {
 	int err, fd;
 
@@ -590,9 +590,9 @@ int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_s
 	return err;
 }
 
-int umem_steer__remove_rule(struct umem_steer *s, uint32_t id)
+int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
 {
-	return umem_steer__remove_rule_get(s, id, NULL);
+	return umem_steer__remove_rule(s, id, removed);
 }
 
 int umem_steer__rules(struct umem_steer *s, struct umem_steer_rule *out, uint32_t max)

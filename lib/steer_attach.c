@@ -251,12 +251,14 @@ static void take_map_fds(struct umem_steer *s)
 
 static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 {
-	const struct umem_steer_action queue = { .type = UMEM_STEER_A_QUEUE };
+	/* What no rule claims goes to the kernel: an application that claims one port must not
+	 * take ARP, ICMP and the host's other traffic with it. */
+	const struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
 	const struct umem_steer_action *dflt = OPTS_GET(opts, default_action, NULL);
 	struct umem_steer_table t = {};
 	uint32_t zero = 0, one = 1;
 
-	t.default_action = dflt ? *dflt : queue;
+	t.default_action = dflt ? *dflt : pass;
 	t.flags = OPTS_GET(opts, table_flags, 0);
 	t.owner_pid = getpid();
 	t.owner_start = umem__proc_start_time(t.owner_pid);

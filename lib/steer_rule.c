@@ -307,7 +307,9 @@ static int parse_match(struct tokens *t, const char *tok, struct umem_steer_matc
 			return err;
 		return set_field(t, m, tok[0] == 's' ? UMEM_STEER_M_SRC : UMEM_STEER_M_DST, tok);
 	}
-	pr_warn("steer rule '%s': unknown field '%s'\n", t->text, tok);
+	pr_warn("steer rule '%s': unknown field '%s' (fields: queue, vlan, ethertype, arp, ipv4, ipv6, "
+		"tcp, udp, sctp, udplite, icmp, icmp6, proto, sport, dport, dmac, src, dst, any; "
+		"'prio N' first)\n", t->text, tok);
 	return -EINVAL;
 }
 

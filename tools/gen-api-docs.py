@@ -28,6 +28,7 @@ PAGES = {
     "umem_steer": (["steer.h", "steer_abi.h"], "the steering XDP program and its control API"),
     "umem_idle": (["idle.h"], "an idle policy for polling loops: spin while busy, sleep when idle"),
     "umem_lpm": (["lpm.h"], "longest-prefix match for IPv4 and IPv6 with lock-free readers"),
+    "umem_csum": (["csum.h"], "the Internet checksum for frames in the UMEM"),
 }
 PRIVATE_TYPES = {"pool_fast.h"}
 NOT_DOCUMENTED = {"umem.h", "fault.h"}  # fault.h: test builds only, not installed

@@ -86,12 +86,18 @@ static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 }
 
 /* Rewrites the frame in place into its answer. Swapping is checksum-neutral (the IPv4 header
- * and UDP/TCP pseudo-header sums are commutative), so no checksum changes. Returns false for a
+ * and UDP/TCP pseudo-header sums are commutative), but a sender with TX checksum offload on (a
+ * veth's default) leaves only the pseudo-header sum in a TCP/UDP checksum field, which its
+ * own kernel would refuse on the way back: completed here (umem/csum.h). Returns false for a
  * frame that has no unicast sender to answer to (group destination, runt). */
 static bool reflect(uint8_t *f, uint32_t len, bool swap_ip)
 {
+	struct umem_csum_loc loc;
+
 	if (len < 14 || (f[0] & 1))
 		return false;
+	if (!umem_csum__locate(f, len, &loc) && loc.partial)
+		umem_csum__complete(&loc, &f, &len, 1);
 	swap_bytes(f, f + 6, 6);
 	if (!swap_ip || len < 14 + 20 || f[12] != 0x08 || f[13] != 0x00)
 		return true;

@@ -46,10 +46,19 @@ enum umem_print_level {
 typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_list args)
 	__attribute__((format(printf, 2, 0)));
 
+/* Marks a name kept for one release after its replacement: a warning naming the new one.
+ * Define UMEM_SUPPRESS_DEPRECATED before including libumem's headers to silence them while a
+ * program moves over. */
+#if defined(UMEM_SUPPRESS_DEPRECATED)
+#define UMEM_DEPRECATED(msg)
+#else
+#define UMEM_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#endif
+
 /* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
  * NULL silences the library. Messages start with "libumem: ". The library holds none of its
  * locks while it calls fn, so fn may call any area function (umem_area__free_pages,
- * umem_put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
+ * umem_area__put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
  * the thread whose call logged, inside that call. */
 UMEM_API umem_print_fn_t umem_set_print(umem_print_fn_t fn);
 

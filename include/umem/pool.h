@@ -134,8 +134,12 @@ static inline void umem_pool__put(struct umem_pool *pool, uint64_t addr);
 UMEM_API void umem_pool__put_bulk(struct umem_pool *pool, const uint64_t *addrs, uint32_t n);
 
 /* Put from a thread that owns no pool: always through the owner's return ring. */
-UMEM_API void umem_put(struct umem_area *area, uint64_t addr);
-UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n);
+UMEM_API void umem_area__put(struct umem_area *area, uint64_t addr);
+UMEM_API void umem_area__put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n);
+/* The names of umem_area__put and umem_area__put_bulk until 0.1, kept for one release. */
+UMEM_API void umem_put(struct umem_area *area, uint64_t addr) UMEM_DEPRECATED("use umem_area__put");
+UMEM_API void umem_put_bulk(struct umem_area *area, const uint64_t *addrs, uint32_t n)
+	UMEM_DEPRECATED("use umem_area__put_bulk");
 
 /* Take n extra references on the page holding addr (a live allocation of the caller's). As for
  * put, pool is the caller's own pool (its refs_taken counts the references taken through it);

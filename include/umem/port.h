@@ -73,6 +73,15 @@ enum umem_port_flags {
 	 * chains linked by UMEM_DESC_F_CONTD. Needs a frags-aware XDP program (the default
 	 * program is). UMEM-wide. Without it, frames larger than a chunk are dropped. */
 	UMEM_PORT_F_MULTI_BUFFER = 1u << 1,
+	/* Transmit only (a port that only sends, e.g. a mirror's outputs): no RX ring, no buffers
+	 * put on the fill ring for it, no XDP program (xdp_prog is not used); rx_burst answers
+	 * -EOPNOTSUPP. The kernel still wants a fill ring when a UMEM is first bound to an
+	 * (interface, queue): that ring is created (a few KiB of ring memory, no UMEM pages) and
+	 * left empty. Per port. */
+	UMEM_PORT_F_TX_ONLY = 1u << 2,
+	/* Receive only: no TX ring (tx_burst answers -EOPNOTSUPP); the completion ring the kernel
+	 * wants at bind stays empty. Per port. */
+	UMEM_PORT_F_RX_ONLY = 1u << 3,
 };
 
 /* Zero-copy policy (UMEM-wide). */
@@ -178,21 +187,26 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
  *   -ENODEV     no such interface
  *   -EOPNOTSUPP neither source answers
  * The count can change (ethtool -L): read it when opening ports, not once per program. */
-UMEM_API int umem_port__queue_count(const char *ifname);
+UMEM_API int umem_netdev__queue_count(const char *ifname);
+/* umem_netdev__queue_count's name until 0.1 (it asks the device, not a port), kept for one
+ * release. */
+UMEM_API int umem_port__queue_count(const char *ifname) UMEM_DEPRECATED("use umem_netdev__queue_count");
 
 /* Pages an area needs so that nr_ports ports created with port_opts (on an area created with
  * area_opts; either may be NULL for the defaults) never run short: every port's fill ring and
  * RX ring full, its TX and completion rings full, its pool's cache full, plus extra_frames
  * buffers the application holds itself (frames queued between ports, for instance). Each port
- * is assumed on its own (interface, queue), so with its own fill ring. Pass the result to
- * umem_area__create() with the same area_opts:
+ * is assumed on its own (interface, queue), so with its own fill ring. Only rings the port
+ * uses count: a UMEM_PORT_F_TX_ONLY port needs no fill or RX buffers, a UMEM_PORT_F_RX_ONLY
+ * port no TX or completion buffers. Ports of different kinds: add one call per kind. Pass the
+ * result to umem_area__create() with the same area_opts:
  *
  *   UMEM_OPTS(umem_area_opts, ao, .chunk_size = 2048);
  *   int64_t pages = umem_port__pages_needed(2, 0, &ao, NULL);
  *   struct umem_area *area = pages > 0 ? umem_area__create((uint32_t)pages, &ao) : NULL;
  *
  * With the defaults (4 KiB pages and chunks, fill 4096, RX 2048, TX 2048) that is 8448 pages
- * (33 MiB) per port. Returns the page count, or -EINVAL (bad opts sz, nr_ports 0, ring sizes
+ * (33 MiB) per port, 2304 for a transmit-only one. Returns the page count, or -EINVAL (bad opts sz, nr_ports 0, ring sizes
  * umem_port__create would refuse, a chunk that does not fit a page) or -EOVERFLOW (more pages
  * than an area holds), with a message. */
 UMEM_API int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frames,
@@ -218,6 +232,7 @@ UMEM_API int umem_port__tx_drain(struct umem_port *port, uint32_t timeout_ms);
  * (then the rest of its chain comes with the next call). The buffers now belong to the caller.
  * Tops the fill ring up afterwards. Returns the number of descriptors (0..n). */
 UMEM_API int umem_port__rx_burst(struct umem_port *port, struct umem_desc *descs, uint32_t n);
+/* -EOPNOTSUPP on a UMEM_PORT_F_TX_ONLY port, as tx_burst on a UMEM_PORT_F_RX_ONLY one. */
 
 /* Queues up to n descriptors for transmission and kicks the kernel when needed (every
  * non-empty burst that needs a wakeup, so a partial burst at a low rate never stalls). Drains
@@ -252,15 +267,19 @@ enum umem_port_mode {
 };
 
 enum umem_port_xdp_mode {
-	UMEM_PORT_XDP_EXTERNAL = 0, /* UMEM_PORT_PROG_NONE: the caller's program */
+	/* UMEM_PORT_PROG_NONE: the port attached nothing; the program in front of it is the
+	 * caller's, e.g. the steering program, whose mode umem_steer__info() reports (.mode). */
+	UMEM_PORT_XDP_EXTERNAL = 0,
 	UMEM_PORT_XDP_NATIVE = 1,
 	UMEM_PORT_XDP_GENERIC = 2,
+	UMEM_PORT_XDP_NONE = 3,     /* UMEM_PORT_F_TX_ONLY: no program, nothing received */
 };
 
 /* Mode in use (queried from the kernel with XDP_OPTIONS at creation). */
 UMEM_API enum umem_port_mode umem_port__mode(const struct umem_port *port);
 UMEM_API enum umem_port_xdp_mode umem_port__xdp_mode(const struct umem_port *port);
-/* "copy" / "zero-copy", "native" / "generic" / "external": for logs. */
+/* "copy" / "zero-copy", "native" / "generic" / "external" / "none": for logs. "external" is
+ * what a port behind the steering program says: the steering handle knows native or generic. */
 UMEM_API const char *umem_port__mode_str(enum umem_port_mode mode);
 UMEM_API const char *umem_port__xdp_mode_str(enum umem_port_xdp_mode mode);
 

@@ -3,12 +3,16 @@
  * libumem steering: the XDP program that picks, per frame, the AF_XDP socket that receives it
  * (or the kernel stack, or nobody), and its control API.
  *
- * One call attaches it: umem_steer__attach("eth0", NULL) loads the program, attaches it in
- * native mode (generic with a notice when the driver has none) through a bpf_link, and sends
- * every frame to the socket registered for its ingress queue (umem_steer__set_socket(s, queue,
- * xsk_fd)); a frame whose socket is not registered goes to the kernel. Rules (at most
- * UMEM_STEER_MAX_RULES, scanned by priority, plus rules on src/dst prefixes in LPM tries, longest
- * prefix first) override that default; see STEERING.md (share/doc/libumem).
+ * One call attaches it: umem_steer__attach("eth0", NULL) loads the program and attaches it in
+ * native mode (generic with a notice when the driver has none) through a bpf_link. Rules (at
+ * most UMEM_STEER_MAX_RULES, scanned by priority, plus rules on src/dst prefixes in LPM tries,
+ * longest prefix first) claim frames for sockets registered with umem_steer__set_socket(s,
+ * index, xsk_fd); what no rule claims gets the default action, which passes it to the kernel
+ * unless opts.default_action says otherwise, so ARP, ICMP and the host's own traffic keep
+ * working. A forwarder that takes a whole queue sets default_action to UMEM_STEER_A_QUEUE (the
+ * socket registered at the index of the ingress queue), usually with UMEM_STEER_F_HOST_CONTROL.
+ * A frame whose socket is not registered goes to the kernel. See STEERING.md
+ * (share/doc/libumem).
  *
  * Crash safety: the bpf_link dies with the process that holds it, so a killed owner leaves the
  * interface as it was. A program of ours whose owner is dead (left by UMEM_STEER_ATTACH_LIBXDP,
@@ -71,7 +75,7 @@ struct umem_steer_opts {
 	uint32_t table_flags; /* enum umem_steer_table_flags (HOST_CONTROL, TRACE) */
 	uint32_t nr_sockets;  /* socket map size; 0 = max(64, rx queues) */
 	uint32_t reserved; /* 0: room for a later field (checked) */
-	/* What a frame no rule matches gets; NULL = UMEM_STEER_A_QUEUE. */
+	/* What a frame no rule matches gets; NULL = UMEM_STEER_A_PASS (the kernel stack). */
 	const struct umem_steer_action *default_action;
 };
 
@@ -97,10 +101,12 @@ UMEM_API void umem_steer__detach(struct umem_steer *s);
  * error the rules are as they were (a full trie, found only at its write, moves the generation
  * on). */
 UMEM_API int umem_steer__add_rule(struct umem_steer *s, struct umem_steer_rule *rule);
-/* -ENOENT if no rule has that id. */
-UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id);
-/* remove_rule that also copies the rule it removed into *removed (may be NULL). */
-UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
+/* Removes the rule with that id and copies it into *removed (may be NULL). -ENOENT if no rule
+ * has that id. */
+UMEM_API int umem_steer__remove_rule(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed);
+/* umem_steer__remove_rule's name until 0.1, kept for one release. */
+UMEM_API int umem_steer__remove_rule_get(struct umem_steer *s, uint32_t id, struct umem_steer_rule *removed)
+	UMEM_DEPRECATED("use umem_steer__remove_rule");
 /* Removes every rule. */
 UMEM_API int umem_steer__clear_rules(struct umem_steer *s);
 /* Copies up to max rules of the table (rules without a prefix) in evaluation order; returns how
@@ -120,7 +126,12 @@ UMEM_API int umem_steer__set_table_flags(struct umem_steer *s, uint32_t table_fl
 UMEM_API int umem_steer__table_flags(struct umem_steer *s, uint32_t *out);
 
 /* Registers an AF_XDP socket (any bound AF_XDP socket fd) at index; xsk_fd < 0 clears it. A
- * closed socket leaves the map by itself. */
+ * closed socket leaves the map by itself. The index is what actions name: "sock N" and "group
+ * N-M" mean the sockets registered at N (..M); "queue" means the socket registered at the index
+ * equal to the frame's ingress queue. So a socket bound to queue q that takes its queue's
+ * traffic through "queue" is registered at q; one named by "sock N" at N (any free slot below
+ * nr_sockets, whatever queue it is bound to). Mixing both on one table, keep the "sock" slots
+ * clear of the queue numbers in use. */
 UMEM_API int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd);
 
 /* Counters summed over CPUs. rule_id: a rule's id (a prefix rule's too: -ENOENT if none has it)

@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				else if (op % 8 == 5)
 					umem_pool__put(q, addr);
 				else
-					umem_put(a, addr);
+					umem_area__put(a, addr);
 			}
 			break;
 		case 7: {

@@ -263,7 +263,7 @@ static void test_queue_ranges(void)
 	CHECK(cfg.offload_after == 64 && cfg.offload_idle == 3 && cfg.offload_max == 9, "offload options");
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b"), 0);
 	CHECK(cfg.offload_after == 0 && cfg.offload_idle == 10, "offload off by default, idle 10 s");
-	fwd_queue_count = umem_port__queue_count;
+	fwd_queue_count = umem_netdev__queue_count;
 }
 
 static int no_addr(const char *ifname)

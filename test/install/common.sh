@@ -28,3 +28,15 @@ build_reflect() {
 	cmake --build "$1/reflect-cmake" >/dev/null || return 1
 	REFLECT_CMAKE=$1/reflect-cmake/xdp-reflect
 }
+
+# build_examples DIR   examples/ built with its Makefile (pkg-config) into DIR/ex-pc and with its
+#                      CMakeLists.txt (find_package) into DIR/ex-cmake. Warnings are errors.
+build_examples() {
+	local src=$UMEM_SOURCE_DIR/examples flags="-O2 -Wall -Wextra -Werror"
+	mkdir -p "$1/ex-pc"
+	PKG_CONFIG_PATH=$PCDIR make -s -C "$1/ex-pc" -f "$src/Makefile" VPATH="$src" \
+		CFLAGS="$flags" || return 1
+	cmake -S "$src" -B "$1/ex-cmake" -DCMAKE_PREFIX_PATH="$PREFIX" \
+		-DCMAKE_C_FLAGS="$flags" >/dev/null || return 1
+	cmake --build "$1/ex-cmake" >/dev/null || return 1
+}

@@ -7,7 +7,8 @@
 # Why it is deterministic: with --swap-ip the reflected frame is the answer a host at the target
 # address would send. A UDP datagram to 10.211.88.1:7 comes back from 10.211.88.1:7 to the
 # sender's own socket with the same payload (checksums survive the swap; the sender's TX
-# checksum offload is off so its checksum is complete). A ping comes back as an echo request to
+# checksum offload is on, a veth's default, so the reflector completes the partial checksum its
+# datagrams carry, or the sender's kernel would drop them). A ping comes back as an echo request to
 # the peer, whose kernel answers; that reply is reflected into the echo reply ping waits for.
 # The peer knows the reflector's MAC statically (an ARP request is broadcast, and a reflector
 # drops frames with a group destination), and IPv6 is off so no stray frames are counted.
@@ -35,7 +36,7 @@ netns_add R && netns_add P || fail "namespaces"
 for ns in "$R" "$P"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1; done
 netns_veth "$R" v0 "$P" v1 || fail "veth"
 ip -n "$P" addr add "$near/24" dev v1
-ip netns exec "$P" ethtool -K v1 tx off >/dev/null || fail "ethtool -K v1 tx off"
+ip netns exec "$P" ethtool -k v1 | grep -q '^tx-checksumming: on' || fail "v1: TX checksum offload is not on"
 mac=$(ip -n "$R" -br link show v0 | awk '{print $3}')
 ip -n "$P" neigh replace "$far" lladdr "$mac" dev v1 nud permanent
 

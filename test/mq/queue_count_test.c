@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* umem_port__queue_count() without privileges: lo has one RX queue and no channel query
+/* umem_netdev__queue_count() without privileges: lo has one RX queue and no channel query
  * (the rtnetlink fallback), and bad names fail with the documented errno and a message naming
  * the interface. */
 #include <errno.h>
@@ -23,15 +23,15 @@ int main(void)
 	char long_name[64];
 
 	umem_set_print(capture);
-	CHECK_EQ(umem_port__queue_count("lo"), 1);
-	CHECK_EQ(umem_port__queue_count("mq-no-such-if"), -ENODEV);
+	CHECK_EQ(umem_netdev__queue_count("lo"), 1);
+	CHECK_EQ(umem_netdev__queue_count("mq-no-such-if"), -ENODEV);
 	CHECK(strstr(last_msg, "mq-no-such-if") && strstr(last_msg, "no such interface"),
 	      "message does not name the interface: %s", last_msg);
-	CHECK_EQ(umem_port__queue_count(""), -EINVAL);
-	CHECK_EQ(umem_port__queue_count(NULL), -EINVAL);
+	CHECK_EQ(umem_netdev__queue_count(""), -EINVAL);
+	CHECK_EQ(umem_netdev__queue_count(NULL), -EINVAL);
 	memset(long_name, 'x', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	CHECK_EQ(umem_port__queue_count(long_name), -EINVAL);
+	CHECK_EQ(umem_netdev__queue_count(long_name), -EINVAL);
 	CHECK(strstr(last_msg, long_name), "message does not name '%s': %s", long_name, last_msg);
 	return 0;
 }

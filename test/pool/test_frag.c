@@ -71,7 +71,7 @@ static void half_page_rule(void)
 	/* The va variant. */
 	uint8_t *v = umem_pool__alloc_va(p, 100, &ts);
 	CHECK(v && ts == 128, "alloc_va: %p truesize %u", (void *)v, ts);
-	umem_put(a, umem_area__addr(a, v));
+	umem_area__put(a, umem_area__addr(a, v));
 	done(a, p);
 }
 

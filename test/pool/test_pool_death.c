@@ -53,7 +53,7 @@ static void foreign_address_bulk(void)
 	umem_pool__alloc(pool, &addrs[0]);
 	addrs[1] = 1ull << 40;
 	expect(addrs[1]);
-	umem_put_bulk(area, addrs, 2);
+	umem_area__put_bulk(area, addrs, 2);
 }
 
 /* A fragment page still being carved: more puts than fragments drive its count below zero,
@@ -93,7 +93,7 @@ static void bulk_put_fragment_page(void)
 
 	setup(false);
 	umem_pool__alloc_frag(pool, 2048, &a, NULL); /* 2 per page: the page stays open */
-	umem_put(area, a);
+	umem_area__put(area, a);
 	expect(a);
 	umem_pool__put_bulk(pool, &a, 1);
 }
@@ -108,7 +108,7 @@ static void bulk_put_slot_page(void)
 	umem_pool__alloc(pool, &a);
 	umem_pool__ref(pool, a, 1);
 	umem_pool__put(pool, a); /* into the put slot: another holds the page */
-	umem_put(area, a);
+	umem_area__put(area, a);
 	expect(a);
 	umem_pool__put_bulk(pool, &a, 1);
 }
@@ -213,7 +213,7 @@ static uint64_t shared_page;
 static void *put_shared(void *arg)
 {
 	pthread_barrier_wait(&both);
-	umem_put(arg, shared_page);
+	umem_area__put(arg, shared_page);
 	return NULL;
 }
 

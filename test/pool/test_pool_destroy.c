@@ -25,8 +25,8 @@ int main(void)
 	CHECK_EQ(umem_area__destroy(a), -EBUSY); /* pages still out */
 
 	/* Late returns from any context: single, bulk, through another pool. */
-	umem_put(a, pages[0]);
-	umem_put_bulk(a, pages + 1, 4);
+	umem_area__put(a, pages[0]);
+	umem_area__put_bulk(a, pages + 1, 4);
 	umem_pool__put_bulk(q, pages + 5, 5);
 	struct umem_pool_stats s = { .sz = sizeof(s) };
 	CHECK_EQ(umem_pool__stats(q, &s), 0);
@@ -35,7 +35,7 @@ int main(void)
 	for (int i = 0; i < 3; i++)
 		umem_pool__put(q, frags[i]);
 	CHECK_EQ(umem_area__free_pages(a), 256 - 1); /* frags[1] still has its extra reference */
-	umem_put(a, frags[1] + 10);
+	umem_area__put(a, frags[1] + 10);
 	/* The last page is home: p's memory is gone (ASan would flag any later touch of it). */
 	CHECK_EQ(umem_area__free_pages(a), 256);
 	CHECK_EQ(umem_area__destroy(a), -EBUSY); /* q is alive */

@@ -130,7 +130,7 @@ static void print_unlocked(void)
 
 	CHECK(a && idle && busy, "setup: %s", strerror(errno));
 	CHECK_EQ(umem_pool__alloc_bulk(idle, addrs, 64), 64);
-	umem_put_bulk(a, addrs, 64); /* every page into idle's ring */
+	umem_area__put_bulk(a, addrs, 64); /* every page into idle's ring */
 	cb_area = a;
 	umem_set_print(area_print);
 	alarm(20);
@@ -182,7 +182,7 @@ static void slot_dry(void)
 	CHECK_EQ(umem_pool__alloc(p, &x), 0);
 	CHECK_EQ(umem_pool__ref(p, x, 1), 0);
 	umem_pool__put(p, x); /* another holds the page: into p's put slot */
-	umem_put(a, x);       /* that one goes: the slot holds the page's only reference */
+	umem_area__put(a, x);       /* that one goes: the slot holds the page's only reference */
 	CHECK_EQ(umem_area__free_pages(a), 0);
 	CHECK_EQ(umem_pool__stats(p, &st), 0);
 	CHECK_EQ(st.alloc.fast, 0);

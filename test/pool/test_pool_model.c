@@ -29,10 +29,10 @@ static void cross_put(struct cross *c)
 	if (c->bulk == 1)
 		umem_pool__put_bulk(c->pool, c->addrs, c->n);
 	else if (c->bulk == 2)
-		umem_put_bulk(c->area, c->addrs, c->n);
+		umem_area__put_bulk(c->area, c->addrs, c->n);
 	else
 		for (uint32_t i = 0; i < c->n; i++)
-			umem_put(c->area, c->addrs[i]);
+			umem_area__put(c->area, c->addrs[i]);
 	c->pending = 0;
 }
 

@@ -90,7 +90,7 @@ static void *producer(void *arg)
 {
 	struct late *l = arg;
 
-	umem_put(l->area, l->addr); /* not the owner: through the owner's return ring */
+	umem_area__put(l->area, l->addr); /* not the owner: through the owner's return ring */
 	return NULL;
 }
 

@@ -28,7 +28,7 @@ static void stranded_ring(void)
 	CHECK(a && idle && busy, "setup: %s", strerror(errno));
 	CHECK_EQ(umem_pool__alloc_bulk(idle, addrs, PAGES), PAGES);
 	/* Returned from outside any pool: every page waits in idle's ring (1024 entries). */
-	umem_put_bulk(a, addrs, PAGES);
+	umem_area__put_bulk(a, addrs, PAGES);
 	CHECK_EQ(umem_area__free_pages(a), 0);
 	/* No frame is in use: busy gets the whole area. */
 	CHECK_EQ(umem_pool__alloc_bulk(busy, addrs, PAGES), PAGES);
@@ -74,7 +74,7 @@ static void partition(void)
 	CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 200), 200);
 	handed += 200;
 	CHECK_EQ(stat_sum(p), handed);
-	umem_put_bulk(a, addrs, 64); /* through the ring */
+	umem_area__put_bulk(a, addrs, 64); /* through the ring */
 	CHECK_EQ(umem_pool__alloc_bulk(p, addrs, 64), 64);
 	handed += 64;
 	CHECK_EQ(stat_sum(p), handed);

@@ -147,7 +147,7 @@ static void *worker(void *arg)
 			struct msg in[BOX];
 			uint32_t n = box_take(&boxes[id], in);
 			for (uint32_t i = 0; i < n; i++)
-				umem_put(area, in[i].addr);
+				umem_area__put(area, in[i].addr);
 		} else {
 			consume(p, &boxes[id], &rng);
 		}
@@ -218,7 +218,7 @@ static void exact_refs(void)
 	ref_race(ref_worker);
 	CHECK_EQ(refs_of(ref_pools[0]), REFS);
 	CHECK_EQ(refs_of(ref_pools[1]), REFS);
-	umem_put(a, ref_addr);
+	umem_area__put(a, ref_addr);
 	for (int i = 0; i < 2 * REFS; i++)
 		umem_pool__put(owner, ref_addr);
 

@@ -48,6 +48,15 @@ int main(void)
 	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &small), 512 + 256 + 512 + 2 * UMEM_POOL_CACHE_SIZE);
 	UMEM_OPTS(umem_port_opts, bigcomp, .rx_size = 256, .tx_size = 512, .fill_size = 1024, .comp_size = 2048);
 	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &bigcomp), 1024 + 256 + 2048 + 2 * UMEM_POOL_CACHE_SIZE);
+	/* Only the rings a port has: a transmit-only port no fill or RX buffers, a receive-only
+	 * one no TX or completion buffers. A mirror (one input, two outputs) with 2 KiB chunks. */
+	UMEM_OPTS(umem_port_opts, txo, .flags = UMEM_PORT_F_TX_ONLY);
+	UMEM_OPTS(umem_port_opts, rxo, .flags = UMEM_PORT_F_RX_ONLY);
+	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &txo), 2048 + 2 * UMEM_POOL_CACHE_SIZE);
+	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &txo), 2304); /* the number port.h promises */
+	CHECK_EQ(umem_port__pages_needed(1, 0, NULL, &rxo), 4096 + 2048 + 2 * UMEM_POOL_CACHE_SIZE);
+	CHECK_EQ(umem_port__pages_needed(1, 0, &a2k, NULL) + umem_port__pages_needed(2, 128, &a2k, &txo),
+		 per_port / 2 + (2 * (2048 + 2 * UMEM_POOL_CACHE_SIZE) + 128) / 2);
 	/* Hugepage backing: whole 2 MiB pages. */
 	UMEM_OPTS(umem_area_opts, huge, .flags = UMEM_AREA_F_HUGEPAGES);
 	CHECK_EQ(umem_port__pages_needed(1, 0, &huge, NULL), (per_port + 511) / 512 * 512);
@@ -66,6 +75,8 @@ int main(void)
 	REFUSED(-EINVAL, "page size 3000", 1, 0, &badpage, NULL);
 	UMEM_OPTS(umem_port_opts, tiny, .chunk_size = 1024);
 	REFUSED(-EINVAL, "chunk size 1024", 1, 0, NULL, &tiny);
+	UMEM_OPTS(umem_port_opts, both, .flags = UMEM_PORT_F_TX_ONLY | UMEM_PORT_F_RX_ONLY);
+	REFUSED(-EINVAL, "both transmit-only and receive-only", 1, 0, NULL, &both);
 	UMEM_OPTS(umem_port_opts, huge_rings, .rx_size = 1u << 30, .tx_size = 1u << 30);
 	REFUSED(-EOVERFLOW, "more than an area holds", 8, 0, NULL, &huge_rings);
 

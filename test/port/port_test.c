@@ -12,6 +12,8 @@
  *   port_test mbuf           multi-buffer chains at MTU 9000 (and 64000 when the kernel allows)
  *   port_test threads        two threads, one port and pool each, forwarding between them
  *   port_test queues         two queues of one interface, one shared default program
+ *   port_test oneway         transmit-only and receive-only ports: no fill buffers, no program
+ *                            for the former, no TX for the latter; a frame mirrored through them
  *   port_test errors         missing interface, queue out of range, zero-copy on veth, a foreign
  *                            XDP program, bad options: clean errors, nothing left attached
  *
@@ -397,6 +399,60 @@ static int test_shared(void)
 	return 0;
 }
 
+/* A transmit-only port takes no buffer from the area and attaches no program; a receive-only
+ * one refuses TX. The receive-only port shares the queue of the transmit-only UMEM owner (the
+ * fill ring it left empty), a second transmit-only port opens a queue of its own; one frame
+ * goes in on the first and out of both transmit-only ports by reference. */
+static int test_oneway(void)
+{
+	UMEM_OPTS(umem_port_opts, txo, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_TX_ONLY);
+	UMEM_OPTS(umem_port_opts, rxo, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_RX_ONLY);
+	UMEM_OPTS(umem_port_opts, both, .flags = UMEM_PORT_F_TX_ONLY | UMEM_PORT_F_RX_ONLY);
+	static uint8_t payload[1200];
+	struct umem_desc d = { 0 };
+	struct world w = { 0 };
+	uint32_t id = 0;
+
+	world_init(&w, 2, 1024, 2048, 0);
+	errno = 0;
+	CHECK(!umem_port__create(w.area, w.pool, w.lif[1], 0, &both) && errno == EINVAL,
+	      "TX_ONLY | RX_ONLY accepted: %s", strerror(errno));
+	/* The UMEM's first socket, transmit-only: the kernel's fill ring exists but stays empty. */
+	struct umem_port *out = umem_port__create(w.area, w.pool, w.lif[1], 0, &txo);
+	CHECK(out, "transmit-only port: %s", strerror(errno));
+	CHECK_EQ(umem_area__free_pages(w.area), umem_area__nr_pages(w.area));
+	CHECK_EQ(umem_port__xdp_mode(out), UMEM_PORT_XDP_NONE);
+	CHECK(!strcmp(umem_port__xdp_mode_str(umem_port__xdp_mode(out)), "none"), "mode string");
+	CHECK(!bpf_xdp_query_id((int)if_nametoindex(w.lif[1]), 0, &id) && !id, "program %u on a TX-only port", id);
+	CHECK_EQ(umem_port__rx_burst(out, &d, 1), -EOPNOTSUPP);
+	struct umem_port *back = umem_port__create(w.area, w.pool, w.lif[0], 0, &txo);
+	CHECK(back, "transmit-only port on a queue of its own: %s", strerror(errno));
+	CHECK_EQ(umem_area__free_pages(w.area), umem_area__nr_pages(w.area));
+	struct umem_port *in = umem_port__create(w.area, w.pool, w.lif[1], 0, &rxo);
+	CHECK(in, "receive-only port: %s", strerror(errno));
+	CHECK(umem_area__free_pages(w.area) < umem_area__nr_pages(w.area), "receive-only port did not fill");
+	int pk0 = peer_packet_socket(&w, 0), pk1 = peer_packet_socket(&w, 1);
+
+	udp_into(&w, in, 1, sizeof(payload), 5, payload);
+	CHECK_EQ(umem_port__tx_burst(in, rxf.d, rxf.nd), -EOPNOTSUPP);
+	CHECK(!umem_pool__ref(w.pool, rxf.d[0].addr, 1), "ref");
+	CHECK_EQ(umem_port__tx_burst(out, rxf.d, 1), 1);
+	CHECK_EQ(umem_port__tx_burst(back, rxf.d, 1), 1);
+	expect_at_peer(pk1, &rxf);
+	expect_at_peer(pk0, &rxf);
+	port_send_descs(out, NULL, 0);
+	port_send_descs(back, NULL, 0);
+	CHECK_EQ(umem_port__tx_inflight(back), 0);
+	CHECK_EQ(umem_port__service(in), 0);
+	close(pk0);
+	close(pk1);
+	CHECK_EQ(umem_port__destroy(out), 0); /* the UMEM owner first */
+	CHECK_EQ(umem_port__destroy(back), 0);
+	CHECK_EQ(umem_port__destroy(in), 0);
+	world_fini(&w);
+	return 0;
+}
+
 static void mbuf_round(struct world *w, struct umem_port *p, int pk, int mtu)
 {
 	static uint8_t payload[MAX_FRAME];
@@ -464,7 +520,7 @@ static int test_queues(void)
 	long long end;
 
 	world_init(&w, 1, 1024, 2048, 0);
-	CHECK_EQ(umem_port__queue_count(w.lif[0]), 2);
+	CHECK_EQ(umem_netdev__queue_count(w.lif[0]), 2);
 	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 2, &po), EINVAL);
 	struct umem_port *p[2];
 	for (uint32_t q = 0; q < 2; q++) {
@@ -739,7 +795,7 @@ int main(int argc, char **argv)
 	} tests[] = {
 		{ "rx", test_rx_default }, { "tx", test_tx }, { "shared", test_shared },
 		{ "mbuf", test_mbuf }, { "threads", test_threads }, { "queues", test_queues },
-		{ "errors", test_errors },
+		{ "errors", test_errors }, { "oneway", test_oneway },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -749,6 +805,6 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], tests[i].name))
 			return tests[i].run();
 	fprintf(stderr, "usage: %s rx [2048|4096:<headroom>|u<chunk>[/<page size>]] | tx | shared | "
-		"mbuf | threads | queues | errors\n", argv[0]);
+		"mbuf | threads | queues | errors | oneway\n", argv[0]);
 	return 2;
 }

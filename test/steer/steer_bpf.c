@@ -370,7 +370,7 @@ static void test_malformed(void)
 	EXPECT(&f, 0, UMEM_STEER_A_DROP), n_malformed++; /* "udp" needs only the IP header */
 	CHECK(!(T.present & UMEM_STEER_M_DPORT), "ports past the first buffer");
 	linear_len = 0;
-	CHECK(umem_steer__remove_rule(S, id_dmac) == 0, "remove");
+	CHECK(umem_steer__remove_rule(S, id_dmac, NULL) == 0, "remove");
 	/* Ethernet header alone, claiming IPv4. */
 	f_eth(&f, MAC_A, 0x0800);
 	EXPECT(&f, D, UMEM_STEER_A_PASS), n_malformed++;
@@ -552,7 +552,7 @@ static void test_counters(void)
 	CHECK_EQ(c[UMEM_STEER_S_PASS].packets, 1);
 	CHECK_EQ(c[UMEM_STEER_S_NO_SOCKET].packets, 0);
 	/* A removed rule's id, reused, starts from zero. */
-	CHECK(umem_steer__remove_rule(S, a) == 0, "remove");
+	CHECK(umem_steer__remove_rule(S, a, NULL) == 0, "remove");
 	CHECK_EQ(add("udp dport 9 -> drop"), a);
 	CHECK(umem_steer__rule_counter(S, a, &r) == 0, "rule counter");
 	CHECK_EQ(r.packets, 0);
@@ -611,7 +611,7 @@ static void test_bad_input(void)
 	      "bad default accepted");
 	CHECK(umem_steer__set_socket(S, 8, sockets[0]) == -EINVAL, "socket index 8 accepted");
 	CHECK(umem_steer__set_socket(S, 0, 0) < 0, "stdin accepted as a socket");
-	CHECK(umem_steer__remove_rule(S, 63) == -ENOENT, "removed a missing rule");
+	CHECK(umem_steer__remove_rule(S, 63, NULL) == -ENOENT, "removed a missing rule");
 	CHECK(umem_steer__set_table_flags(S, 1u << 9) == -EINVAL, "bad flags accepted");
 	CHECK(umem_steer__info(S, &after) == 0, "info");
 	CHECK_EQ(after.generation, before.generation);
@@ -683,16 +683,16 @@ static void test_prefixes(void)
 	CHECK(umem_steer__rule_counter_of(S, &r, &c) == 0 && c.packets == 2 && c.bytes == 2 * f.len, "counter_of");
 	r.id = a;
 	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of: another rule's id at this prefix");
-	CHECK(umem_steer__remove_rule_get(S, b, &r) == 0, "remove prefix rule");
+	CHECK(umem_steer__remove_rule(S, b, &r) == 0, "remove prefix rule");
 	CHECK(umem_steer__rule_counter_of(S, &r, &c) == -ENOENT, "counter_of a removed rule");
 	CHECK(umem_steer_rule__format(&r, buf, sizeof(buf)) > 0 && !strcmp(buf, "src 10.1.0.0/16 -> sock 1"), "%s", buf);
-	CHECK(umem_steer__remove_rule(S, b) == -ENOENT, "removed twice");
+	CHECK(umem_steer__remove_rule(S, b, NULL) == -ENOENT, "removed twice");
 	CHECK(umem_steer__rule_counter(S, b, &c) == -ENOENT, "counter of a removed rule");
 	/* The same rule again: a new id, its count from zero (not the removed one's 2). */
 	e = add("src 10.1.0.0/16 -> sock 1");
 	CHECK(e > b && umem_steer__rule_counter(S, e, &c) == 0 && c.packets == 0 && c.bytes == 0,
 	      "re-added rule %u counts %llu", e, (unsigned long long)c.packets);
-	CHECK(umem_steer__remove_rule(S, e) == 0, "remove");
+	CHECK(umem_steer__remove_rule(S, e, NULL) == 0, "remove");
 	EXPECT(&f, a, UMEM_STEER_A_DROP);
 	CHECK(umem_steer__reset_counters(S) == 0, "reset");
 	CHECK(umem_steer__rule_counter(S, a, &c) == 0 && c.packets == 0, "reset prefix counter");
@@ -708,7 +708,7 @@ static void test_prefixes(void)
 	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 53, 0);
 	EXPECT(&f, b, UMEM_STEER_A_SOCK); /* equal priority: b came first */
 	t = add("prio 0 src 10.1.0.0/16 -> sock 3");
-	CHECK(umem_steer__remove_rule(S, b) == 0 && umem_steer__remove_rule(S, e) == 0, "remove");
+	CHECK(umem_steer__remove_rule(S, b, NULL) == 0 && umem_steer__remove_rule(S, e, NULL) == 0, "remove");
 	udp4(&f, IP4(10, 1, 2, 3), 2, 1, 53, 0);
 	EXPECT(&f, t, UMEM_STEER_A_SOCK);
 	e = add("prio 0 src 10.1.0.0/16 udp -> sock 2");
@@ -724,7 +724,7 @@ static void test_prefixes(void)
 	t = add("udp -> sock 0");
 	a = add("src 10.0.0.0/8 -> drop");
 	EXPECT4(&f, IP4(10, 1, 2, 3), 2, a, UMEM_STEER_A_DROP);
-	CHECK(umem_steer__remove_rule(S, a) == 0, "remove");
+	CHECK(umem_steer__remove_rule(S, a, NULL) == 0, "remove");
 	a = add("prio 1 src 10.0.0.0/8 -> drop");
 	EXPECT(&f, t, UMEM_STEER_A_SOCK);
 	CHECK(umem_steer__rule_counter(S, t, &c) == 0 && c.packets == 1, "table rule counter");
@@ -1251,7 +1251,7 @@ static void *edit_loop(void *arg)
 		int err;
 
 		if ((err = umem_steer_rule__parse("prio 0 src 10.1.0.0/16 udp dport 9 -> sock 2", &r)) ||
-		    (err = umem_steer__add_rule(S, &r)) || (err = umem_steer__remove_rule(S, r.id))) {
+		    (err = umem_steer__add_rule(S, &r)) || (err = umem_steer__remove_rule(S, r.id, NULL))) {
 			atomic_store(&edit_err, err);
 			break;
 		}

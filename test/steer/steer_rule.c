@@ -84,6 +84,8 @@ int main(void)
 	CHECK(umem_steer_action__parse("sock 4 5", &a) == -EINVAL, "trailing word");
 
 	bad("udp dprot 5 -> sock 1", "'dprot'");
+	bad("udp port 7 -> sock 0", "fields: queue, vlan, ethertype"); /* the valid ones listed */
+	bad("udp port 7 -> sock 0", "sport, dport");
 	bad("udp -> fly", "'fly'");
 	bad("udp -> sock", "'sock' needs a value");
 	bad("udp dport 65536 -> drop", "'65536'");

@@ -41,7 +41,7 @@ static int writer(const char *ifname, int p, int nper, int rounds)
 		}
 		for (int i = 0; i < nper; i++) {
 			struct umem_steer_rule got;
-			int err = umem_steer__remove_rule_get(s, ids[i], &got);
+			int err = umem_steer__remove_rule(s, ids[i], &got);
 
 			if (err) {
 				fprintf(stderr, "writer %d round %d: remove of id %u (dport %d): %s\n", p, r,

@@ -679,7 +679,9 @@ static int test_steer(void)
 	struct umem_area *a = make_area(2048, 2048);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
-	struct umem_steer *s = umem_steer__attach(ifn[1], NULL);
+	/* The queue's socket takes what no rule claims (the default action would pass it). */
+	UMEM_OPTS(umem_steer_opts, so, .default_action = &(struct umem_steer_action){ .type = UMEM_STEER_A_QUEUE });
+	struct umem_steer *s = umem_steer__attach(ifn[1], &so);
 	CHECK(s, "steering program on %s: %s", ifn[1], strerror(errno));
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256,
 		  .zerocopy = copy_mode ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_REQUIRE);

@@ -239,7 +239,7 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 			continue;
 		fprintf(stderr, "umem-steer: load: %s line %zu refused: %s\n", argv[0], lines[i], strerror(-err));
 		err = REPORTED;
-		while (i > 0 && !umem_steer__remove_rule(s, rules[i - 1].id))
+		while (i > 0 && !umem_steer__remove_rule(s, rules[i - 1].id, NULL))
 			i--;
 		if (i)
 			fprintf(stderr, "umem-steer: load: %s: the first %zu rules added stay (rule %u could not "
@@ -268,7 +268,7 @@ static int cmd_remove(struct umem_steer *s, char **argv, int argc)
 			UMEM_STEER_MAX_RULES - 1, UMEM_STEER_PREFIX_ID_BASE);
 		return -EINVAL;
 	}
-	err = umem_steer__remove_rule_get(s, id, &r);
+	err = umem_steer__remove_rule(s, id, &r);
 	if (err == -ENOENT)
 		return REPORTED; /* the library said "no rule with id N" */
 	if (err)
