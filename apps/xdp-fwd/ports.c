@@ -213,7 +213,11 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	const struct fwd_config *cfg = ctx->cfg;
 	int err;
 
-	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach);
+	/* A forwarder takes whole queues: what no rule claims goes to its socket (the library's
+	 * default is pass). The router leaves ARP/ND, TTL <= 1 and IP options to the kernel. */
+	static const struct umem_steer_action queue = { .type = UMEM_STEER_A_QUEUE };
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach, .default_action = &queue,
+		  .table_flags = cfg->mode == FWD_MODE_L3 ? UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER : 0);
 
 	f->steer = umem_steer__attach(f->name, &so);
 	if (!f->steer) {
