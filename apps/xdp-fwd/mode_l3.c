@@ -336,9 +336,13 @@ static int pass_local(struct fwd_ctx *ctx)
 			inet_ntop(AF_INET, &s->sin_addr, buf, sizeof(buf));
 			err = add_pass_rule(ctx, buf);
 			if (!err && (a->ifa_flags & IFF_BROADCAST) && a->ifa_broadaddr) {
-				s = (const void *)a->ifa_broadaddr;
-				inet_ntop(AF_INET, &s->sin_addr, buf, sizeof(buf));
-				err = add_pass_rule(ctx, buf);
+				const struct sockaddr_in *b = (const void *)a->ifa_broadaddr;
+
+				/* No broadcast address set: the kernel reports the address again. */
+				if (b->sin_addr.s_addr && b->sin_addr.s_addr != s->sin_addr.s_addr) {
+					inet_ntop(AF_INET, &b->sin_addr, buf, sizeof(buf));
+					err = add_pass_rule(ctx, buf);
+				}
 			}
 		} else if (a->ifa_addr->sa_family == AF_INET6) {
 			const struct sockaddr_in6 *s = (const void *)a->ifa_addr;

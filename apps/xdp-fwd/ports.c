@@ -287,7 +287,9 @@ void fwd_iface_steer_sample(const struct fwd_ctx *ctx, const struct fwd_iface *f
 		}
 		if (!umem_steer__action_counters(f->steer, a)) {
 			cur.drop = a[UMEM_STEER_S_DROP].packets;
-			cur.pass = a[UMEM_STEER_S_PASS].packets;
+			/* Host control (l3: ARP/ND, TTL <= 1, IPv4 options) hands frames to the
+			 * kernel as a pass rule does. */
+			cur.pass = a[UMEM_STEER_S_PASS].packets + a[UMEM_STEER_S_HOST_CONTROL].packets;
 			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
 		}
 	}
