@@ -245,24 +245,16 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 	struct l3_worker *lw = &ctx->l3->w[w->idx];
 	bool *skip_contd = &ctx->ports[in].skip_contd;
 	uint64_t seq = atomic_load_explicit(&lw->seq, memory_order_relaxed);
-	uint32_t i = 0;
+	uint32_t i;
 
 	(void)now;
 	/* Odd: inside; the fence orders it before the lookups' loads (the main thread's reclaim
 	 * reads it after its changes, with a fence of its own). */
 	atomic_store_explicit(&lw->seq, seq + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (*skip_contd) {
-		/* The tail of a chain whose head was dropped at the end of the last burst. */
-		while (i < n && !fwd_desc_last(&d[i]))
-			i++;
-		if (i < n) {
-			i++;
-			*skip_contd = false;
-		}
-		if (i)
-			fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
-	}
+	i = fwd_chain_tail(d, n, skip_contd);
+	if (i)
+		fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
 	while (i < n) {
 		uint32_t len = 1, why = L3_MALFORMED, out = UINT32_MAX;
 
