@@ -7,8 +7,8 @@
 # kernels (ARP and ND reach them through the steering program). Checks: IPv4 and IPv6 ping
 # routed by xdp-fwd (the reply's TTL is 64 - 2: both routers decremented it, and xdp-fwd's
 # ports carried the frames, not the kernel's forwarding); a UDP stream's books (every datagram
-# received or counted dropped); a route change under traffic moves it to the new next hop; TTL
-# 1 and 2 get the time-exceeded of r1 and of r2 (the kernel's, as traceroute shows hops).
+# received or counted dropped); a route change under traffic moves it to the new next hop; a
+# multipath route spreads flows, each whole on one path; TTL 1 and 2 get the time-exceeded of r1 and of r2 (the kernel's, as traceroute shows hops).
 # Argument "badinput": the start-up refusals instead.
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
@@ -161,6 +161,37 @@ wait_for 5 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0'
 netns_stop "$PING"
 echo "   a2 carries the echoes, a1 none"
 
+log "multipath: flows spread over both next hops"
+ip -n "$R1" route replace 10.3.0.0/24 nexthop via 10.2.0.2 nexthop via 10.4.0.2
+mark=$(wc -l <"$WORK/r1.out")
+# txsum PORT: frames r1 sent on PORT in the intervals since the mark.
+txsum() {
+	tail -n +"$((mark + 1))" "$WORK/r1.out" | grep '"type":"interval"' | python3 -c "
+import json, sys
+print(sum(p['tx_packets'] for l in sys.stdin for p in json.loads(l)['ports'] if p['name'] == '$1'))"
+}
+# 64 flows (source ports), 20 datagrams each; the server has no listener (it answers with port
+# unreachable, which r2 routes back).
+spread() {
+	ip netns exec "$C" python3 -c '
+import socket
+for port in range(40000, 40064):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.1.0.2", port))
+    for _ in range(20):
+        s.sendto(b"x" * 64, ("10.3.0.2", 9))
+    s.close()'
+	sleep 0.5 # one stats interval and more: the frames are counted
+	[ "$(txsum a1@0)" -gt 100 ] && [ "$(txsum a2@0)" -gt 100 ]
+}
+wait_for 10 spread || fail "multipath: a1 sent $(txsum a1@0), a2 $(txsum a2@0)"
+sleep 0.5
+s1=$(txsum a1@0)
+s2=$(txsum a2@0)
+# Each flow's 20 datagrams took one path (a hash per flow, not per frame).
+[ $((s1 % 20)) = 0 ] && [ $((s2 % 20)) = 0 ] || fail "multipath: a flow was split (a1 $s1, a2 $s2 frames, flows of 20)"
+echo "   a1 sent $s1, a2 $s2: whole flows on each"
+
 stop 1
 stop 2
 no_xdp "$R1" && no_xdp "$R2" || fail "an XDP program was left attached"
@@ -180,5 +211,7 @@ done
 nr=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['not_routed'])")
 pass=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(sum(s['pass'] for s in json.loads(sys.stdin.read())['steer']))")
 [ "$pass" -gt 0 ] || fail "r1's steering handed nothing to the kernel (ARP, TTL 1 at least)"
+res=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['resolves'])")
+[ "$res" -gt 0 ] || fail "r1 never asked the kernel to resolve a next hop"
 echo "   books: lost $lost <= counted $drops (server socket $sockdrops); r1 to the kernel $pass, not routed: $nr"
 log "ok"
