@@ -8,7 +8,8 @@
 # routed by xdp-fwd (the reply's TTL is 64 - 2: both routers decremented it, and xdp-fwd's
 # ports carried the frames, not the kernel's forwarding); a UDP stream's books (every datagram
 # received or counted dropped); a route change under traffic moves it to the new next hop; a
-# multipath route spreads flows, each whole on one path; TTL 1 and 2 get the time-exceeded of r1 and of r2 (the kernel's, as traceroute shows hops).
+# multipath route spreads flows, each whole on one path; TTL 1 and 2 get the time-exceeded of
+# r1 and of r2 (the kernel's, as traceroute shows hops).
 # Argument "badinput": the start-up refusals instead.
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
