@@ -647,7 +647,7 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)
 		return cli_fail(err, errlen, "--mode l2 needs at least 2 interfaces");
 	if (cfg->mode == FWD_MODE_L3 && count_interfaces(cfg) < 2)
-		return cli_fail(err, errlen, "--mode l3 needs at least 2 interfaces (router ports; -i given for %u)",
+		return cli_fail(err, errlen, "--mode l3 needs at least 2 interfaces to route between (-i names %u)",
 			    count_interfaces(cfg));
 	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
 		return cli_fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
