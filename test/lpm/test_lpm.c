@@ -246,7 +246,7 @@ static void run_random(unsigned alen, uint64_t seed, unsigned ops)
 {
 	struct table t = t_create(alen, 0, 0);
 	struct ref r = { .alen = alen };
-	uint8_t bases[BASES][16], a[16], bulk[32][16];
+	uint8_t bases[BASES][16], a[16], bulk[64][16];
 	unsigned adds = 0, dels = 0, misses = 0, lookups = 0;
 
 	for (unsigned i = 0; i < BASES; i++)
@@ -292,10 +292,13 @@ static void run_random(unsigned alen, uint64_t seed, unsigned ops)
 				near(&seed, bases, alen, a);
 				agree(&t, &r, a);
 			}
-			for (unsigned i = 0; i < 32; i++)
+			/* Bursts of 32 and partial ones on either side of the bulk's burst size. */
+			uint32_t nb = test_rand(&seed) % 2 ? 32 : 1 + (uint32_t)(test_rand(&seed) % 64);
+
+			for (unsigned i = 0; i < nb; i++)
 				near(&seed, bases, alen, bulk[i]);
-			agree_bulk(&t, &r, bulk, 32);
-			lookups += 40;
+			agree_bulk(&t, &r, bulk, nb);
+			lookups += 8 + nb;
 		}
 		CHECK_EQ(t_count(&t), r.n);
 		if (op % 500 == 0)
