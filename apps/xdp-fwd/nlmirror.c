@@ -287,11 +287,10 @@ static void nh_write(struct fwd_mirror *m, uint32_t id, const struct fwd_nh_rec 
 
 	memcpy(w, rec, sizeof(w));
 	atomic_store_explicit(&e->seq, s + 1, memory_order_relaxed);
-	/* Orders the odd sequence number before the record's words (pairs with the reader's
-	 * acquire fence): a reader that sees a new word also sees the write under way. */
-	atomic_thread_fence(memory_order_release);
+	/* Release: each word is ordered after the odd sequence number (pairs with the reader's
+	 * acquire load of the word), so a reader that sees a new word sees the write under way. */
 	for (int i = 0; i < FWD_NH_REC_WORDS; i++)
-		atomic_store_explicit(&e->w[i], w[i], memory_order_relaxed);
+		atomic_store_explicit(&e->w[i], w[i], memory_order_release);
 	/* Pairs with the reader's acquire load of seq. */
 	atomic_store_explicit(&e->seq, s + 2, memory_order_release);
 }
@@ -404,21 +403,30 @@ static bool is_single(const struct nh_ctl *c)
 	return c->kind == NHK_SINGLE || c->kind == NHK_OBJ_SINGLE;
 }
 
+/* The deduplicated next hop (ifindex, gateway), or NULL. */
+static struct nh_ctl *nh_single_find(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
+{
+	uint64_t h = neigh_hash(ifindex, family, gw);
+
+	ht_each(&m->nhs, h, p)
+	{
+		struct nh_ctl *c = container_of(p, struct nh_ctl, hn);
+
+		if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family && !memcmp(c->gw, gw, 16))
+			return c;
+	}
+	return NULL;
+}
+
 /* Republishes every single next hop on ifindex (0: all), or with gateway (family, gw). */
 static void nh_refresh(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
 {
 	if (gw) {
 		/* The deduplicated one directly; objects (few) by a walk below. */
-		uint64_t h = neigh_hash(ifindex, family, gw);
+		struct nh_ctl *c = nh_single_find(m, ifindex, family, gw);
 
-		ht_each(&m->nhs, h, p)
-		{
-			struct nh_ctl *c = container_of(p, struct nh_ctl, hn);
-
-			if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family &&
-			    !memcmp(c->gw, gw, 16))
-				nh_publish(m, c->id);
-		}
+		if (c)
+			nh_publish(m, c->id);
 	}
 	for (uint32_t id = NH_FIRST; id < m->next_id; id++) {
 		struct nh_ctl *c = nhc(m, id);
@@ -434,17 +442,12 @@ static void nh_refresh(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, c
 /* A reference to the next hop (ifindex, gateway); all-zero gateway: directly connected. */
 static uint32_t nh_single_get(struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *gw)
 {
-	uint64_t h = neigh_hash(ifindex, family, gw);
-	struct nh_ctl *c;
+	struct nh_ctl *c = nh_single_find(m, ifindex, family, gw);
 	uint32_t id;
 
-	ht_each(&m->nhs, h, p)
-	{
-		c = container_of(p, struct nh_ctl, hn);
-		if (c->kind == NHK_SINGLE && c->ifindex == ifindex && c->family == family && !memcmp(c->gw, gw, 16)) {
-			c->refcnt++;
-			return c->id;
-		}
+	if (c) {
+		c->refcnt++;
+		return c->id;
 	}
 	id = nh_alloc(m);
 	if (id == NH_NONE)
@@ -455,7 +458,7 @@ static uint32_t nh_single_get(struct fwd_mirror *m, uint32_t ifindex, uint8_t fa
 	c->ifindex = ifindex;
 	c->family = family;
 	memcpy(c->gw, gw, 16);
-	ht_add(&m->nhs, &c->hn, h);
+	ht_add(&m->nhs, &c->hn, neigh_hash(ifindex, family, gw));
 	nh_publish(m, id);
 	return id;
 }
@@ -524,8 +527,9 @@ static void group_set_members(struct fwd_mirror *m, uint32_t id, uint32_t *mem, 
 /* A multipath group of members (the caller's references, which this takes over). */
 static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, uint32_t n)
 {
+	uint32_t *cm, id;
+	uint16_t *cw;
 	uint64_t h;
-	uint32_t id;
 	struct nh_ctl *c;
 
 	/* Sorted by member id: the same set in another order is the same group. */
@@ -550,28 +554,20 @@ static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, 
 			return c->id;
 		}
 	}
-	id = nh_alloc(m);
-	if (id == NH_NONE)
+	cm = malloc(n * sizeof(*cm));
+	cw = malloc(n * sizeof(*cw));
+	id = cm && cw ? nh_alloc(m) : NH_NONE;
+	if (id == NH_NONE) {
+		free(cm);
+		free(cw);
 		goto fail;
+	}
 	c = nhc(m, id);
 	c->kind = NHK_GROUP;
 	c->refcnt = 1;
-	{
-		uint32_t *cm = malloc(n * sizeof(*cm));
-		uint16_t *cw = malloc(n * sizeof(*cw));
-
-		if (!cm || !cw) {
-			free(cm);
-			free(cw);
-			c->refcnt = 0;
-			vec_push(&m->pending) ? (void)(*(uint32_t *)vec_at(&m->pending, m->pending.n - 1) = id) : (void)0;
-			m->nlive--;
-			goto fail;
-		}
-		memcpy(cm, mem, n * sizeof(*cm));
-		memcpy(cw, wt, n * sizeof(*cw));
-		group_set_members(m, id, cm, cw, n);
-	}
+	memcpy(cm, mem, n * sizeof(*cm));
+	memcpy(cw, wt, n * sizeof(*cw));
+	group_set_members(m, id, cm, cw, n);
 	ht_add(&m->nhs, &c->hn, h);
 	return id;
 fail:
@@ -1057,7 +1053,10 @@ static void neigh_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 	n->gen = m->gen;
 	/* Incomplete, failed or none: no usable MAC. Stale/delay/probe still forward (as the
 	 * kernel does, confirming in the background). */
-	n->resolved = (ndm->ndm_state & NUD_WITH_MAC) && t.a[NDA_LLADDR] && mnl_attr_get_payload_len(t.a[NDA_LLADDR]) == 6;
+	n->resolved = (ndm->ndm_state & NUD_WITH_MAC) && t.a[NDA_LLADDR] && mnl_attr_get_payload_len(t.a[NDA_LLADDR]) == 6 &&
+		      /* A group MAC (the kernel's noarp entry for a subnet broadcast): the kernel's
+		       * to decide (directed broadcasts are not forwarded by default). */
+		      !(*(const uint8_t *)mnl_attr_get_payload(t.a[NDA_LLADDR]) & 1);
 	if (n->resolved)
 		memcpy(n->mac, mnl_attr_get_payload(t.a[NDA_LLADDR]), 6);
 	nh_refresh(m, ifindex, n->family, a);
@@ -1208,6 +1207,52 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 	return nh_single_get(m, oif, gf, gw);
 }
 
+/* IPv6 multipath is built of sibling routes: an append is told as the whole multipath route,
+ * a sibling's delete as that one route alone. So a multipath route replaces the single
+ * gateway routes at its metric (they are its siblings now), and a single route's delete that
+ * names no route of its own takes its member out of the multipath route at its metric. */
+static void ipv6_siblings(struct fwd_mirror *m, struct rt_entry *e, uint32_t priority, const struct attrs *t,
+			  bool del)
+{
+	for (uint8_t i = 0; i < e->npaths; i++) {
+		struct rt_path *p = &e->paths[i];
+		struct nh_ctl *c;
+
+		if (p->priority != priority || p->type != RTN_UNICAST || p->nh < NH_FIRST)
+			continue;
+		c = nhc(m, p->nh);
+		if (!del && p->oif && c->kind == NHK_SINGLE && !zero16(c->gw)) {
+			rt_del_path_at(m, e, i--);
+		} else if (del && !p->oif && c->kind == NHK_GROUP) {
+			uint32_t oif = 0, mem[MP_MAX], n = 0;
+			uint16_t wt[MP_MAX];
+			uint8_t gw[16], gf = gateway(t->a[RTA_GATEWAY], t->a[RTA_VIA], AF_INET6, gw);
+
+			attr_u32(t->a[RTA_OIF], &oif);
+			for (uint32_t k = 0; k < c->nmem && n < MP_MAX; k++) {
+				const struct nh_ctl *x = nhc(m, c->mem[k]);
+
+				if (x->ifindex == oif && x->family == gf && !memcmp(x->gw, gw, 16))
+					continue;
+				nhc(m, c->mem[k])->refcnt++;
+				mem[n] = c->mem[k];
+				wt[n++] = c->wt[k];
+			}
+			if (n == c->nmem) { /* not a member: nothing to take out */
+				for (uint32_t k = 0; k < n; k++)
+					nh_put(m, mem[k]);
+				continue;
+			}
+			rt_del_path_at(m, e, i);
+			if (n == 1)
+				rt_set_path(m, e, priority, nhc(m, mem[0])->ifindex, RTN_UNICAST, mem[0]);
+			else if (n > 1)
+				rt_set_path(m, e, priority, 0, RTN_UNICAST, nh_group_get(m, mem, wt, n));
+			return;
+		}
+	}
+}
+
 static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
@@ -1241,12 +1286,16 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		e = rt_find(m, rtm->rtm_family, rtm->rtm_dst_len, a);
 		if (!e)
 			return;
-		for (uint8_t i = 0; i < e->npaths; i++) {
+		uint8_t i;
+
+		for (i = 0; i < e->npaths; i++) {
 			if (e->paths[i].priority == priority && e->paths[i].oif == oif) {
 				rt_del_path_at(m, e, i);
 				break;
 			}
 		}
+		if (i == e->npaths && oif && rtm->rtm_family == AF_INET6)
+			ipv6_siblings(m, e, priority, &t, true);
 		rt_commit(m, e);
 	} else {
 		switch (rtm->rtm_type) {
@@ -1280,6 +1329,8 @@ static void route_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			nh_put(m, nh);
 			return;
 		}
+		if (rtm->rtm_family == AF_INET6 && t.a[RTA_MULTIPATH])
+			ipv6_siblings(m, e, priority, &t, false);
 		rt_set_path(m, e, priority, oif, rtm->rtm_type, nh);
 		rt_commit(m, e);
 	}
@@ -1829,8 +1880,10 @@ struct fwd_mirror *fwd_mirror_create(const struct fwd_mirror_opts *opts)
 	m->retired.esz = sizeof(struct fwd_nh_sel *);
 	m->buf = malloc(m->buflen);
 	m->lat = calloc(FWD_MIRROR_LAT_SAMPLES, sizeof(*m->lat));
-	m->view.lpm4 = umem_lpm4__create(&(struct umem_lpm4_opts){ .sz = sizeof(struct umem_lpm4_opts) });
-	m->view.lpm6 = umem_lpm6__create(&(struct umem_lpm6_opts){ .sz = sizeof(struct umem_lpm6_opts) });
+	m->view.lpm4 = umem_lpm4__create(&(struct umem_lpm4_opts){ .sz = sizeof(struct umem_lpm4_opts),
+								   .tbl8_groups = o.lpm4_groups });
+	m->view.lpm6 = umem_lpm6__create(&(struct umem_lpm6_opts){ .sz = sizeof(struct umem_lpm6_opts),
+								   .groups = o.lpm6_groups ? o.lpm6_groups : 1u << 20 });
 	if (!m->buf || !m->lat || !m->view.lpm4 || !m->view.lpm6 || ht_init(&m->rt, 1024) || ht_init(&m->nb, 64) ||
 	    ht_init(&m->nhs, 64) || ht_init(&m->objs, 64)) {
 		err = -ENOMEM;

@@ -89,6 +89,14 @@ static inline const struct fwd_nh *fwd_nh_entry(const struct fwd_mirror_view *v,
 	return &c[id & ((1u << FWD_NH_CHUNK_BITS) - 1)];
 }
 
+static inline enum fwd_nh_reason fwd_nh_none(struct fwd_nh_rec *rec, enum fwd_nh_reason why, uint32_t id)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->reason = (uint8_t)why;
+	rec->nh = id;
+	return why;
+}
+
 /* Reads next hop id (a group: the member the flow hash picks) into *rec; returns its reason. */
 static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, uint32_t id, uint32_t hash,
 					     struct fwd_nh_rec *rec)
@@ -99,12 +107,8 @@ static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, ui
 	uint32_t s;
 
 	if (sel) {
-		if (!sel->n) {
-			memset(rec, 0, sizeof(*rec));
-			rec->reason = FWD_NH_UNRESOLVED;
-			rec->nh = id;
-			return FWD_NH_UNRESOLVED;
-		}
+		if (!sel->n)
+			return fwd_nh_none(rec, FWD_NH_UNRESOLVED, id);
 		/* Multiply-shift, not modulo: one flow always picks the same slot. */
 		e = fwd_nh_entry(v, sel->member[((uint64_t)hash * sel->n) >> 32]);
 	}
@@ -112,9 +116,11 @@ static inline enum fwd_nh_reason fwd_nh_read(const struct fwd_mirror_view *v, ui
 		/* Pairs with the writer's release store of the even sequence number. */
 		while ((s = atomic_load_explicit(&e->seq, memory_order_acquire)) & 1u)
 			;
+		/* Acquire: a word the writer stored (with release, after making seq odd) makes the
+		 * odd seq visible to the re-read below, which cannot move above these loads. Plain
+		 * loads on x86 and arm64's LDAR; no fence (which TSan does not model). */
 		for (int i = 0; i < FWD_NH_REC_WORDS; i++)
-			w[i] = atomic_load_explicit(&e->w[i], memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
+			w[i] = atomic_load_explicit(&e->w[i], memory_order_acquire);
 	} while (atomic_load_explicit(&e->seq, memory_order_relaxed) != s);
 	memcpy(rec, w, sizeof(*rec));
 	return (enum fwd_nh_reason)rec->reason;
@@ -126,11 +132,8 @@ static inline enum fwd_nh_reason fwd_mirror_lookup4(const struct fwd_mirror_view
 {
 	uint32_t id;
 
-	if (umem_lpm4__lookup(v->lpm4, addr, &id)) {
-		memset(rec, 0, sizeof(*rec));
-		rec->reason = FWD_NH_NOROUTE;
-		return FWD_NH_NOROUTE;
-	}
+	if (umem_lpm4__lookup(v->lpm4, addr, &id))
+		return fwd_nh_none(rec, FWD_NH_NOROUTE, 0);
 	return fwd_nh_read(v, id, hash, rec);
 }
 
@@ -140,11 +143,8 @@ static inline enum fwd_nh_reason fwd_mirror_lookup6(const struct fwd_mirror_view
 {
 	uint32_t id;
 
-	if (umem_lpm6__lookup(v->lpm6, addr, &id)) {
-		memset(rec, 0, sizeof(*rec));
-		rec->reason = FWD_NH_NOROUTE;
-		return FWD_NH_NOROUTE;
-	}
+	if (umem_lpm6__lookup(v->lpm6, addr, &id))
+		return fwd_nh_none(rec, FWD_NH_NOROUTE, 0);
 	return fwd_nh_read(v, id, hash, rec);
 }
 
@@ -154,6 +154,9 @@ struct fwd_mirror_opts {
 	int rcvbuf;            /* event socket's receive buffer in bytes; 0: 64 MiB */
 	uint32_t resolve_ms;   /* fwd_mirror_resolve: at most one request per next hop per this; 0: 100 */
 	bool quiet;            /* no messages on stderr (tests) */
+	/* The LPMs' second-level groups (1 KiB each, mapped lazily). 0: sized for a full Internet
+	 * table (65,536 for IPv4; 2^20 for IPv6, where a random /48 needs about three). */
+	uint32_t lpm4_groups, lpm6_groups;
 };
 
 struct fwd_mirror_stats {
