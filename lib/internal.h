@@ -36,6 +36,21 @@ UMEM_PRIVATE void umem__pr(enum umem_print_level level, const char *fmt, ...)
 #define pr_info(...) umem__pr(UMEM_INFO, __VA_ARGS__)
 #define pr_debug(...) umem__pr(UMEM_DEBUG, __VA_ARGS__)
 /* Memory-safety violation: always printed to stderr, whatever the print callback, then abort. */
+/* " (... needs CAP_X, which this process lacks)" when err is EPERM/EACCES and the process
+ * lacks a capability the step needs, else "": the step is an XDP program load (CAP_BPF and
+ * CAP_NET_ADMIN; perfmon: one whose verification needs CAP_PERFMON, as the steering program's
+ * pointer arithmetic does) or an XDP attach (CAP_NET_ADMIN). CAP_SYS_ADMIN stands in for each,
+ * as in the kernel. */
+UMEM_PRIVATE const char *umem__cap_hint_load(int err, bool perfmon);
+UMEM_PRIVATE const char *umem__cap_hint_attach(int err);
+/* libbpf's and libxdp's messages during a libumem call go through libumem's print callback
+ * at UMEM_DEBUG (libumem's own warning says what failed; LIBUMEM_VERBOSE=1 shows theirs):
+ * begin installs the routing and saves what the application had, end restores it. */
+struct umem__lib_print {
+	void *bpf, *xdp;
+};
+UMEM_PRIVATE void umem__lib_print_begin(struct umem__lib_print *saved);
+UMEM_PRIVATE void umem__lib_print_end(const struct umem__lib_print *saved);
 UMEM_PRIVATE void umem__die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* umem_page.state */

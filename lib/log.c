@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 #include "internal.h"
 
 #ifndef AF_XDP
@@ -73,4 +77,77 @@ void umem__die(const char *fmt, ...)
 	fputc('\n', stderr);
 	fflush(stderr);
 	abort();
+}
+
+/* The capability in the effective set (true when the set cannot be read: no false hint). */
+static bool cap_effective(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+
+	if (syscall(SYS_capget, &h, d))
+		return true;
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+const char *umem__cap_hint_load(int err, bool perfmon)
+{
+	bool admin;
+
+	if (err != -EPERM && err != -EACCES)
+		return "";
+	admin = cap_effective(CAP_SYS_ADMIN);
+	if (!admin && !cap_effective(CAP_BPF))
+		return " (loading a BPF program needs CAP_BPF, which this process lacks)";
+	if (!admin && !cap_effective(CAP_NET_ADMIN)) /* the kernel's is_net_admin_prog_type() */
+		return " (loading an XDP program needs CAP_NET_ADMIN, which this process lacks)";
+	if (perfmon && !admin && !cap_effective(CAP_PERFMON))
+		return " (the verifier needs CAP_PERFMON for this program, which this process lacks)";
+	return "";
+}
+
+const char *umem__cap_hint_attach(int err)
+{
+	if ((err != -EPERM && err != -EACCES) || cap_effective(CAP_SYS_ADMIN) || cap_effective(CAP_NET_ADMIN))
+		return "";
+	return " (attaching XDP needs CAP_NET_ADMIN, which this process lacks)";
+}
+
+/* Their messages start with "libbpf: " / "libxdp: " already. */
+__attribute__((format(printf, 2, 0)))
+static int lib_print_bpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	umem_print_fn_t fn = print_fn;
+
+	(void)level;
+	return fn ? fn(UMEM_DEBUG, fmt, args) : 0;
+}
+
+__attribute__((format(printf, 2, 0)))
+static int lib_print_xdp(enum libxdp_print_level level, const char *fmt, va_list args)
+{
+	umem_print_fn_t fn = print_fn;
+
+	(void)level;
+	return fn ? fn(UMEM_DEBUG, fmt, args) : 0;
+}
+
+/* Their callback types carry no format attribute; ours do (they forward to a printf-like one). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsuggest-attribute=format"
+#endif
+void umem__lib_print_begin(struct umem__lib_print *saved)
+{
+	saved->bpf = (void *)libbpf_set_print(lib_print_bpf);
+	saved->xdp = (void *)libxdp_set_print(lib_print_xdp);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+void umem__lib_print_end(const struct umem__lib_print *saved)
+{
+	libbpf_set_print((libbpf_print_fn_t)saved->bpf);
+	libxdp_set_print((libxdp_print_fn_t)saved->xdp);
 }

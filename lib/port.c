@@ -222,7 +222,8 @@ static struct port_prog *prog_get(const char *ifname, int ifindex, uint64_t netn
 	bpf_map__set_max_entries(g->skel->maps.xsks_map, entries);
 	err = xsk_redirect__load(g->skel);
 	if (err) {
-		pr_warn("port %s:%u: cannot load the XDP program: %s\n", ifname, queue, strerror(-err));
+		pr_warn("port %s:%u: cannot load the XDP program: %s%s\n", ifname, queue, strerror(-err),
+			umem__cap_hint_load(err, false));
 		goto destroy_skel;
 	}
 	g->ifindex = ifindex;
@@ -612,9 +613,8 @@ static void umem_put_ref(struct port_umem *u)
 	free(u);
 }
 
-struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *pool,
-				    const char *ifname, uint32_t queue,
-				    const struct umem_port_opts *opts)
+static struct umem_port *port_create(struct umem_area *area, struct umem_pool *pool, const char *ifname,
+				     uint32_t queue, const struct umem_port_opts *opts)
 {
 	struct port_cfg c;
 	struct umem_port *p;
@@ -778,6 +778,23 @@ free_port:
 fail:
 	errno = -err;
 	return NULL;
+}
+
+/* libbpf's and libxdp's messages (the default program, the socket) through ours meanwhile. */
+struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *pool,
+				    const char *ifname, uint32_t queue,
+				    const struct umem_port_opts *opts)
+{
+	struct umem__lib_print saved;
+	struct umem_port *p;
+	int err;
+
+	umem__lib_print_begin(&saved);
+	p = port_create(area, pool, ifname, queue, opts);
+	err = errno;
+	umem__lib_print_end(&saved);
+	errno = err;
+	return p;
 }
 
 /* ---- destruction ---- */

@@ -129,7 +129,7 @@ static int explain_none(const struct umem_steer *s)
 	return -ENOENT;
 }
 
-struct umem_steer *umem_steer__open(const char *ifname)
+static struct umem_steer *steer_open(const char *ifname)
 {
 	struct umem_steer *s;
 	struct xdp_found f;
@@ -272,7 +272,7 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 	return 0;
 }
 
-struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts)
+static struct umem_steer *steer_attach(const char *ifname, const struct umem_steer_opts *opts)
 {
 	uint32_t flags = OPTS_GET(opts, flags, 0), mode = OPTS_GET(opts, mode, 0);
 	uint32_t attach = OPTS_GET(opts, attach, 0), tflags = OPTS_GET(opts, table_flags, 0);
@@ -336,7 +336,8 @@ struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_stee
 		return s;
 	}
 	if ((err = steer__load(s->skel))) {
-		pr_warn("steer %s: cannot load the BPF program: %s\n", s->ifname, strerror(-err));
+		pr_warn("steer %s: cannot load the BPF program: %s%s\n", s->ifname, strerror(-err),
+			umem__cap_hint_load(err, true));
 		goto err_skel;
 	}
 	s->prog_fd = bpf_program__fd(s->skel->progs.umem_steer);
@@ -379,4 +380,33 @@ void umem_steer__detach(struct umem_steer *s)
 		steer__destroy(s->skel);
 	close_fds(s);
 	free(s);
+}
+
+/* The entry points: libbpf's and libxdp's messages through ours meanwhile. */
+struct umem_steer *umem_steer__open(const char *ifname)
+{
+	struct umem__lib_print saved;
+	struct umem_steer *s;
+	int err;
+
+	umem__lib_print_begin(&saved);
+	s = steer_open(ifname);
+	err = errno;
+	umem__lib_print_end(&saved);
+	errno = err;
+	return s;
+}
+
+struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts)
+{
+	struct umem__lib_print saved;
+	struct umem_steer *s;
+	int err;
+
+	umem__lib_print_begin(&saved);
+	s = steer_attach(ifname, opts);
+	err = errno;
+	umem__lib_print_end(&saved);
+	errno = err;
+	return s;
 }

@@ -233,9 +233,10 @@ int umem__xdp_attach(const char *who, uint32_t mode, xdp_attach_fn fn, void *ctx
 		if (ret >= 0)
 			return ret;
 		if (mode == UMEM__ATTACH_NATIVE || !falls_back(ret)) {
-			pr_warn("%s: native XDP attach failed: %s%s\n", who, strerror(-ret),
+			pr_warn("%s: native XDP attach failed: %s%s%s\n", who, strerror(-ret),
 				ret == -EOPNOTSUPP ? " (the driver has no native XDP; use generic mode)" :
-				!falls_back(ret) ? " (the interface already holds an XDP program)" : "");
+				ret == -EBUSY || ret == -EEXIST ? " (the interface already holds an XDP program)" : "",
+				umem__cap_hint_attach(ret));
 			return ret;
 		}
 		pr_info("%s: native XDP refused (%s): falling back to generic (skb) mode, which is "
@@ -245,10 +246,10 @@ int umem__xdp_attach(const char *who, uint32_t mode, xdp_attach_fn fn, void *ctx
 	*xdp_flags = XDP_FLAGS_SKB_MODE;
 	ret = fn(ctx, XDP_FLAGS_SKB_MODE);
 	if (ret < 0 && native)
-		pr_warn("%s: cannot attach XDP: native mode: %s; generic mode: %s\n", who,
-			strerror(-native), strerror(-ret));
+		pr_warn("%s: cannot attach XDP: native mode: %s; generic mode: %s%s\n", who,
+			strerror(-native), strerror(-ret), umem__cap_hint_attach(ret));
 	else if (ret < 0)
-		pr_warn("%s: generic XDP attach failed: %s\n", who, strerror(-ret));
+		pr_warn("%s: generic XDP attach failed: %s%s\n", who, strerror(-ret), umem__cap_hint_attach(ret));
 	return ret;
 }
 

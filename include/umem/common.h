@@ -55,8 +55,11 @@ typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_
 #define UMEM_DEPRECATED(msg) __attribute__((deprecated(msg)))
 #endif
 
-/* Replaces the print callback (default: WARN and INFO to stderr); returns the previous one.
- * NULL silences the library. Messages start with "libumem: ". The library holds none of its
+/* Replaces the print callback (default: WARN and INFO to stderr; DEBUG too with the
+ * environment variable LIBUMEM_VERBOSE set); returns the previous one. NULL silences the
+ * library. Messages start with "libumem: ". While a libumem call runs, libbpf's and libxdp's
+ * messages come through it too, at UMEM_DEBUG, starting "libbpf: " / "libxdp: " (the
+ * application's own libbpf_set_print / libxdp_set_print callbacks are put back on return). The library holds none of its
  * locks while it calls fn, so fn may call any area function (umem_area__free_pages,
  * umem_area__put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
  * the thread whose call logged, inside that call. */

@@ -2,27 +2,13 @@
 /*
  * umem/csum.h: known vectors (RFC 1071's example, an IPv4 header, UDP over IPv4 and TCP over
  * IPv6 computed independently, RFC 1624's example), then random frames against a plain
- * word-by-word reference: every length and odd start for umem_csum__add, partial checksums
+ * word-by-word reference (testutil.h): every length and odd start for umem_csum__add, partial checksums
  * completed over chains split at every offset, incremental updates equal to recomputing.
  */
 #include <stdbool.h>
 #include <umem/csum.h>
 
 #include "testutil.h"
-
-/* RFC 1071, word by word: the reference. */
-static uint16_t ref_sum(const uint8_t *p, uint32_t n, uint32_t start)
-{
-	uint32_t s = start;
-
-	for (uint32_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -135,7 +121,7 @@ static void test_random(void)
 		for (uint32_t off = 0; off < 8; off++) {
 			for (uint32_t i = 0; i < n + off; i++)
 				buf[i] = (uint8_t)test_rand(&seed);
-			CHECK(umem_csum__fold(umem_csum__add(7, buf + off, n)) == ref_sum(buf + off, n, 7),
+			CHECK(umem_csum__fold(umem_csum__add(7, buf + off, n)) == test_csum_fold(7, buf + off, n),
 			      "length %u offset %u", n, off);
 		}
 	/* Partial checksums completed over chains cut anywhere (multi-buffer): equal to the
