@@ -164,6 +164,8 @@ echo "   a2 carries the echoes, a1 none"
 
 log "multipath: flows spread over both next hops"
 ip -n "$R1" route replace 10.3.0.0/24 nexthop via 10.2.0.2 nexthop via 10.4.0.2
+# The intervals from here on: the echoes of the last step are in earlier ones (two intervals).
+sleep 0.5
 mark=$(wc -l <"$WORK/r1.out")
 # txsum PORT: frames r1 sent on PORT in the intervals since the mark.
 txsum() {
