@@ -495,6 +495,7 @@ static void l3_sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 		for (uint32_t r = 0; r < L3_NR; r++)
 			s->l3.drop[r] += atomic_load_explicit(&ctx->l3->w[k].drop[r], memory_order_relaxed);
 	s->l3.resolves = st->resolves;
+	s->l3.resolve_failed = ctx->l3->resolve_failed;
 	s->l3.resyncs = st->resyncs;
 	s->l3.events = st->events;
 	s->l3.routes4 = st->routes[0];
@@ -510,6 +511,8 @@ static void l3_print_head(FILE *out, const struct fwd_samples *cur)
 
 	fprintf(out, "  l3 routes %u/%u nexthops %u neighbours %u resolves %llu", l->routes4, l->routes6, l->nexthops,
 		l->neighbours, (unsigned long long)l->resolves);
+	if (l->resolve_failed)
+		fprintf(out, " (%llu refused)", (unsigned long long)l->resolve_failed);
 	for (uint32_t r = 1; r < L3_NR; r++) {
 		if (!l->drop[r])
 			continue;
@@ -523,9 +526,9 @@ static void l3_print_json(FILE *out, const struct fwd_samples *cur)
 	const struct fwd_l3_sample *l = &cur->l3;
 
 	fprintf(out, ",\"l3\":{\"routes4\":%u,\"routes6\":%u,\"nexthops\":%u,\"neighbours\":%u,\"events\":%llu,"
-		"\"resyncs\":%llu,\"resolves\":%llu,\"not_routed\":{",
+		"\"resyncs\":%llu,\"resolves\":%llu,\"resolve_failed\":%llu,\"not_routed\":{",
 		l->routes4, l->routes6, l->nexthops, l->neighbours, (unsigned long long)l->events,
-		(unsigned long long)l->resyncs, (unsigned long long)l->resolves);
+		(unsigned long long)l->resyncs, (unsigned long long)l->resolves, (unsigned long long)l->resolve_failed);
 	for (uint32_t r = 1; r < L3_NR; r++)
 		fprintf(out, "%s\"%s\":%llu", r > 1 ? "," : "", reason_name(r), (unsigned long long)l->drop[r]);
 	fputs("}}", out);

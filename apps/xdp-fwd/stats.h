@@ -171,7 +171,7 @@ void fwd_json_close(FILE *out);
 #define FWD_L3_REASONS 16
 struct fwd_l3_sample {
 	uint64_t drop[FWD_L3_REASONS];
-	uint64_t resolves, resyncs, events;
+	uint64_t resolves, resolve_failed, resyncs, events;
 	uint32_t routes4, routes6, nexthops, neighbours;
 };
 

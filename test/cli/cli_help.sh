@@ -10,7 +10,7 @@ errors=0
 fail() { echo "FAIL: $*" >&2; errors=$((errors + 1)); }
 programs=(apps/xdp-fwd/xdp-fwd apps/xdp-reflect/xdp-reflect tools/xsk-gen/xsk-gen
 	tools/port-bench/port-bench tools/umem-bench/umem-bench tools/umem-steer/umem-steer
-	tools/steer-bench/steer-bench)
+	tools/steer-bench/steer-bench tools/route-bench/route-bench)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

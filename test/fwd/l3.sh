@@ -216,5 +216,7 @@ pass=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print
 [ "$pass" -gt 0 ] || fail "r1's steering handed nothing to the kernel (ARP, TTL 1 at least)"
 res=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['resolves'])")
 [ "$res" -gt 0 ] || fail "r1 never asked the kernel to resolve a next hop"
+refused=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['resolve_failed'])")
+[ "$refused" = 0 ] || fail "r1: the kernel refused $refused resolution requests"
 echo "   books: lost $lost <= counted $drops (server socket $sockdrops); r1 to the kernel $pass, not routed: $nr"
 log "ok"
