@@ -618,36 +618,49 @@ static void v4_key(uint8_t key[4], uint32_t addr)
 	key[3] = (uint8_t)addr;
 }
 
+/* A family's object of size bytes with its struct lpm at offset toff; NULL and errno. The
+ * options are checked by the caller (they differ in name, not in meaning). */
+static void *lpm_new(size_t size, size_t toff, const char *what, const char *groups_name,
+		     unsigned alen, uint32_t groups, uint32_t max_prefixes)
+{
+	void *obj;
+	int err;
+
+	if (groups > UMEM_LPM_GROUPS_MAX) {
+		pr_warn("%s: %s %u is over %u (a group index is 24 bits)\n", what, groups_name, groups,
+			UMEM_LPM_GROUPS_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
+	obj = calloc(1, size);
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = lpm_init((struct lpm *)((uint8_t *)obj + toff), what, alen, groups, max_prefixes);
+	if (err) {
+		free(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 struct umem_lpm4 *umem_lpm4__create(const struct umem_lpm4_opts *opts)
 {
 	struct umem_lpm4 *lpm;
-	uint32_t groups;
-	int err;
 
 	if (!OPTS_CHECK(opts, umem_lpm4_opts, "lpm4")) {
 		errno = EINVAL;
 		return NULL;
 	}
-	groups = OPTS_GET(opts, tbl8_groups, 0) ?: UMEM_LPM4_GROUPS_DEFAULT;
-	if (groups > UMEM_LPM_GROUPS_MAX) {
-		pr_warn("lpm4: tbl8_groups %u is over %u (a group index is 24 bits)\n", groups,
-			UMEM_LPM_GROUPS_MAX);
-		errno = EINVAL;
-		return NULL;
+	lpm = lpm_new(sizeof(*lpm), offsetof(struct umem_lpm4, t), "lpm4", "tbl8_groups", 4,
+		      OPTS_GET(opts, tbl8_groups, 0) ?: UMEM_LPM4_GROUPS_DEFAULT,
+		      OPTS_GET(opts, max_prefixes, 0));
+	if (lpm) {
+		lpm->f.tbl24 = lpm->t.root;
+		lpm->f.tbl8 = lpm->t.groups;
 	}
-	lpm = calloc(1, sizeof(*lpm));
-	if (!lpm) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = lpm_init(&lpm->t, "lpm4", 4, groups, OPTS_GET(opts, max_prefixes, 0));
-	if (err) {
-		free(lpm);
-		errno = -err;
-		return NULL;
-	}
-	lpm->f.tbl24 = lpm->t.root;
-	lpm->f.tbl8 = lpm->t.groups;
 	return lpm;
 }
 
@@ -730,33 +743,12 @@ uint32_t umem_lpm4__count(const struct umem_lpm4 *lpm)
 
 struct umem_lpm6 *umem_lpm6__create(const struct umem_lpm6_opts *opts)
 {
-	struct umem_lpm6 *lpm;
-	uint32_t groups;
-	int err;
-
 	if (!OPTS_CHECK(opts, umem_lpm6_opts, "lpm6")) {
 		errno = EINVAL;
 		return NULL;
 	}
-	groups = OPTS_GET(opts, groups, 0) ?: UMEM_LPM6_GROUPS_DEFAULT;
-	if (groups > UMEM_LPM_GROUPS_MAX) {
-		pr_warn("lpm6: groups %u is over %u (a group index is 24 bits)\n", groups,
-			UMEM_LPM_GROUPS_MAX);
-		errno = EINVAL;
-		return NULL;
-	}
-	lpm = calloc(1, sizeof(*lpm));
-	if (!lpm) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	err = lpm_init(&lpm->t, "lpm6", 16, groups, OPTS_GET(opts, max_prefixes, 0));
-	if (err) {
-		free(lpm);
-		errno = -err;
-		return NULL;
-	}
-	return lpm;
+	return lpm_new(sizeof(struct umem_lpm6), offsetof(struct umem_lpm6, t), "lpm6", "groups", 16,
+		       OPTS_GET(opts, groups, 0) ?: UMEM_LPM6_GROUPS_DEFAULT, OPTS_GET(opts, max_prefixes, 0));
 }
 
 void umem_lpm6__destroy(struct umem_lpm6 *lpm)

@@ -13,8 +13,8 @@
  * the side (a delete restores the longest covering prefix from it) and, per group, the prefix
  * its unmarked entries inherit from above.
  *
- * Memory: the first level is 64 MiB (2^24 entries of 4 bytes) per family, mapped lazily (only
- * the pages written become resident) with transparent huge pages where the kernel allows;
+ * Memory: the first level is 64 MiB (2^24 entries of 4 bytes) per family, backed at creation,
+ * in transparent huge pages where the kernel allows (every lookup reads it at a random place);
  * groups are 1 KiB each, from a lazily mapped pool of opts.tbl8_groups / opts.groups; the
  * prefix hash is 12 (IPv4) or 24 (IPv6) bytes a slot at most 3/4 full. umem_lpm4__memory
  * gives the sum for a table (docs/ROUTING.md, "Lookup structure", has the figures for a full

@@ -5,6 +5,7 @@
 # benchmarks measure, tests do not.
 set -euo pipefail
 bench=${UMEM_BUILD_DIR:?}/tools/route-bench/route-bench
+read -ra emu <<<"${UMEM_EMULATOR:-}" # cross builds: qemu-user and its arguments
 fail() { echo "FAIL: $*" >&2; exit 1; }
 if ! command -v jq >/dev/null; then
 	echo "SKIP: jq not installed (tools/setup.sh installs it)" >&2
@@ -14,13 +15,13 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$bench" --help >"$tmp/help"
+"${emu[@]}" "$bench" --help >"$tmp/help"
 for o in --ipv4 --ipv6 --seed --rounds --lookups --no-dpdk --dpdk-mem --json --help --version; do
 	grep -qE -- "^  (-[a-zA-Z0-9], |    )$o( |\$)" "$tmp/help" || fail "--help does not list $o"
 done
 
 run=(--ipv4 1000 --ipv6 1000 --rounds 1 --lookups 4096)
-"$bench" "${run[@]}" --json >"$tmp/out.json" 2>"$tmp/err" || fail "route-bench --json exited $?: $(cat "$tmp/err")"
+"${emu[@]}" "$bench" "${run[@]}" --json >"$tmp/out.json" 2>"$tmp/err" || fail "route-bench --json exited $?: $(cat "$tmp/err")"
 jq -e . "$tmp/out.json" >/dev/null || fail "output is not JSON"
 jq -e '.cpu | (.vendor, .family, .model, .name) | type == "string"' "$tmp/out.json" >/dev/null ||
 	fail "no cpu in the JSON"
@@ -38,14 +39,14 @@ bad=$(jq -r '.tables[].systems[] | select(([.load_s, .load_cpu_s, .memory_bytes,
 	.ns.table, .ns.table_bulk32] | all(type == "number" and . > 0)) | not) | .name' "$tmp/out.json")
 [ -z "$bad" ] || fail "systems with missing numbers: $bad"
 # The tables are the seed's: the same seed, the same tables (group counts included).
-"$bench" "${run[@]}" --json --no-dpdk >"$tmp/again.json" 2>/dev/null || fail "second run failed"
+"${emu[@]}" "$bench" "${run[@]}" --json --no-dpdk >"$tmp/again.json" 2>/dev/null || fail "second run failed"
 [ "$(jq -c '[.tables[] | .groups]' "$tmp/out.json")" = "$(jq -c '[.tables[] | .groups]' "$tmp/again.json")" ] ||
 	fail "the same seed made different tables"
 jq -e '.rte_absent == "--no-dpdk" and ([.tables[].systems | length] == [1, 1])' "$tmp/again.json" >/dev/null ||
 	fail "--no-dpdk still measured rte_lpm"
 
 # Text: a table per size, and the ratio line when both ran.
-"$bench" "${run[@]}" >"$tmp/out.txt" 2>&1 || fail "text run failed"
+"${emu[@]}" "$bench" "${run[@]}" >"$tmp/out.txt" 2>&1 || fail "text run failed"
 grep -q "^IPv4, 1000 prefixes" "$tmp/out.txt" || fail "no IPv4 table in the text"
 grep -q "^umem_lpm6 " "$tmp/out.txt" || fail "no umem_lpm6 row in the text"
 if [ "$want4" != umem_lpm4 ]; then
@@ -56,7 +57,7 @@ fi
 for bad in "--rounds 0" "--lookups 33" "--ipv4 0x10" "--ipv6 1,,2,x" "--bogus"; do
 	set +e
 	# shellcheck disable=SC2086
-	"$bench" $bad >/dev/null 2>"$tmp/e"
+	"${emu[@]}" "$bench" $bad >/dev/null 2>"$tmp/e"
 	rc=$?
 	set -e
 	[ $rc = 2 ] || fail "'$bad' exited $rc, not 2"

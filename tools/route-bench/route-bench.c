@@ -84,7 +84,7 @@ static void more_help(FILE *f)
 #ifdef ROUTE_BENCH_DPDK
 	fprintf(f, "rte_lpm/rte_lpm6: built in (EAL without hugepages; --no-dpdk skips it).\n");
 #else
-	fprintf(f, "rte_lpm/rte_lpm6: not built in: %s.\n", ROUTE_BENCH_NO_DPDK_WHY);
+	fprintf(f, "rte_lpm/rte_lpm6: not built in: %s.\n", ROUTE_BENCH_DPDK_NO_WHY);
 #endif
 }
 
@@ -773,7 +773,7 @@ int main(int argc, char **argv)
 	else
 		dpdk = true;
 #else
-	no_rte = ROUTE_BENCH_NO_DPDK_WHY;
+	no_rte = ROUTE_BENCH_DPDK_NO_WHY;
 #endif
 	if (!cfg.json) {
 		printf("route-bench: seed %llu, %u rounds x %u lookups per kind, alternated, medians, ns per lookup\n",

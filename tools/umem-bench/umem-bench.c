@@ -677,8 +677,8 @@ static const struct {
 	const char *name, *why;
 } not_built[] = {
 #ifndef UMEM_BENCH_DPDK
-	{ "dpdk_mempool", UMEM_BENCH_NO_DPDK_WHY },
-	{ "dpdk_mempool_bulk", UMEM_BENCH_NO_DPDK_WHY },
+	{ "dpdk_mempool", UMEM_BENCH_DPDK_NO_WHY },
+	{ "dpdk_mempool_bulk", UMEM_BENCH_DPDK_NO_WHY },
 #endif
 	{ NULL, NULL },
 };
