@@ -153,6 +153,7 @@ struct pkt {
 	__u8 has_icmp6_type;
 	__u8 malformed;
 	__u8 frag; /* an IP fragment: hashed on addresses only, so a datagram's fragments stay together */
+	__u8 router_kernel; /* TTL/hop limit <= 1 or IPv4 options: the kernel's (UMEM_STEER_F_ROUTER) */
 	__u8 smac[6];
 	/* The 5-tuple's address bytes (key layout), valid when kind is IPV4 or IPV6. */
 	__u8 kind;
@@ -246,6 +247,7 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 	}
 	p->f.l4proto = ip->protocol;
 	p->f.fields |= UMEM_STEER_M_L4PROTO;
+	p->router_kernel = ip->ttl <= 1 || ip->ihl > 5;
 	p->src = mix32(ip->saddr);
 	p->dst = mix32(ip->daddr);
 	__builtin_memcpy(p->saddr, &ip->saddr, 4);
@@ -275,6 +277,7 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 		p->malformed = 1;
 		return;
 	}
+	p->router_kernel = ip6->hop_limit <= 1;
 	p->src = fold_in6(&ip6->saddr);
 	p->dst = fold_in6(&ip6->daddr);
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
@@ -787,7 +790,8 @@ int umem_steer(struct xdp_md *ctx)
 	if (p.malformed)
 		count(&steer_astats, UMEM_STEER_S_MALFORMED, bytes);
 
-	if ((t->flags & UMEM_STEER_F_HOST_CONTROL) && is_host_control(&p)) {
+	if (((t->flags & UMEM_STEER_F_HOST_CONTROL) && is_host_control(&p)) ||
+	    ((t->flags & UMEM_STEER_F_ROUTER) && p.router_kernel)) {
 		act.type = UMEM_STEER_A_PASS;
 		stat = UMEM_STEER_S_HOST_CONTROL;
 		rule = UMEM_STEER_RULE_HOST_CONTROL; /* counted as an action only */

@@ -17,7 +17,7 @@ static inline bool umem__ipv6_exthdr(uint8_t nh)
 
 #define NR_SOCKETS_DEFAULT 64u
 #define NR_SOCKETS_MAX 65536u
-#define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE)
+#define TABLE_FLAGS_ALL (UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_TRACE | UMEM_STEER_F_ROUTER)
 
 struct steer;
 

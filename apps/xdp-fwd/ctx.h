@@ -109,6 +109,7 @@ struct fwd_ctx {
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
+	struct fwd_l3 *l3;       /* --mode l3: the router's state (mode_l3.c) */
 	struct fwd_capture *cap; /* --pcap; NULL when off (capture.c) */
 	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */

@@ -27,7 +27,8 @@
 #define FWD_MODES(X)                                                                            \
 	X(WIRE, wire)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
 	X(L2, l2)           /* learning bridge */                                                 \
-	X(REFLECT, reflect) /* swap MACs, send back out of the input port (a loopback tester) */
+	X(REFLECT, reflect) /* swap MACs, send back out of the input port (a loopback tester) */ \
+	X(L3, l3)           /* IP router on the kernel's tables (mode_l3.c) */
 
 #define FWD_MODE_ENUM(id, name) FWD_MODE_##id,
 enum fwd_mode {
@@ -125,6 +126,7 @@ struct fwd_config {
 	uint32_t l2_aging;    /* seconds a learned MAC stays valid */
 	uint32_t l2_size;     /* MAC table slots (power of two) */
 	uint16_t group_fwd_mask; /* l2: reserved group addresses forwarded (l2_classify) */
+	uint32_t route_table;    /* l3: the kernel routing table mirrored (--table; 254 main) */
 	uint32_t offload_after; /* frames of a flow through userspace before it is offloaded; 0 off */
 	uint32_t offload_idle;  /* seconds without a frame before an offloaded flow is removed */
 	uint32_t offload_max;   /* flows per interface; 0: the table's size */
@@ -158,10 +160,11 @@ struct fwd_config {
 	bool cmd_interface, cmd_rule;
 };
 
-/* Rules and offload both need the steering program in front of the sockets. */
+/* Rules, offload and the router (what stays with the kernel) need the steering program in
+ * front of the sockets. */
 static inline bool fwd_wants_steering(const struct fwd_config *cfg)
 {
-	return cfg->nr_rules || cfg->offload_after;
+	return cfg->nr_rules || cfg->offload_after || cfg->mode == FWD_MODE_L3;
 }
 
 /* The worker's idle policy (umem_idle) and CPU latency request of cfg's --latency level, or

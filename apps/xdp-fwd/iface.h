@@ -51,6 +51,9 @@ struct fwd_iface {
 	struct fwd_wide32 tx_kernel_dropped;
 	bool link_down; /* down or without carrier at the last sample, or gone */
 	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
+	struct {
+		uint8_t mac[6]; /* the frames it routes are addressed to this */
+	} l3;              /* --mode l3 (mode_l3.c) */
 };
 
 /* The interface named ifname among ifaces[0..n), or NULL when no port of ours is on it. */

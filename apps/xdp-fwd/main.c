@@ -13,10 +13,12 @@
  * read again: reload.c) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <umem/port.h>
@@ -83,11 +85,6 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	ctx->nr_ports = cfg->nr_ports;
 	ctx->nr_workers = cfg->workers;
 	ctx->mode = fwd_mode_of(cfg->mode);
-	if (ctx->mode->setup) {
-		err = ctx->mode->setup(ctx);
-		if (err)
-			return err;
-	}
 	ctx->area = fwd_area_create(cfg, ctx->nr_workers);
 	if (!ctx->area) {
 		err = -errno;
@@ -100,6 +97,12 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	fwd_ports_assign(ctx);
 	fwd_ifaces_map(ctx);
 	fwd_ports_map_vias(ctx);
+	/* The interfaces are known, nothing is attached yet. */
+	if (ctx->mode->setup) {
+		err = ctx->mode->setup(ctx);
+		if (err)
+			return err;
+	}
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
 		/* The worker's working set: its fill rings and TX rings full at once. The return
@@ -171,6 +174,9 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	struct fwd_samples prev = *start;
 	uint32_t lines = 0; /* of the block printed last (ports may be added since) */
 	bool printed = false, now_asked = false;
+	/* The mode's control socket (l3: routing events) and the signals, waited for together. */
+	int ctl_fd = ctx->mode->control_fd ? ctx->mode->control_fd(ctx) : -1;
+	int sig_fd = ctl_fd >= 0 ? signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
@@ -180,8 +186,16 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (wait > FWD_TICK_NS)
 			wait = FWD_TICK_NS;
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
+		if (sig_fd >= 0) {
+			struct pollfd pfd[2] = { { .fd = ctl_fd, .events = POLLIN }, { .fd = sig_fd, .events = POLLIN } };
+
+			poll(pfd, 2, (int)((wait + 999999) / 1000000));
+			ts = (struct timespec){ 0 }; /* the signal, if one came, is pending: take it */
+		}
 		sig = sigtimedwait(sigs, NULL, &ts);
 		now = fwd_now_ns();
+		if (ctx->mode->control)
+			ctx->mode->control(ctx, now);
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
 		} else if (sig == SIGHUP) {
@@ -227,6 +241,8 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		prev = cur;
 		next = now + interval_ns;
 	}
+	if (sig_fd >= 0)
+		close(sig_fd);
 	atomic_store(&ctx->stop, 1);
 }
 

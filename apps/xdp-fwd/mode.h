@@ -27,7 +27,8 @@ struct fwd_mode_ops {
 	/* The worker's step: routes the burst d[0..n) received on port in. Every descriptor ends
 	 * staged or queued for an output port, or dropped (counted on in). */
 	void (*burst)(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now);
-	/* Optional. Main thread, before the workers exist: the mode's shared state (0 or -errno);
+	/* Optional. Main thread, before the workers exist and anything is attached, with the
+	 * interfaces known (ctx->ifaces): the mode's shared state (0 or -errno);
 	 * undone by teardown, which runs whatever setup did. */
 	int (*setup)(struct fwd_ctx *ctx);
 	void (*teardown)(struct fwd_ctx *ctx);
@@ -41,6 +42,11 @@ struct fwd_mode_ops {
 	void (*print_head)(FILE *out, const struct fwd_samples *cur);
 	void (*print_json)(FILE *out, const struct fwd_samples *cur);
 	void (*print_table)(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t);
+	/* Optional. The main thread's control work (l3: the routing mirror's events): the loop
+	 * waits for control_fd (>= 0) as well as for signals and calls control when it is
+	 * readable and at every tick. */
+	int (*control_fd)(const struct fwd_ctx *ctx);
+	void (*control)(struct fwd_ctx *ctx, uint64_t now_ns);
 };
 
 #define FWD_MODE_OPS(id, name) extern const struct fwd_mode_ops fwd_mode_##name;

@@ -191,7 +191,7 @@ static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	return cli_fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect)", arg);
+	return cli_fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect, l3)", arg);
 }
 
 static int set_xdp_mode(void *v, const char *a, char *e, size_t l)
@@ -540,7 +540,7 @@ static int set_metrics(void *v, const char *a, char *e, size_t l)
 
 static const struct cli_opt options[] = {
 	{ "interface", 'i', "IFNAME[@Q]", "a port (queue 0 by default); IFNAME@A-B or IFNAME@all: one port per queue; repeat, in order", CLI_SET(set_interface) },
-	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back); default wire", CLI_SET(set_mode) },
+	{ "mode", 'm', "MODE", "wire (-i options in pairs 1st<->2nd, 3rd<->4th; queue q <-> queue q), l2 (learning bridge), reflect (swap MACs, send back), l3 (IP router on the kernel's routing tables); default wire", CLI_SET(set_mode) },
 	{ "workers", 'w', "N", "worker threads (default: one per --cpus CPU, else 1); ports are dealt out in order, a queue's ports to one worker", CLI_U32_AT(CFG, workers, 1, FWD_MAX_WORKERS) },
 	{ "cpus", 'c', "LIST", "pin worker k to the k-th CPU of LIST, e.g. 0,2-3", CLI_SET(set_cpus) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, FWD_MAX_BATCH) },
@@ -576,6 +576,7 @@ static const struct cli_opt options[] = {
 	{ "duration", 'd', "SECS", "stop after SECS seconds", CLI_SECONDS_AT(CFG, duration, 0, 1e9) },
 	{ "count", 'n', "N", "stop after N forwarded frames (with --offload-after, the kernel's count too)", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
+	{ "table", 0, "N", "l3: the kernel routing table to mirror (default 254, main)", CLI_U32_AT(CFG, route_table, 1, 0xfffffffeu) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
 	{ "group-fwd-mask", 0, "MASK", "l2: bit X forwards 01:80:c2:00:00:0X, which a bridge drops by default (e.g. 0x4000: LLDP); :00 (STP) is always forwarded, :01 and :02 never (default 0)", CLI_SET(set_group_fwd_mask) },
@@ -797,6 +798,7 @@ void fwd_config_defaults(struct fwd_config *cfg)
 	cfg->workers = 0; /* decided after parsing: from --cpus, else 1 */
 	cfg->interval = 1.0;
 	cfg->l2_aging = 300;
+	cfg->route_table = 254; /* RT_TABLE_MAIN */
 	cfg->offload_idle = 10;
 	cfg->l2_size = 4096;
 	cfg->pcap_snaplen = FWD_PCAP_SNAPLEN_DEFAULT;
@@ -884,6 +886,9 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 		return cli_fail(err, errlen, "--offload-after: reflect mode has nothing to offload (it rewrites every frame)");
 	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)
 		return cli_fail(err, errlen, "--mode l2 needs at least 2 interfaces");
+	if (cfg->mode == FWD_MODE_L3 && count_interfaces(cfg) < 2)
+		return cli_fail(err, errlen, "--mode l3 needs at least 2 interfaces to route between (-i names %u)",
+			    count_interfaces(cfg));
 	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
 		return cli_fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
 			    cfg->chunk_size);

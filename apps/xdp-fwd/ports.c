@@ -213,9 +213,11 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	const struct fwd_config *cfg = ctx->cfg;
 	int err;
 
-	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach,
-		  /* every frame of a queue is the forwarder's; rules and host control carve out what is not */
-		  .default_action = &(struct umem_steer_action){ .type = UMEM_STEER_A_QUEUE });
+	/* A forwarder takes whole queues: what no rule claims goes to its socket (the library's
+	 * default is pass). The router leaves ARP/ND, TTL <= 1 and IP options to the kernel. */
+	static const struct umem_steer_action queue = { .type = UMEM_STEER_A_QUEUE };
+	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach, .default_action = &queue,
+		  .table_flags = cfg->mode == FWD_MODE_L3 ? UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER : 0);
 
 	f->steer = umem_steer__attach(f->name, &so);
 	if (!f->steer) {
@@ -298,7 +300,9 @@ void fwd_iface_steer_sample(const struct fwd_ctx *ctx, struct fwd_iface *f, stru
 		}
 		if (!umem_steer__action_counters(f->steer, a)) {
 			cur.drop = monotonic(a[UMEM_STEER_S_DROP].packets, &raw->drop, &reset->drop);
-			cur.pass = monotonic(a[UMEM_STEER_S_PASS].packets, &raw->pass, &reset->pass);
+			/* Host control (l3: ARP/ND, TTL <= 1, IPv4 options) hands frames to the kernel as a
+			 * pass rule does. */
+			cur.pass = monotonic(a[UMEM_STEER_S_PASS].packets + a[UMEM_STEER_S_HOST_CONTROL].packets, &raw->pass, &reset->pass);
 			cur.no_socket = monotonic(a[UMEM_STEER_S_NO_SOCKET].packets, &raw->no_socket, &reset->no_socket);
 		}
 	}

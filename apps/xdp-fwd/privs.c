@@ -69,7 +69,7 @@ int fwd_privs_check(const struct fwd_config *cfg)
 		const struct need *n = &needs[i];
 		bool ok = has(caps, n->cap);
 
-		if (n->cap == CAP_PERFMON && !cfg->nr_rules && !cfg->offload_after)
+		if (n->cap == CAP_PERFMON && !fwd_wants_steering(cfg))
 			continue;
 		if ((n->cap == CAP_BPF || n->cap == CAP_PERFMON) && has(caps, CAP_SYS_ADMIN))
 			ok = true;

@@ -53,6 +53,24 @@ static inline void fwd_swap_macs(uint8_t *eth)
 	memcpy(eth + 6, tmp, 6);
 }
 
+/* The descriptors at the start of a burst that finish a chain cut at the end of the last one
+ * (its head was dropped then): how many to drop now. *skip_contd (per input port) is cleared
+ * once the chain's last descriptor is among them. */
+static inline uint32_t fwd_chain_tail(const struct umem_desc *d, uint32_t n, bool *skip_contd)
+{
+	uint32_t i = 0;
+
+	if (!*skip_contd)
+		return 0;
+	while (i < n && !fwd_desc_last(&d[i]))
+		i++;
+	if (i < n) {
+		i++;
+		*skip_contd = false;
+	}
+	return i;
+}
+
 /* Routes the burst d[0..n) received on port in. *skip_contd (per input port) carries a chain
  * cut at the end of one burst into the next, whose first descriptors finish it. l2 mode: the
  * caller serializes access to the table. */
@@ -60,19 +78,10 @@ static inline void fwd_route_burst(const struct fwd_route_io *io, enum fwd_mode 
 				   struct l2_table *l2, bool *skip_contd, uint32_t in,
 				   struct umem_desc *d, uint32_t n, uint64_t now)
 {
-	uint32_t i = 0;
+	uint32_t i = fwd_chain_tail(d, n, skip_contd);
 
-	if (*skip_contd) {
-		/* The tail of a chain whose head was dropped at the end of the last burst. */
-		while (i < n && !fwd_desc_last(&d[i]))
-			i++;
-		if (i < n) {
-			i++;
-			*skip_contd = false;
-		}
-		if (i)
-			io->drop(io->arg, in, FWD_DROP_INVALID, d, i);
-	}
+	if (i)
+		io->drop(io->arg, in, FWD_DROP_INVALID, d, i);
 	while (i < n) {
 		uint32_t len = 1;
 		uint8_t *eth;

@@ -20,6 +20,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_L2_RESERVED] = "l2_reserved",
 	[FWD_DROP_L2_SRC_GROUP] = "l2_src_group",
 	[FWD_DROP_L2_SRC_ZERO] = "l2_src_zero",
+	[FWD_DROP_L3] = "l3",
 	[FWD_DROP_TX_KERNEL] = "tx_dropped_kernel",
 };
 

@@ -31,6 +31,7 @@ enum fwd_drop {
 	FWD_DROP_L2_RESERVED,  /* l2: to a reserved group address a bridge never relays (l2_classify) */
 	FWD_DROP_L2_SRC_GROUP, /* l2: from a group (multicast) source address */
 	FWD_DROP_L2_SRC_ZERO,  /* l2: from the all-zero source address */
+	FWD_DROP_L3,           /* l3: not routed (no route, unresolved, ...: the l3 stats say why) */
 	/* Kernel: the output interface's tx_dropped (a veth frees a frame its peer's ring has no
 	 * room for, or its peer cannot take), since start; on the interface's first port only. */
 	FWD_DROP_TX_KERNEL,
@@ -175,12 +176,22 @@ void fwd_json_end(FILE *out);
 /* The end of a JSON object line (flushed). */
 void fwd_json_close(FILE *out);
 
+/* --mode l3: frames the router did not forward, by reason (mode_l3.c names them), and the
+ * mirror's state. */
+#define FWD_L3_REASONS 16
+struct fwd_l3_sample {
+	uint64_t drop[FWD_L3_REASONS];
+	uint64_t resolves, resolve_failed, resyncs, events;
+	uint32_t routes4, routes6, nexthops, neighbours;
+};
+
 /* A run's counters at one moment: every port's and every worker pool's. */
 struct fwd_samples {
 	struct fwd_port_sample port[FWD_MAX_PORTS];
 	struct fwd_pool_sample pool[FWD_MAX_WORKERS];
 	struct fwd_steer_sample steer[FWD_MAX_PORTS]; /* by interface (ctx->ifaces) */
 	uint32_t l2_macs; /* l2: live MAC table entries (not a counter) */
+	struct fwd_l3_sample l3; /* l3: frames not routed by reason, the mirror's sizes */
 	struct fwd_capture_sample capture; /* --pcap */
 };
 

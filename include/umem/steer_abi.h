@@ -70,6 +70,10 @@ enum umem_steer_table_flags {
 	UMEM_STEER_F_HOST_CONTROL = 1u << 0,
 	/* Record each decision in the per-CPU trace map (tests, debugging; costs a map write). */
 	UMEM_STEER_F_TRACE = 1u << 1,
+	/* A router's kernel part: IPv4 with a TTL of 1 or less or with header options, IPv6 with a
+	 * hop limit of 1 or less go to the kernel before any rule (it sends the ICMP time exceeded
+	 * and handles the options), counted as host_control. */
+	UMEM_STEER_F_ROUTER = 1u << 2,
 };
 
 /* An address prefix: the first len bits of addr (network byte order, as on the wire; IPv4 in

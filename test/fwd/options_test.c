@@ -126,6 +126,15 @@ static void test_bad_arguments(void)
 	BAD("given twice", "-i", "a", "-i", "a@0");
 	BAD("odd number", "-i", "a", "-i", "b", "-i", "c", "--mode", "wire");
 	BAD("at least 2", "-i", "a", "--mode", "l2");
+	BAD("--mode l3 needs at least 2 interfaces to route between (-i names 1)", "-i", "a@0", "-i", "a@1", "--mode", "l3");
+	BAD("out of range", "-i", "a", "-i", "b", "--mode", "l3", "--table", "0");
+	/* The router: the main table unless --table names another. */
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--mode", "l3"), 0);
+	CHECK_EQ(cfg.mode, FWD_MODE_L3);
+	CHECK_EQ(cfg.route_table, 254u);
+	CHECK(fwd_wants_steering(&cfg), "l3 runs without the steering program");
+	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--mode", "l3", "--table", "100"), 0);
+	CHECK_EQ(cfg.route_table, 100u);
 	BAD("unknown mode 'bridge'", "-i", "a", "-i", "b", "--mode", "bridge");
 	BAD("unknown option '--frobnicate'", "-i", "a", "--frobnicate");
 	BAD("needs an argument", "-i", "a", "-i", "b", "--batch");

@@ -342,6 +342,34 @@ static void test_actions(void)
 	struct umem_steer_counter c[UMEM_STEER_S_NR];
 	CHECK(umem_steer__action_counters(S, c) == 0, "counters");
 	CHECK_EQ(c[UMEM_STEER_S_HOST_CONTROL].packets, 2);
+
+	/* Router: TTL or hop limit <= 1 and IPv4 options go to the kernel (it sends time
+	 * exceeded), ahead of the catch-all rule; TTL 2 is still the rules'. */
+	CHECK(umem_steer__set_table_flags(S, UMEM_STEER_F_TRACE | UMEM_STEER_F_ROUTER) == 0, "flags");
+	udp4(&f, 1, 2, 1000, 53, 18);
+	f.b[14 + 8] = 2;
+	EXPECT(&f, 0, UMEM_STEER_A_SOCK);
+	f.b[14 + 8] = 1;
+	run(&f);
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "TTL 1 not the kernel's");
+	f.b[14 + 8] = 0;
+	run(&f);
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "TTL 0 not the kernel's");
+	udp6(&f, 1, 2, 1000, 53);
+	f.b[14 + 7] = 2;
+	EXPECT(&f, 0, UMEM_STEER_A_SOCK);
+	f.b[14 + 7] = 1;
+	run(&f);
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "hop limit 1 not the kernel's");
+	/* An IPv4 header with options (IHL 6: one word of NOPs). */
+	f_eth(&f, MAC_A, 0x0800);
+	f_ipv4(&f, 17, 1, 2, 0, 4 + 8 + 10);
+	f.b[14] = 0x46;
+	f_pad(&f, 4 + 8 + 10);
+	run(&f);
+	CHECK(T.action == UMEM_STEER_A_PASS && T.rule == UMEM_STEER_RULE_HOST_CONTROL, "IPv4 options not the kernel's");
+	CHECK(umem_steer__action_counters(S, c) == 0, "counters");
+	CHECK_EQ(c[UMEM_STEER_S_HOST_CONTROL].packets, 6);
 	CHECK(umem_steer__set_table_flags(S, UMEM_STEER_F_TRACE) == 0, "flags");
 }
 

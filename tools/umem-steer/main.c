@@ -119,9 +119,10 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 							 "bpf_link (dies with its owner)",
 	       info.owner_pid,
 	       info.owner_alive ? "" : " (gone)");
-	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s\n", info.nr_sockets,
+	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s%s\n", info.nr_sockets,
 	       info.nr_queues, (unsigned long long)info.generation,
 	       flags & UMEM_STEER_F_HOST_CONTROL ? " host-control" : "", flags & UMEM_STEER_F_TRACE ? " trace" : "",
+	       flags & UMEM_STEER_F_ROUTER ? " router" : "",
 	       flags ? "" : " none");
 	printf("\n%4s %-48s %14s %16s\n", "id", "rule", "packets", "bytes");
 	for (int i = 0; i < n; i++) {

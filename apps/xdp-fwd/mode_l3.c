@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --mode l3: an IP router on the kernel's own tables. Per frame (IPv4 or IPv6 in an untagged
+ * Ethernet frame): the destination's longest-prefix match and next hop from the netlink mirror
+ * (nlmirror.h), the TTL or hop limit down (IPv4: the header checksum updated as RFC 1624 says),
+ * both MACs rewritten, out of the route's interface. A multipath route picks its member by a
+ * hash of the 5-tuple, so one flow keeps one path and its order.
+ *
+ * What a router's kernel does stays with it. The steering program decides before the socket
+ * what it can: ARP and neighbour discovery (UMEM_STEER_F_HOST_CONTROL), TTL or hop limit <= 1
+ * and IPv4 options (UMEM_STEER_F_ROUTER), the namespace's own addresses, broadcast and
+ * multicast (rules "dst ADDR -> pass" added at start). What only the lookup tells is dropped
+ * and counted by reason (the l3 stats): no route, a local address added after start, an
+ * unresolved next hop (resolution is asked of the kernel, NTF_USE, so the flow's next frames
+ * are routed), a link down, blackhole/unreachable/prohibit routes, an output interface that is
+ * not one of ours, a frame over the output MTU. No ICMP error comes from xdp-fwd (yet): the
+ * kernel's own ones cover what reaches it, and a frame that cannot be handed back is counted.
+ *
+ * The main thread applies the routing events (the mode's control hook) and frees what they
+ * retired once every worker has left the burst it was in (a per-worker sequence, odd inside a
+ * burst's lookups).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <umem/csum.h>
+
+#include "ctx.h"
+#include "mode.h"
+#include "nlmirror.h"
+#include "path.h"
+#include "privs.h"
+
+/* Reasons a frame is not routed: the mirror's (enum fwd_nh_reason, same index) and these. */
+enum l3_reason {
+	L3_NOT_OURS = FWD_NH_REASONS, /* the route's interface is not one of xdp-fwd's */
+	L3_TOO_BIG,    /* over the output interface's MTU */
+	L3_TTL,        /* TTL/hop limit <= 1 (the steering program passes these; a race with it) */
+	L3_OPTIONS,    /* IPv4 options (likewise) */
+	L3_NOT_IP,     /* not IPv4/IPv6 (ARP and ND go to the kernel before the socket) */
+	L3_OTHER_MAC,  /* not addressed to the input interface's MAC */
+	L3_MALFORMED,  /* a header cut short, a length that does not fit */
+	L3_NR
+};
+_Static_assert(L3_NR <= FWD_L3_REASONS, "reasons fit the sample");
+
+static const char *const l3_extra_names[] = {
+	[L3_NOT_OURS - FWD_NH_REASONS] = "not_ours", [L3_TOO_BIG - FWD_NH_REASONS] = "too_big",
+	[L3_TTL - FWD_NH_REASONS] = "ttl",           [L3_OPTIONS - FWD_NH_REASONS] = "ip_options",
+	[L3_NOT_IP - FWD_NH_REASONS] = "not_ip",     [L3_OTHER_MAC - FWD_NH_REASONS] = "other_mac",
+	[L3_MALFORMED - FWD_NH_REASONS] = "malformed",
+};
+
+static const char *reason_name(uint32_t r)
+{
+	return r < FWD_NH_REASONS ? fwd_nh_reason_names[r] : l3_extra_names[r - FWD_NH_REASONS];
+}
+
+#define L3_RQ 64u /* resolution requests a worker queues for the main thread */
+
+struct l3_resolve {
+	uint32_t nh;
+	int family;
+	uint8_t dst[16];
+};
+
+struct l3_worker {
+	/* Odd while the worker is inside a burst's lookups (reclaim waits for it to move on). */
+	_Atomic uint64_t seq;
+	_Atomic uint64_t drop[L3_NR];
+	/* Single producer (the worker), single consumer (the main thread). */
+	_Atomic uint32_t rq_head, rq_tail;
+	struct l3_resolve rq[L3_RQ];
+} __attribute__((aligned(64)));
+
+struct fwd_l3 {
+	struct fwd_mirror *m;
+	const struct fwd_mirror_view *view;
+	struct l3_worker w[FWD_MAX_WORKERS];
+	uint64_t snap[FWD_MAX_WORKERS]; /* the workers' seq after the last change */
+	bool reclaim_pending;
+	uint64_t resyncs;
+	uint64_t resolve_failed;
+	char rule_text[FWD_MAX_RULES][INET6_ADDRSTRLEN + 24];
+};
+
+/* --- the data path -------------------------------------------------------------------- */
+
+static inline uint32_t l3_mix(uint64_t x)
+{
+	/* murmur3's 64-bit finalizer: every input bit reaches the chosen member. */
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return (uint32_t)x;
+}
+
+/* The ports of a TCP/UDP/SCTP/UDP-Lite header at l4 (0 when absent or cut short). */
+static inline uint32_t l3_ports(uint8_t proto, const uint8_t *l4, const uint8_t *end)
+{
+	uint32_t p;
+
+	if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP && proto != IPPROTO_SCTP && proto != IPPROTO_UDPLITE) ||
+	    l4 + 4 > end)
+		return 0;
+	memcpy(&p, l4, 4);
+	return p;
+}
+
+static inline void l3_count(struct l3_worker *lw, uint32_t why)
+{
+	fwd_count(&lw->drop[why], 1);
+}
+
+static inline void l3_ask_resolve(struct l3_worker *lw, uint32_t nh, int family, const void *dst, size_t len)
+{
+	uint32_t tail = atomic_load_explicit(&lw->rq_tail, memory_order_relaxed);
+
+	/* Full: the requests queued already ask the kernel; the mirror rate-limits per next hop. */
+	if (tail - atomic_load_explicit(&lw->rq_head, memory_order_acquire) >= L3_RQ)
+		return;
+	lw->rq[tail % L3_RQ].nh = nh;
+	lw->rq[tail % L3_RQ].family = family;
+	memcpy(lw->rq[tail % L3_RQ].dst, dst, len);
+	atomic_store_explicit(&lw->rq_tail, tail + 1, memory_order_release);
+}
+
+/* The port that sends out of ifindex for a frame received on in, or UINT32_MAX. */
+static inline uint32_t l3_out_port(const struct fwd_ctx *ctx, uint32_t in, uint32_t ifindex)
+{
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].ifindex == ifindex)
+			return ctx->via[in][f];
+	return UINT32_MAX;
+}
+
+/* Routes one frame (first descriptor at eth, total bytes len): the output port, or
+ * UINT32_MAX with *why set. */
+static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint32_t in, uint8_t *eth,
+				uint32_t len0, uint32_t *why)
+{
+	const struct fwd_ctx *ctx = w->ctx;
+	const struct fwd_mirror_view *v = ctx->l3->view;
+	const uint8_t *end = eth + len0;
+	struct fwd_nh_rec rec;
+	enum fwd_nh_reason r;
+	uint16_t type = (uint16_t)(eth[12] << 8 | eth[13]);
+	uint32_t out, iplen;
+	uint8_t *ip = eth + FWD_ETH_HLEN;
+
+	if (memcmp(eth, ctx->ifaces[ctx->ports[in].iface].l3.mac, 6)) {
+		*why = L3_OTHER_MAC;
+		return UINT32_MAX;
+	}
+	if (type == 0x0800) {
+		uint32_t saddr, daddr;
+
+		if (ip + 20 > end) {
+			*why = L3_MALFORMED;
+			return UINT32_MAX;
+		}
+		if (ip[0] != 0x45) {
+			*why = (ip[0] >> 4) != 4 || (ip[0] & 15) < 5 ? L3_MALFORMED : L3_OPTIONS;
+			return UINT32_MAX;
+		}
+		if (ip[8] <= 1) {
+			*why = L3_TTL;
+			return UINT32_MAX;
+		}
+		iplen = (uint32_t)(ip[2] << 8 | ip[3]);
+		memcpy(&saddr, ip + 12, 4);
+		memcpy(&daddr, ip + 16, 4);
+		/* A fragment after the first has no ports: addresses and protocol only. */
+		r = fwd_mirror_lookup4(v, ntohl(daddr),
+				       l3_mix((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)ip[9] << 24 ^
+					      (uint64_t)((ip[6] & 0x1f) | ip[7] ? 0 : l3_ports(ip[9], ip + 20, end)) << 16),
+				       &rec);
+		if (r == FWD_NH_UNRESOLVED)
+			l3_ask_resolve(lw, rec.nh, AF_INET, ip + 16, 4);
+	} else if (type == 0x86dd) {
+		uint64_t s[2], d[2];
+
+		if (ip + 40 > end || (ip[0] >> 4) != 6) {
+			*why = L3_MALFORMED;
+			return UINT32_MAX;
+		}
+		if (ip[7] <= 1) {
+			*why = L3_TTL;
+			return UINT32_MAX;
+		}
+		iplen = 40u + (uint32_t)(ip[4] << 8 | ip[5]);
+		memcpy(s, ip + 8, 16);
+		memcpy(d, ip + 24, 16);
+		r = fwd_mirror_lookup6(v, ip + 24,
+				       l3_mix(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)ip[6] << 56 ^
+					      (uint64_t)l3_ports(ip[6], ip + 40, end) << 8),
+				       &rec);
+		if (r == FWD_NH_UNRESOLVED)
+			l3_ask_resolve(lw, rec.nh, AF_INET6, ip + 24, 16);
+	} else {
+		*why = L3_NOT_IP;
+		return UINT32_MAX;
+	}
+	if (r != FWD_NH_FORWARD) {
+		*why = r;
+		return UINT32_MAX;
+	}
+	out = l3_out_port(ctx, in, rec.ifindex);
+	if (out == UINT32_MAX) {
+		*why = L3_NOT_OURS;
+		return UINT32_MAX;
+	}
+	if (rec.mtu && iplen > rec.mtu) {
+		*why = L3_TOO_BIG;
+		return UINT32_MAX;
+	}
+	if (type == 0x0800) {
+		uint16_t old = (uint16_t)(ip[8] << 8 | ip[9]), check = (uint16_t)(ip[10] << 8 | ip[11]);
+
+		ip[8]--;
+		check = umem_csum__update16(check, old, (uint16_t)(ip[8] << 8 | ip[9]));
+		ip[10] = (uint8_t)(check >> 8);
+		ip[11] = (uint8_t)check;
+	} else {
+		ip[7]--;
+	}
+	memcpy(eth, rec.dmac, 6);
+	memcpy(eth + 6, rec.smac, 6);
+	return out;
+}
+
+static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct l3_worker *lw = &ctx->l3->w[w->idx];
+	bool *skip_contd = &ctx->ports[in].skip_contd;
+	uint64_t seq = atomic_load_explicit(&lw->seq, memory_order_relaxed);
+	uint32_t i;
+
+	(void)now;
+	/* Odd: inside; the fence orders it before the lookups' loads (the main thread's reclaim
+	 * reads it after its changes, with a fence of its own). */
+	atomic_store_explicit(&lw->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	i = fwd_chain_tail(d, n, skip_contd);
+	if (i)
+		fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
+	while (i < n) {
+		uint32_t len = 1, why = L3_MALFORMED, out = UINT32_MAX;
+
+		while (i + len <= n && !fwd_desc_last(&d[i + len - 1]))
+			len++;
+		if (i + len > n) {
+			fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, &d[i], n - i);
+			*skip_contd = true;
+			break;
+		}
+		if (d[i].len >= FWD_ETH_HLEN)
+			out = l3_route(w, lw, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len, &why);
+		if (out != UINT32_MAX) {
+			fwd_emit(w, in, out, &d[i], len);
+		} else {
+			l3_count(lw, why);
+			fwd_drop(w, &ctx->ports[in], FWD_DROP_L3, &d[i], len);
+		}
+		i += len;
+	}
+	atomic_store_explicit(&lw->seq, seq + 2, memory_order_release);
+}
+
+/* --- set-up: the mirror, the kernel's part ------------------------------------------- */
+
+static int add_pass_rule(struct fwd_ctx *ctx, const char *addr)
+{
+	struct fwd_config *cfg = ctx->cfg;
+	char *text;
+	int err;
+
+	if (cfg->nr_rules == FWD_MAX_RULES) {
+		fprintf(stderr, "xdp-fwd: --mode l3: no room for the rule that passes %s to the kernel (%u rules at most)\n",
+			addr, FWD_MAX_RULES);
+		return -ENOSPC;
+	}
+	text = ctx->l3->rule_text[cfg->nr_rules];
+	snprintf(text, sizeof(ctx->l3->rule_text[0]), "dst %s -> pass", addr);
+	err = umem_steer_rule__parse(text, &cfg->rules[cfg->nr_rules]);
+	if (err) {
+		fprintf(stderr, "xdp-fwd: --mode l3: rule '%s': %s\n", text, strerror(-err));
+		return err;
+	}
+	cfg->rule_text[cfg->nr_rules++] = text;
+	return 0;
+}
+
+/* Rules that pass the namespace's own addresses, its broadcast addresses, multicast and IPv6
+ * link-local destinations to the kernel: a router's own traffic is the kernel's. */
+static int pass_local(struct fwd_ctx *ctx)
+{
+	static const char *const fixed[] = { "224.0.0.0/4", "255.255.255.255", "ff00::/8", "fe80::/10" };
+	struct ifaddrs *ifa, *a;
+	char buf[INET6_ADDRSTRLEN];
+	int err = 0;
+
+	for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]) && !err; k++)
+		err = add_pass_rule(ctx, fixed[k]);
+	if (err)
+		return err;
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (a = ifa; a && !err; a = a->ifa_next) {
+		if (!a->ifa_addr)
+			continue;
+		if (a->ifa_addr->sa_family == AF_INET) {
+			const struct sockaddr_in *s = (const void *)a->ifa_addr;
+
+			if ((ntohl(s->sin_addr.s_addr) >> 24) == 127)
+				continue; /* never on a router port */
+			inet_ntop(AF_INET, &s->sin_addr, buf, sizeof(buf));
+			err = add_pass_rule(ctx, buf);
+			if (!err && (a->ifa_flags & IFF_BROADCAST) && a->ifa_broadaddr) {
+				const struct sockaddr_in *b = (const void *)a->ifa_broadaddr;
+
+				/* No broadcast address set: the kernel reports the address again. */
+				if (b->sin_addr.s_addr && b->sin_addr.s_addr != s->sin_addr.s_addr) {
+					inet_ntop(AF_INET, &b->sin_addr, buf, sizeof(buf));
+					err = add_pass_rule(ctx, buf);
+				}
+			}
+		} else if (a->ifa_addr->sa_family == AF_INET6) {
+			const struct sockaddr_in6 *s = (const void *)a->ifa_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr) || IN6_IS_ADDR_LOOPBACK(&s->sin6_addr))
+				continue; /* fe80::/10 above */
+			inet_ntop(AF_INET6, &s->sin6_addr, buf, sizeof(buf));
+			err = add_pass_rule(ctx, buf);
+		}
+	}
+	freeifaddrs(ifa);
+	return err;
+}
+
+static int iface_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
+static void l3_teardown(struct fwd_ctx *ctx)
+{
+	if (!ctx->l3)
+		return;
+	fwd_mirror_destroy(ctx->l3->m);
+	free(ctx->l3);
+	ctx->l3 = NULL;
+}
+
+static int l3_setup(struct fwd_ctx *ctx)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	UMEM_OPTS(fwd_mirror_opts, mo, .table = cfg->route_table);
+	bool v4 = false, v6 = false;
+	int err = fwd_forwarding_check(&v4, &v6);
+
+	if (err) {
+		fprintf(stderr, "xdp-fwd: --mode l3: cannot read net.ipv4.ip_forward: %s\n", strerror(-err));
+		return err;
+	}
+	if (!v4) {
+		/* The kernel's part of routing (TTL expiry, frames it routes itself) would be
+		 * missing, and frames handed to it dropped. */
+		fprintf(stderr, "xdp-fwd: --mode l3: the kernel does not forward IPv4 in this namespace "
+			"(net.ipv4.ip_forward = 0): set it to 1 (sysctl -w net.ipv4.ip_forward=1)\n");
+		return -EINVAL;
+	}
+	if (!v6)
+		fprintf(stderr, "xdp-fwd: --mode l3: warning: net.ipv6.conf.all.forwarding is 0: IPv6 is "
+			"routed here, but the kernel's part of it (hop limit expiry) is not\n");
+	ctx->l3 = calloc(1, sizeof(*ctx->l3));
+	if (!ctx->l3)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		err = iface_mac(ctx->ifaces[f].name, ctx->ifaces[f].l3.mac);
+		if (err) {
+			fprintf(stderr, "xdp-fwd: --mode l3: %s: cannot read its MAC address: %s\n", ctx->ifaces[f].name,
+				strerror(-err));
+			l3_teardown(ctx);
+			return err;
+		}
+	}
+	ctx->l3->m = fwd_mirror_create(&mo);
+	if (!ctx->l3->m) {
+		err = -errno;
+		if (err != -ENOENT) /* ENOENT: the mirror said which table */
+			fprintf(stderr, "xdp-fwd: --mode l3: cannot mirror the routing tables: %s\n", strerror(-err));
+		l3_teardown(ctx);
+		return err;
+	}
+	ctx->l3->view = fwd_mirror_view(ctx->l3->m);
+	err = pass_local(ctx);
+	if (err)
+		l3_teardown(ctx);
+	return err;
+}
+
+/* --- the main thread: events, resolution, reclaim ------------------------------------ */
+
+static int l3_control_fd(const struct fwd_ctx *ctx)
+{
+	return fwd_mirror_fd(ctx->l3->m);
+}
+
+static void l3_resolve_queued(struct fwd_ctx *ctx)
+{
+	struct fwd_l3 *l3 = ctx->l3;
+	bool raised = false;
+
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		struct l3_worker *lw = &l3->w[k];
+		uint32_t head = atomic_load_explicit(&lw->rq_head, memory_order_relaxed);
+		uint32_t tail = atomic_load_explicit(&lw->rq_tail, memory_order_acquire);
+
+		for (; head != tail; head++) {
+			const struct l3_resolve *q = &lw->rq[head % L3_RQ];
+			int err;
+
+			/* NTF_USE needs CAP_NET_ADMIN: kept in the permitted set (--no-reattach
+			 * drops it, and resolution is then the kernel's own traffic's). */
+			if (!raised)
+				raised = !fwd_privs_raise(true);
+			err = fwd_mirror_resolve(l3->m, q->nh, q->family, q->dst);
+			if (err && err != -EAGAIN)
+				l3->resolve_failed++;
+		}
+		atomic_store_explicit(&lw->rq_head, head, memory_order_release);
+	}
+	if (raised)
+		fwd_privs_raise(false);
+}
+
+static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
+{
+	struct fwd_l3 *l3 = ctx->l3;
+	int applied = fwd_mirror_process(l3->m);
+	uint64_t resyncs = fwd_mirror_stats(l3->m)->resyncs;
+
+	(void)now_ns;
+	l3_resolve_queued(ctx);
+	if (applied != 0 || resyncs != l3->resyncs) {
+		/* Something may have been retired: it is freed once every worker has left the
+		 * burst it is in now. */
+		l3->resyncs = resyncs;
+		atomic_thread_fence(memory_order_seq_cst);
+		for (uint32_t k = 0; k < ctx->nr_workers; k++)
+			l3->snap[k] = atomic_load_explicit(&l3->w[k].seq, memory_order_relaxed);
+		l3->reclaim_pending = true;
+		return;
+	}
+	if (!l3->reclaim_pending)
+		return;
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		if ((l3->snap[k] & 1) && atomic_load_explicit(&l3->w[k].seq, memory_order_acquire) == l3->snap[k])
+			return;
+	fwd_mirror_reclaim(l3->m);
+	l3->reclaim_pending = false;
+}
+
+/* --- stats --------------------------------------------------------------------------- */
+
+static void l3_sample(struct fwd_ctx *ctx, struct fwd_samples *s)
+{
+	const struct fwd_mirror_stats *st = fwd_mirror_stats(ctx->l3->m);
+
+	memset(&s->l3, 0, sizeof(s->l3));
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		for (uint32_t r = 0; r < L3_NR; r++)
+			s->l3.drop[r] += atomic_load_explicit(&ctx->l3->w[k].drop[r], memory_order_relaxed);
+	s->l3.resolves = st->resolves;
+	s->l3.resolve_failed = ctx->l3->resolve_failed;
+	s->l3.resyncs = st->resyncs;
+	s->l3.events = st->events;
+	s->l3.routes4 = st->routes[0];
+	s->l3.routes6 = st->routes[1];
+	s->l3.nexthops = st->nexthops;
+	s->l3.neighbours = st->neighbours;
+}
+
+static void l3_print_head(FILE *out, const struct fwd_samples *cur)
+{
+	const struct fwd_l3_sample *l = &cur->l3;
+	bool any = false;
+
+	fprintf(out, "  l3 routes %u/%u nexthops %u neighbours %u resolves %llu", l->routes4, l->routes6, l->nexthops,
+		l->neighbours, (unsigned long long)l->resolves);
+	if (l->resolve_failed)
+		fprintf(out, " (%llu refused)", (unsigned long long)l->resolve_failed);
+	for (uint32_t r = 1; r < L3_NR; r++) {
+		if (!l->drop[r])
+			continue;
+		fprintf(out, "%s %s %llu", any ? "," : "  not routed:", reason_name(r), (unsigned long long)l->drop[r]);
+		any = true;
+	}
+}
+
+static void l3_print_json(FILE *out, const struct fwd_samples *cur)
+{
+	const struct fwd_l3_sample *l = &cur->l3;
+
+	fprintf(out, ",\"l3\":{\"routes4\":%u,\"routes6\":%u,\"nexthops\":%u,\"neighbours\":%u,\"events\":%llu,"
+		"\"resyncs\":%llu,\"resolves\":%llu,\"resolve_failed\":%llu,\"not_routed\":{",
+		l->routes4, l->routes6, l->nexthops, l->neighbours, (unsigned long long)l->events,
+		(unsigned long long)l->resyncs, (unsigned long long)l->resolves, (unsigned long long)l->resolve_failed);
+	for (uint32_t r = 1; r < L3_NR; r++)
+		fprintf(out, "%s\"%s\":%llu", r > 1 ? "," : "", reason_name(r), (unsigned long long)l->drop[r]);
+	fputs("}}", out);
+}
+
+const struct fwd_mode_ops fwd_mode_l3 = {
+	.burst = l3_burst,
+	.setup = l3_setup,
+	.teardown = l3_teardown,
+	.sample = l3_sample,
+	.print_head = l3_print_head,
+	.print_json = l3_print_json,
+	.control_fd = l3_control_fd,
+	.control = l3_control,
+};

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# xdp-fwd --mode l3: two routers in a row, each an xdp-fwd on the kernel's own tables.
+#
+#   client --(10.1.0.0/24)-- r1 --(10.2.0.0/24, a1-b0)-- r2 --(10.3.0.0/24)-- server
+#                             \--(10.4.0.0/24, a2-b2)--/
+# (and 2001:db8:N::/64 beside each). Static routes with `ip route`, neighbours learned by the
+# kernels (ARP and ND reach them through the steering program). Checks: IPv4 and IPv6 ping
+# routed by xdp-fwd (the reply's TTL is 64 - 2: both routers decremented it, and xdp-fwd's
+# ports carried the frames, not the kernel's forwarding); a UDP stream's books (every datagram
+# received or counted dropped); a route change under traffic moves it to the new next hop; a
+# multipath route spreads flows, each whole on one path; TTL 1 and 2 get the time-exceeded of
+# r1 and of r2 (the kernel's, as traceroute shows hops).
+# Argument "badinput": the start-up refusals instead.
+SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${UMEM_BUILD_DIR:-$SRC/build}
+FWD=$BUILD/apps/xdp-fwd/xdp-fwd
+set -uo pipefail
+# shellcheck source=../common/netns.sh
+. "$SRC/test/common/netns.sh"
+
+netns_init l3
+netns_workdir WORK
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$WORK"/r*.out "$WORK"/r*.err; do [ -s "$f" ] && { echo "--- $f"; tail -5 "$f"; } >&2; done
+	exit 1
+}
+log() { echo "== $*"; }
+[ -x "$FWD" ] || fail "xdp-fwd not built at $FWD"
+command -v iperf3 >/dev/null || { echo "skip: no iperf3" >&2; exit 77; }
+
+netns_add C
+netns_add R1
+netns_add R2
+netns_add S
+netns_veth "$C" eth0 "$R1" a0 || fail "veth"
+netns_veth "$R1" a1 "$R2" b0 || fail "veth"
+netns_veth "$R1" a2 "$R2" b2 || fail "veth"
+netns_veth "$R2" b1 "$S" eth0 || fail "veth"
+
+addr() { ip -n "$1" addr add "$2" dev "$3" ${4:+nodad}; }
+addr "$C" 10.1.0.2/24 eth0; addr "$C" 2001:db8:1::2/64 eth0 6
+addr "$R1" 10.1.0.1/24 a0; addr "$R1" 2001:db8:1::1/64 a0 6
+addr "$R1" 10.2.0.1/24 a1; addr "$R1" 2001:db8:2::1/64 a1 6
+addr "$R1" 10.4.0.1/24 a2; addr "$R1" 2001:db8:4::1/64 a2 6
+addr "$R2" 10.2.0.2/24 b0; addr "$R2" 2001:db8:2::2/64 b0 6
+addr "$R2" 10.4.0.2/24 b2; addr "$R2" 2001:db8:4::2/64 b2 6
+addr "$R2" 10.3.0.1/24 b1; addr "$R2" 2001:db8:3::1/64 b1 6
+addr "$S" 10.3.0.2/24 eth0; addr "$S" 2001:db8:3::2/64 eth0 6
+for ns in "$C" "$S"; do
+	# Endpoints complete their own checksums: a router forwards bytes (a veth's partial
+	# checksum would reach the far end unfinished).
+	ip netns exec "$ns" ethtool -K eth0 tx off >/dev/null
+done
+ip -n "$C" route add default via 10.1.0.1
+ip -n "$C" -6 route add default via 2001:db8:1::1
+ip -n "$S" route add default via 10.3.0.1
+ip -n "$S" -6 route add default via 2001:db8:3::1
+ip -n "$R1" route add 10.3.0.0/24 via 10.2.0.2
+ip -n "$R1" -6 route add 2001:db8:3::/64 via 2001:db8:2::2
+ip -n "$R2" route add 10.1.0.0/24 via 10.2.0.1
+ip -n "$R2" -6 route add 2001:db8:1::/64 via 2001:db8:2::1
+for ns in "$R1" "$R2"; do
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+done
+
+no_xdp() { ! ip -n "$1" -d link show | grep -q "prog/xdp"; }
+
+# start K IF...: xdp-fwd --mode l3 in router K, JSON stats every 0.2 s.
+start() {
+	local k=$1 ns pid
+	shift
+	ns=$([ "$k" = 1 ] && echo "$R1" || echo "$R2")
+	local args=()
+	for i in "$@"; do args+=(-i "$i"); done
+	netns_bg pid "$ns" "$FWD" --mode l3 "${args[@]}" --json --interval 0.2 >"$WORK/r$k.out" 2>"$WORK/r$k.err"
+	printf -v "PID$k" '%s' "$pid"
+	wait_for 10 grep -q "Ctrl-C stops" "$WORK/r$k.err" || fail "router $k did not start: $(cat "$WORK/r$k.err")"
+}
+
+# stop K: SIGINT, exit 0, every frame back.
+stop() {
+	local pid="PID$1" rc=0
+	kill -INT "${!pid}"
+	wait "${!pid}" || rc=$?
+	netns_stop "${!pid}"
+	[ $rc = 0 ] || fail "router $1 exited with $rc"
+	grep -q '"frames_out":0' "$WORK/r$1.out" || fail "router $1: frames still out"
+}
+
+# jfield K TYPE EXPR: a number from router K's last JSON line of TYPE (python expression on j).
+jfield() {
+	grep "\"type\":\"$2\"" "$WORK/r$1.out" | tail -1 |
+		python3 -c "import json,sys; j=json.loads(sys.stdin.read()); p={x['name']:x for x in j['ports']}; print($3)"
+}
+
+if [ "${1:-}" = badinput ]; then
+	log "bad input: one port, forwarding off, a table that does not exist"
+	expect() { # MESSAGE NS ARGS...
+		local msg=$1 ns=$2 rc=0
+		shift 2
+		ip netns exec "$ns" "$FWD" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+		[ $rc != 0 ] || fail "xdp-fwd $* succeeded"
+		grep -q -- "$msg" "$WORK/err" || fail "xdp-fwd $*: no '$msg' in: $(cat "$WORK/err")"
+		no_xdp "$ns" || fail "xdp-fwd $*: an XDP program was left attached"
+		echo "   $* -> rc $rc: $(grep -- "$msg" "$WORK/err" | head -1)"
+	}
+	expect "--mode l3 needs at least 2 interfaces" "$R1" --mode l3 -i a0
+	expect "routing table 77" "$R1" --mode l3 -i a0 -i a1 --table 77
+	ip netns exec "$R2" sysctl -qw net.ipv4.ip_forward=0
+	expect "net.ipv4.ip_forward = 0" "$R2" --mode l3 -i b0 -i b1
+	log "ok"
+	exit 0
+fi
+
+start 1 a0 a1 a2
+start 2 b0 b1 b2
+
+log "IPv4 and IPv6 ping through two routers"
+# The first echoes find next hops unresolved (counted; the kernel is asked to resolve them).
+wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path: $(cat "$WORK/r1.err")"
+wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
+fwd4=$(ip netns exec "$R1" awk '/^Ip:/ { n++; if (n == 2) print $7 }' /proc/net/snmp)
+ip netns exec "$C" ping -c 5 -i 0.05 -W 1 10.3.0.2 >"$WORK/ping4" || fail "IPv4 ping lost echoes: $(cat "$WORK/ping4")"
+ip netns exec "$C" ping -6 -c 5 -i 0.05 -W 1 2001:db8:3::2 >"$WORK/ping6" || fail "IPv6 ping lost echoes"
+# 64 at the server, less one per router: the routers decremented it (a wire would not).
+grep -q "ttl=62" "$WORK/ping4" || fail "IPv4 reply TTL is not 62: $(grep ttl= "$WORK/ping4" | head -1)"
+grep -q "ttl=62" "$WORK/ping6" || fail "IPv6 reply hop limit is not 62: $(grep ttl= "$WORK/ping6" | head -1)"
+# Routed by xdp-fwd, not by r1's kernel (whose forwarding is on too): ForwDatagrams still.
+fwd4b=$(ip netns exec "$R1" awk '/^Ip:/ { n++; if (n == 2) print $7 }' /proc/net/snmp)
+[ "$fwd4" = "$fwd4b" ] || fail "r1's kernel forwarded $((fwd4b - fwd4)) datagrams: not routed by xdp-fwd"
+echo "   ping: $(grep -o 'ttl=[0-9]*' "$WORK/ping4" | head -1), kernel forwarded none"
+
+log "TTL 1 and 2: time exceeded from r1, then r2 (the kernels)"
+ip netns exec "$C" ping -c 1 -W 1 -t 1 10.3.0.2 >"$WORK/t1"
+grep -q "From 10.1.0.1 .*Time to live exceeded" "$WORK/t1" || fail "TTL 1: $(cat "$WORK/t1")"
+ip netns exec "$C" ping -c 1 -W 1 -t 2 10.3.0.2 >"$WORK/t2"
+grep -q "From 10.2.0.2 .*Time to live exceeded" "$WORK/t2" || fail "TTL 2: not r2's time exceeded: $(cat "$WORK/t2")"
+ip netns exec "$C" ping -6 -c 1 -W 1 -t 2 2001:db8:3::2 >"$WORK/t6"
+grep -q "From 2001:db8:2::2 .*Time exceeded" "$WORK/t6" || fail "hop limit 2: $(cat "$WORK/t6")"
+echo "   hops: 10.1.0.1, 10.2.0.2 (IPv6 2001:db8:2::2)"
+
+log "UDP stream: sent = received + counted drops"
+udp_rcvbuf() { ip netns exec "$S" awk '/^Udp:/ { n++; if (n == 2) print $4 }' /proc/net/snmp; } # InErrors
+rcvbuf0=$(udp_rcvbuf)
+netns_bg IPERF "$S" iperf3 -s -1 -p 5201 >/dev/null 2>&1
+wait_for 5 ip netns exec "$S" sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
+ip netns exec "$C" iperf3 -c 10.3.0.2 -p 5201 -u -b 50M -l 1000 -t 2 --json >"$WORK/udp.json" || fail "iperf3 UDP failed"
+read -r sent lost < <(python3 -c "import json; e=json.load(open('$WORK/udp.json'))['end']['sum']; print(e['packets'], e['lost_packets'])")
+netns_stop "$IPERF"
+sockdrops=$(( $(udp_rcvbuf) - rcvbuf0 )) # the server's socket buffer overflowed
+[ "$sent" -gt 1000 ] || fail "iperf3 sent only $sent datagrams"
+echo "   sent $sent, lost $lost"
+
+log "route change under traffic: r1's next hop moves from a1 to a2"
+netns_bg PING "$C" ping -i 0.01 -W 1 10.3.0.2 >/dev/null 2>&1
+sleep 0.5 # traffic on the first path
+ip -n "$R1" route replace 10.3.0.0/24 via 10.4.0.2
+# The new next hop's MAC is resolved at its first frames; then every echo takes a2.
+moved() { [ "$(jfield 1 interval "p['a1@0']['tx_packets']")" = 0 ] && [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 5 ]; }
+wait_for 5 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0']['tx_packets']"), a2 $(jfield 1 interval "p['a2@0']['tx_packets']")"
+netns_stop "$PING"
+echo "   a2 carries the echoes, a1 none"
+
+log "multipath: flows spread over both next hops"
+ip -n "$R1" route replace 10.3.0.0/24 nexthop via 10.2.0.2 nexthop via 10.4.0.2
+# The intervals from here on: the echoes of the last step are in earlier ones (two intervals).
+sleep 0.5
+mark=$(wc -l <"$WORK/r1.out")
+# txsum PORT: frames r1 sent on PORT in the intervals since the mark.
+txsum() {
+	tail -n +"$((mark + 1))" "$WORK/r1.out" | grep '"type":"interval"' | python3 -c "
+import json, sys
+print(sum(p['tx_packets'] for l in sys.stdin for p in json.loads(l)['ports'] if p['name'] == '$1'))"
+}
+# 64 flows (source ports), 20 datagrams each; the server has no listener (it answers with port
+# unreachable, which r2 routes back).
+spread() {
+	ip netns exec "$C" python3 -c '
+import socket
+for port in range(40000, 40064):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.1.0.2", port))
+    for _ in range(20):
+        s.sendto(b"x" * 64, ("10.3.0.2", 9))
+    s.close()'
+	sleep 0.5 # one stats interval and more: the frames are counted
+	[ "$(txsum a1@0)" -gt 100 ] && [ "$(txsum a2@0)" -gt 100 ]
+}
+wait_for 10 spread || fail "multipath: a1 sent $(txsum a1@0), a2 $(txsum a2@0)"
+sleep 0.5
+s1=$(txsum a1@0)
+s2=$(txsum a2@0)
+# Each flow's 20 datagrams took one path (a hash per flow, not per frame).
+[ $((s1 % 20)) = 0 ] && [ $((s2 % 20)) = 0 ] || fail "multipath: a flow was split (a1 $s1, a2 $s2 frames, flows of 20)"
+echo "   a1 sent $s1, a2 $s2: whole flows on each"
+
+stop 1
+stop 2
+no_xdp "$R1" && no_xdp "$R2" || fail "an XDP program was left attached"
+
+# The books of the UDP stream: every datagram the server missed is a drop someone counted (the
+# routers' drops by reason, their sockets' kernel drops, the veths', the server's socket).
+drops=$sockdrops
+for k in 1 2; do
+	d=$(grep '"type":"total"' "$WORK/r$k.out" |
+		python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print(sum(v for p in j['ports'] for k, v in p['drops'].items()))")
+	drops=$((drops + d))
+done
+for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
+	drops=$((drops + $(ip -n "${p% *}" -s -j link show "${p#* }" | grep -o '"dropped":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }')))
+done
+[ "$lost" -le "$drops" ] || fail "UDP books: $lost datagrams lost, only $drops drops counted"
+nr=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['not_routed'])")
+pass=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(sum(s['pass'] for s in json.loads(sys.stdin.read())['steer']))")
+[ "$pass" -gt 0 ] || fail "r1's steering handed nothing to the kernel (ARP, TTL 1 at least)"
+res=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['resolves'])")
+[ "$res" -gt 0 ] || fail "r1 never asked the kernel to resolve a next hop"
+refused=$(grep '"type":"total"' "$WORK/r1.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['resolve_failed'])")
+[ "$refused" = 0 ] || fail "r1: the kernel refused $refused resolution requests"
+echo "   books: lost $lost <= counted $drops (server socket $sockdrops); r1 to the kernel $pass, not routed: $nr"
+log "ok"
