@@ -1,5 +1,5 @@
-# Man pages: libumem(7), one section-3 page per public header and the tools' section-1 and -8 pages
-# (docs/man; apps install their own). Each function named in a section-3 page's NAME line also
+# Man pages, all in docs/man (readable with `man -l` before any install): libumem(7), one section-3
+# page per public header, the programs' section-1 and -8 pages, the file formats' section-5 pages. Each function named in a section-3 page's NAME line also
 # gets a one-line page (.so) pointing at it, so `man umem_pool__alloc` finds umem_pool(3).
 file(GLOB UMEM_MAN3 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.3)
 file(GLOB UMEM_MAN7 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.7)
@@ -21,3 +21,5 @@ file(GLOB UMEM_MAN1 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${UMEM_MAN1} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 file(GLOB UMEM_MAN8 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.8)
 install(FILES ${UMEM_MAN8} DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
+file(GLOB UMEM_MAN5 CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.5)
+install(FILES ${UMEM_MAN5} DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
