@@ -251,19 +251,26 @@ static void banner(const struct fwd_ctx *ctx, const struct fwd_config *cfg)
 			cfg->cpu_latency_usecs, cfg->cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
 }
 
-/* --cpu-latency: held before set-up, so that a refusal leaves nothing attached. 0 or -errno. */
+/* The CPU latency request (--cpu-latency, or the --latency level's): held before set-up, so that
+ * a refusal leaves nothing attached. 0 or -errno. */
 static int hold_cpu_latency(const struct fwd_config *cfg)
 {
 	const char *caveat = fwd_cpu_latency_caveat(cfg->cpu_latency_usecs);
 	int err = fwd_cpu_latency_hold(cfg->cpu_latency_usecs);
+	/* Messages name the option the user gave: --latency low must not read as --cpu-latency. */
+	char opt[32];
 
+	if (cfg->cpu_latency_given)
+		snprintf(opt, sizeof(opt), "--cpu-latency");
+	else
+		snprintf(opt, sizeof(opt), "--latency %s", fwd_latency_names[cfg->latency]);
 	if (err) {
-		fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
-			"/dev/cpu_dma_latency: %s\n", strerror(-err));
+		fprintf(stderr, "xdp-fwd: %s: cannot hold a CPU latency request on "
+			"/dev/cpu_dma_latency: %s\n", opt, strerror(-err));
 		return err;
 	}
 	if (caveat)
-		fprintf(stderr, "xdp-fwd: warning: --cpu-latency: %s\n", caveat);
+		fprintf(stderr, "xdp-fwd: warning: %s: %s\n", opt, caveat);
 	return 0;
 }
 
