@@ -6,7 +6,7 @@
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
+#                queues_unserved | frames_small | second_instance | lock_dir | foreign_generic | pool_log |
 #                zerocopy_hint | probe_transient
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
@@ -329,6 +329,30 @@ second_instance)
 	done
 	pings "$TOPO_IP1" || fail "the first instance stopped forwarding"
 	fwd_stop INT
+	;;
+lock_dir)
+	# The running instance holds a lock file naming its pid; an instance leaving never removes
+	# /run/xdp-fwd (an instance starting elsewhere, between its mkdir and its open, would run
+	# unlocked, and a second one on its interface would get EBUSY seconds later). In a /run of
+	# its own (a private mount namespace): other xdp-fwd on the machine keep the shared one.
+	topo_up --hosts 2
+	idx=$(ip -n "$TOPO_MID" -o link show "$TOPO_IF0" | cut -d: -f1)
+	ip netns exec "$TOPO_MID" unshare -m sh -c '
+		mount -t tmpfs none /run || exit 77
+		lockf=/run/xdp-fwd/net$(stat -L -c %i /proc/self/ns/net)-if$1.lock
+		"$2" -i "$3" -i "$4" --interval 3600 >"$5/out" 2>"$5/err" &
+		pid=$!
+		for i in $(seq 100); do grep -q "Ctrl-C stops" "$5/err" && break; sleep 0.1; done
+		[ "$(cat "$lockf")" = "$pid" ] || { echo "$lockf does not name the running pid $pid"; exit 1; }
+		flock -n "$lockf" true && { echo "$lockf is not locked by the running instance"; exit 1; }
+		kill -INT $pid
+		wait $pid || { echo "xdp-fwd exited with $?"; exit 1; }
+		[ ! -e "$lockf" ] || { echo "$lockf left behind"; exit 1; }
+		[ -d /run/xdp-fwd ] || { echo "an instance leaving removed /run/xdp-fwd"; exit 1; }
+	' sh "$idx" "$FWD" "$TOPO_IF0" "$TOPO_IF1" "$WORK" >"$WORK/lock.log" 2>&1
+	rc=$?
+	[ $rc = 77 ] && { echo "SKIP: no private /run"; exit 77; }
+	[ $rc = 0 ] || fail "lock: $(cat "$WORK/lock.log" "$WORK/err")"
 	;;
 foreign_generic)
 	# A program that is not libumem's, attached in generic mode: the hint that removes it is
