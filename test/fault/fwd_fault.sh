@@ -6,7 +6,7 @@
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | lock_dir | foreign_generic | pool_log |
+#                queues_unserved | frames_small | second_instance | lock_dir | json_names | foreign_generic | pool_log |
 #                zerocopy_hint | probe_transient
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
@@ -353,6 +353,36 @@ lock_dir)
 	rc=$?
 	[ $rc = 77 ] && { echo "SKIP: no private /run"; exit 77; }
 	[ $rc = 0 ] || fail "lock: $(cat "$WORK/lock.log" "$WORK/err")"
+	;;
+json_names)
+	# --json stays valid JSON whatever bytes an interface name holds: a quote, and a byte that
+	# is not UTF-8 (0xff, kept as \u00ff) in the port, steer and MAC-table names.
+	topo_up --hosts 2
+	q='a"b' x=$'c\xffd'
+	ip -n "$TOPO_MID" link set "$TOPO_IF0" name "$q" || fail "cannot rename $TOPO_IF0 to $q"
+	ip -n "$TOPO_MID" link set "$TOPO_IF1" name "$x" || { echo "SKIP: the kernel refuses a 0xff in a name"; exit 77; }
+	fwd_start --mode l2 --json --interval 0.2 -i "$q" -i "$x" -r "udp dport 9 -> drop"
+	pings "$TOPO_IP1" || fail "no traffic through $q and $x"
+	kill -USR1 "$FWD_PID"
+	wait_for 10 grep -q '"mac_table"' "$WORK/fwd.out" || fail "no MAC table after SIGUSR1"
+	fwd_stop INT
+	python3 - "$WORK/fwd.out" <<-'PY' || fail "--json output is not JSON"
+		import json, sys
+		names = set()
+		def walk(v):
+		    if isinstance(v, dict):
+		        for k, w in v.items():
+		            if k in ("name", "ifname", "port"):
+		                names.add(w)
+		            walk(w)
+		    elif isinstance(v, list):
+		        for w in v:
+		            walk(w)
+		for line in open(sys.argv[1], "rb"):
+		    walk(json.loads(line.decode("utf-8")))
+		want = {'a"b@0', "c\u00ffd@0", 'a"b', "c\u00ffd"}
+		assert want <= names, f"names {names}, want {want}"
+	PY
 	;;
 foreign_generic)
 	# A program that is not libumem's, attached in generic mode: the hint that removes it is
