@@ -7,8 +7,8 @@
  * workers; any failure unwinds what exists, in reverse, through one ladder whose labels say what
  * they undo. SIGINT/SIGTERM (and --duration, --count) stop RX, let the workers drain TX
  * completions, destroy the ports (which detaches the XDP program and returns every buffer) and
- * then the pools; the frames still out at that point are reported and must be zero. Signals are
- * blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
+ * then the pools; the frames still out at that point are reported and must be zero. A SIGINT or
+ * SIGTERM during start-up undoes it and exits 128 + the signal. Signals are blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
  * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
  * read again: reload.c) and the handling of live interface changes (live.c).
  */
@@ -346,6 +346,9 @@ int main(int argc, char **argv)
 	/* Before anything can open a descriptor. */
 	if (fwd_std_fds())
 		return 1;
+	/* Before anything that can block or leave state: a signal of the start-up never ends
+	 * xdp-fwd with a lock file or a program left (SIGPIPE and SIGXFSZ ignored: sys.c). */
+	fwd_signals(&sigs);
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
 	if (ret) {
 		if (ret < 0)
@@ -357,16 +360,19 @@ int main(int argc, char **argv)
 		fwd_config_free(&cfg);
 		return 1;
 	}
+	if (fwd_startup_stopped())
+		goto unlock;
 	fwd_warn_deprecated(&cfg, stderr);
-	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
-	fwd_signals(&sigs);
 	/* The listening socket before anything is attached: a port in use changes nothing. */
 	ctx.metrics = fwd_metrics_open(&cfg);
 	if (!ctx.metrics && errno)
 		goto unlock;
-	/* The file before anything is attached: a path that cannot be written changes nothing. */
+	/* The file before anything is attached: a path that cannot be written changes nothing.
+	 * A FIFO's open waits for its reader; a SIGINT/SIGTERM interrupts it. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers)))
 		goto unlock;
+	if (fwd_startup_stopped())
+		goto free_capture;
 	if (cfg.cpu_latency && hold_cpu_latency(&cfg))
 		goto free_capture;
 	fwd_rules_warn(&cfg, stderr);
@@ -392,6 +398,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: --metrics: cannot start the HTTP server: %s\n", strerror(-ret));
 		goto close_live;
 	}
+	/* A stop during set-up (blocked, so pending): undone before it ever runs. */
+	if (fwd_startup_stopped())
+		goto close_live;
 	ret = forward(&ctx, &sigs, argc, argv);
 	ran = true;
 close_live:
@@ -409,5 +418,11 @@ unlock:
 	if (ran)
 		print_frames_out(&cfg, out);
 	fwd_config_free(&cfg);
+	if (!ran && fwd_startup_stopped()) {
+		/* The shell's convention for a process a signal ended, after a clean unwind. */
+		fprintf(stderr, "xdp-fwd: %s during start-up: undone, nothing left attached\n",
+			strsignal(fwd_startup_stopped()));
+		return 128 + fwd_startup_stopped();
+	}
 	return !ran || ret || out ? 1 : 0;
 }

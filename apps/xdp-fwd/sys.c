@@ -32,8 +32,19 @@ int fwd_std_fds(void)
 	return 0;
 }
 
+/* The stop signal that arrived before the signals were blocked (start-up), or 0. */
+static volatile sig_atomic_t startup_stop;
+
+static void on_startup_signal(int sig)
+{
+	if ((sig == SIGINT || sig == SIGTERM) && !startup_stop)
+		startup_stop = sig;
+}
+
 void fwd_signals(sigset_t *set)
 {
+	struct sigaction stop = { .sa_handler = on_startup_signal }, later = stop;
+
 	/* A write past the reader (EPIPE) or past RLIMIT_FSIZE (EFBIG: ulimit -f) fails and is
 	 * reported (--pcap, the stats); the signals' default would end xdp-fwd attached. */
 	signal(SIGPIPE, SIG_IGN);
@@ -43,6 +54,30 @@ void fwd_signals(sigset_t *set)
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
+	/* Until they are blocked, their default would end xdp-fwd with its lock files (and, later,
+	 * its programs) left. A stop is recorded and interrupts what blocks (no SA_RESTART: the
+	 * --pcap FIFO's open); SIGHUP and SIGUSR1 have nothing to act on yet, and restart it. */
+	sigfillset(&stop.sa_mask);
+	sigfillset(&later.sa_mask);
+	later.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGHUP, &later, NULL);
+	sigaction(SIGUSR1, &later, NULL);
+}
+
+int fwd_startup_stopped(void)
+{
+	sigset_t pending;
+
+	if (startup_stop)
+		return startup_stop;
+	/* Once blocked, a stop waits as pending (set-up runs with them blocked). */
+	if (!sigpending(&pending))
+		for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0)
+			if (sigismember(&pending, sig))
+				return sig;
+	return 0;
 }
 
 bool fwd_out_ok(FILE *out)

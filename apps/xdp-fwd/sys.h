@@ -30,8 +30,14 @@ static inline uint64_t fwd_now_ns(void)
 int fwd_std_fds(void);
 /* Ignores SIGPIPE and SIGXFSZ (a closed stats or --pcap reader, a file past ulimit -f: the write
  * fails and says so, rather than ending the forwarder attached) and fills set with the
- * signals the main thread takes: SIGINT, SIGTERM, SIGHUP stop; SIGUSR1 prints the stats now. */
+ * signals the main thread takes: SIGINT, SIGTERM stop; SIGHUP reloads; SIGUSR1 prints the stats
+ * now. Called first: until set is blocked, handlers record a SIGINT/SIGTERM (interrupting a
+ * blocking call) and ignore SIGHUP/SIGUSR1, so that no signal of the start-up ends xdp-fwd
+ * with state left behind. */
 void fwd_signals(sigset_t *set);
+/* The SIGINT or SIGTERM that arrived during start-up (recorded, or pending once blocked), or 0:
+ * the start-up is to be undone. */
+int fwd_startup_stopped(void);
 /* After a write to out: false once it has failed (EPIPE, EBADF, ...). The first failure is
  * reported on stderr once; out is not written again. */
 bool fwd_out_ok(FILE *out);

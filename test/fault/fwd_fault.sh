@@ -6,7 +6,7 @@
 #
 #   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | lock_dir | json_names | foreign_generic | pool_log |
+#                queues_unserved | frames_small | second_instance | lock_dir | json_names | startup_signals | foreign_generic | pool_log |
 #                zerocopy_hint | probe_transient
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
@@ -383,6 +383,52 @@ json_names)
 		want = {'a"b@0', "c\u00ffd@0", 'a"b', "c\u00ffd"}
 		assert want <= names, f"names {names}, want {want}"
 	PY
+	;;
+startup_signals)
+	# Signals during start-up: while it waits for the --pcap FIFO's reader, SIGUSR1 is ignored
+	# (it starts once the reader comes), SIGINT and SIGTERM undo the start-up (no lock file, no
+	# program) and exit 128 + the signal; so does a SIGTERM early in start-up.
+	topo_up --hosts 2
+	idx=$(ip -n "$TOPO_MID" -o link show "$TOPO_IF0" | cut -d: -f1)
+	lockf=/run/xdp-fwd/net$(ip netns exec "$TOPO_MID" stat -L -c %i /proc/self/ns/net)-if$idx.lock
+	in_fifo_open() { grep -q fifo_open "/proc/$FWD_PID/wchan" 2>/dev/null || grep -q fifo_open "/proc/$FWD_PID/stack" 2>/dev/null; }
+	undone() { # SIG RC
+		ends "$2"
+		[ ! -e "$lockf" ] || fail "SIG$1: $lockf left behind"
+		no_xdp_left || fail "SIG$1: an XDP program left attached"
+	}
+	for sig in USR1 INT TERM; do
+		rm -f "$WORK/cap"
+		mkfifo "$WORK/cap"
+		netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --pcap "$WORK/cap" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+		wait_for 10 in_fifo_open || fail "xdp-fwd is not waiting for the FIFO's reader: $(cat "/proc/$FWD_PID/wchan" "$WORK/fwd.err")"
+		[ -e "$lockf" ] || fail "no lock file while starting"
+		kill -"$sig" "$FWD_PID"
+		case $sig in
+		USR1)
+			cat "$WORK/cap" >/dev/null &
+			wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "SIGUSR1 during start-up: $(cat "$WORK/fwd.err")"
+			fwd_stop INT
+			;;
+		INT) undone INT 130 ;;
+		TERM) undone TERM 143 ;;
+		esac
+		grep -q "during start-up: undone" "$WORK/fwd.err" || [ $sig = USR1 ] || fail "SIG$sig: not said: $(cat "$WORK/fwd.err")"
+		echo "   SIG$sig while waiting for the FIFO's reader: ok"
+	done
+	for i in 1 2 3 4 5; do
+		netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --interval 3600 >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+		sleep 0.0$((i * 2)) # a point in start-up, not a synchronization
+		kill -TERM "$FWD_PID"
+		rc=0
+		wait "$FWD_PID" || rc=$?
+		netns_stop "$FWD_PID"
+		FWD_PID=""
+		# Stopped in start-up (143) or once running (0): nothing left either way.
+		[ $rc = 143 ] || [ $rc = 0 ] || fail "SIGTERM after ${i}0 ms: exit $rc: $(cat "$WORK/fwd.err")"
+		[ ! -e "$lockf" ] || fail "SIGTERM after ${i}0 ms: $lockf left behind"
+		no_xdp_left || fail "SIGTERM after ${i}0 ms: an XDP program left attached"
+	done
 	;;
 foreign_generic)
 	# A program that is not libumem's, attached in generic mode: the hint that removes it is
