@@ -167,6 +167,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
 		sig = sigtimedwait(sigs, NULL, &ts);
 		now = fwd_now_ns();
+		fwd_out_pump();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
 		} else if (sig == SIGHUP) {
@@ -362,6 +363,7 @@ int main(int argc, char **argv)
 	}
 	if (fwd_startup_stopped())
 		goto unlock;
+	fwd_out_init();
 	fwd_warn_deprecated(&cfg, stderr);
 	/* The listening socket before anything is attached: a port in use changes nothing. */
 	ctx.metrics = fwd_metrics_open(&cfg);
@@ -417,6 +419,7 @@ unlock:
 	fwd_unlock_interfaces();
 	if (ran)
 		print_frames_out(&cfg, out);
+	fwd_out_drain();
 	fwd_config_free(&cfg);
 	if (!ran && fwd_startup_stopped()) {
 		/* The shell's convention for a process a signal ended, after a clean unwind. */

@@ -41,6 +41,14 @@ int fwd_startup_stopped(void);
 /* After a write to out: false once it has failed (EPIPE, EBADF, ...). The first failure is
  * reported on stderr once; out is not written again. */
 bool fwd_out_ok(FILE *out);
+/* stdout into a pipe or socket becomes non-blocking behind a bounded queue of whole lines, so
+ * that a reader that stops reading never holds up the main thread: a line that does not fit is
+ * dropped and counted (said on stderr once). After the arguments are parsed, before any stats. */
+void fwd_out_init(void);
+/* Writes what the reader takes of the queue now (each tick of the main loop). */
+void fwd_out_pump(void);
+/* At exit: the queue written, waiting a second at most for the reader; the dropped lines said. */
+void fwd_out_drain(void);
 /* The stream the exit totals go to: stdout, or stderr once stdout has failed. */
 FILE *fwd_totals_stream(void);
 

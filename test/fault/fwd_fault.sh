@@ -4,7 +4,7 @@
 # starting) xdp-fwd and checks what the forwarder says and does: no silent drop, a clean
 # shutdown with every frame back, nothing left attached.
 #
-#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
+#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | stdout_stalled | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
 #                queues_unserved | frames_small | second_instance | lock_dir | json_names | startup_signals | foreign_generic | pool_log |
 #                zerocopy_hint | probe_transient
@@ -122,6 +122,38 @@ stdout_closed)
 	alive || fail "xdp-fwd died"
 	kill -INT "$FWD_PID"
 	ends 0
+	;;
+stdout_stalled)
+	# The stats reader stops reading (a FIFO nobody reads, its buffer full): link changes are
+	# still handled (an interface deleted and back, forwarding again), SIGINT still ends
+	# xdp-fwd at once with everything detached, and the dropped lines are counted.
+	topo_up --hosts 2
+	mkfifo "$WORK/stats"
+	exec 7<>"$WORK/stats" # a reader that never reads
+	# On failure the pipe is drained first: an xdp-fwd stuck writing would ignore the clean-up.
+	sfail() { timeout 20 cat "$WORK/stats" >/dev/null & fail "$@"; }
+	netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.1 >"$WORK/stats" 2>"$WORK/fwd.err"
+	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || sfail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+	# Full once xdp-fwd would wait in pipe_write, or says it drops lines.
+	# SIGUSR1 prints a line at once: a burst of them fills it sooner than the intervals.
+	stalled() {
+		for _ in $(seq 50); do kill -USR1 "$FWD_PID"; done
+		grep -q pipe_write "/proc/$FWD_PID/wchan" 2>/dev/null || grep -q "not being read" "$WORK/fwd.err"
+	}
+	wait_for 30 stalled || sfail "the FIFO never filled"
+	pings "$TOPO_IP1" || sfail "no traffic"
+	ip -n "$TOPO_MID" link del "$TOPO_IF1" || sfail "cannot delete $TOPO_IF1"
+	wait_for 5 grep -q "$TOPO_IF1: interface gone" "$WORK/fwd.err" || sfail "no 'gone' line with stdout stalled: $(cat "$WORK/fwd.err")"
+	leg_recreate 1
+	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || sfail "no 'back' line with stdout stalled: $(cat "$WORK/fwd.err")"
+	wait_for 10 pings "$TOPO_IP1" 1 || sfail "no traffic after the re-attach with stdout stalled"
+	kill -INT "$FWD_PID"
+	gone() { ! kill -0 "$FWD_PID" 2>/dev/null || grep -q zombie "/proc/$FWD_PID/status" 2>/dev/null || grep -q "State:.*Z" "/proc/$FWD_PID/status"; }
+	wait_for 5 gone || sfail "SIGINT did not end xdp-fwd within 5 s with stdout stalled"
+	ends 0
+	exec 7<&-
+	no_xdp_left || sfail "XDP program left"
+	grep -q "lines of stats were dropped: stdout was not read" "$WORK/fwd.err" || sfail "dropped lines not said: $(cat "$WORK/fwd.err")"
 	;;
 mtu_raise)
 	# MTU raised under a running xdp-fwd beyond one chunk: the ports are reopened with
