@@ -14,6 +14,8 @@ CASE=${1:?which case}
 
 pings() { in_host 0 ping -c "${2:-3}" -i 0.2 -W 2 ${3:+-s "$3"} "$1" >/dev/null; }
 alive() { kill -0 "$FWD_PID" 2>/dev/null; }
+# exited: xdp-fwd has ended (gone, or a zombie not reaped yet).
+exited() { ! alive || grep -q "^State:.*Z" "/proc/$FWD_PID/status" 2>/dev/null; }
 # ends RC: waits for xdp-fwd, which must exit with RC.
 ends() {
 	local rc=0
@@ -148,8 +150,7 @@ stdout_stalled)
 	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || sfail "no 'back' line with stdout stalled: $(cat "$WORK/fwd.err")"
 	wait_for 10 pings "$TOPO_IP1" 1 || sfail "no traffic after the re-attach with stdout stalled"
 	kill -INT "$FWD_PID"
-	gone() { ! kill -0 "$FWD_PID" 2>/dev/null || grep -q zombie "/proc/$FWD_PID/status" 2>/dev/null || grep -q "State:.*Z" "/proc/$FWD_PID/status"; }
-	wait_for 5 gone || sfail "SIGINT did not end xdp-fwd within 5 s with stdout stalled"
+	wait_for 5 exited || sfail "SIGINT did not end xdp-fwd within 5 s with stdout stalled"
 	ends 0
 	exec 7<&-
 	no_xdp_left || sfail "XDP program left"
@@ -425,6 +426,8 @@ startup_signals)
 	lockf=/run/xdp-fwd/net$(ip netns exec "$TOPO_MID" stat -L -c %i /proc/self/ns/net)-if$idx.lock
 	in_fifo_open() { grep -q fifo_open "/proc/$FWD_PID/wchan" 2>/dev/null || grep -q fifo_open "/proc/$FWD_PID/stack" 2>/dev/null; }
 	undone() { # SIG RC
+		# A start-up deaf to it waits on: its FIFO gets a reader, so the clean-up can end it.
+		wait_for 10 exited || { timeout 20 cat "$WORK/cap" >/dev/null & fail "SIG$1 did not end the start-up"; }
 		ends "$2"
 		[ ! -e "$lockf" ] || fail "SIG$1: $lockf left behind"
 		no_xdp_left || fail "SIG$1: an XDP program left attached"
