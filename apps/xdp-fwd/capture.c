@@ -133,6 +133,12 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 	}
 	/* Blocking: a FIFO's open waits for its reader (documented). */
 	cap->fd = open(cfg->pcap_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (cap->fd < 0 && errno == EINTR) {
+		/* A stop signal while waiting for the reader: the caller says so. */
+		fwd_capture_free(cap);
+		errno = EINTR;
+		return NULL;
+	}
 	if (cap->fd < 0 || write_all(cap->fd, &h, sizeof(h))) {
 		fprintf(stderr, "xdp-fwd: --pcap %s: cannot %s it: %s\n", cfg->pcap_path,
 			cap->fd < 0 ? "open" : "write to", strerror(errno));

@@ -20,6 +20,15 @@ static struct {
 } locks[FWD_MAX_PORTS];
 static uint32_t nr_locks;
 
+/* Running without the lock is allowed (the library still refuses a busy queue, later and less
+ * clearly), but never silently. Returns 0. */
+static int lock_skipped(const char *ifname, int err)
+{
+	fprintf(stderr, "xdp-fwd: warning: %s: cannot take the one-instance lock in " FWD_LOCK_DIR
+		" (%s): a second xdp-fwd on it is refused only when its port opens\n", ifname, strerror(err));
+	return 0;
+}
+
 static int lock_one(const char *ifname, unsigned long long netns)
 {
 	char path[96], buf[32] = "";
@@ -39,14 +48,15 @@ static int lock_one(const char *ifname, unsigned long long netns)
 	for (int tries = 0;; tries++) {
 		struct stat held, named;
 
-		/* The last instance to leave removes the folder: recreate it when it went. */
+		/* Created once, never removed (see fwd_unlock_interfaces); created again only if
+		 * someone else removed it, which the retry tolerates. */
 		if (mkdir(FWD_LOCK_DIR, 0755) && errno != EEXIST)
-			return 0; /* no writable /run: the library's own checks still refuse */
+			return lock_skipped(ifname, errno); /* no writable /run */
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			if (errno == ENOENT && tries < 8)
 				continue;
-			return 0;
+			return lock_skipped(ifname, errno);
 		}
 		busy = flock(fd, LOCK_EX | LOCK_NB) != 0;
 		if (busy)
@@ -57,7 +67,7 @@ static int lock_one(const char *ifname, unsigned long long netns)
 			break;
 		close(fd);
 		if (tries >= 8)
-			return 0;
+			return lock_skipped(ifname, EAGAIN);
 	}
 	if (busy) {
 		n = (int)pread(fd, buf, sizeof(buf) - 1, 0);
@@ -70,8 +80,12 @@ static int lock_one(const char *ifname, unsigned long long netns)
 	}
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
+		int err = errno;
+
+		/* Unlinked first: an empty file under the path would name no pid. */
+		unlink(path);
 		close(fd);
-		return 0;
+		return lock_skipped(ifname, err);
 	}
 	locks[nr_locks].fd = fd;
 	snprintf(locks[nr_locks].path, sizeof(locks[nr_locks].path), "%s", path);
@@ -103,8 +117,7 @@ void fwd_unlock_interfaces(void)
 		unlink(locks[i].path);
 		close(locks[i].fd);
 	}
-	/* Nothing left behind: the folder goes with the last instance (ENOTEMPTY otherwise). */
-	if (nr_locks)
-		rmdir(FWD_LOCK_DIR);
+	/* The folder stays (an empty folder in /run, gone at reboot): removing it raced with an
+	 * instance starting elsewhere, between its mkdir and its open, which then ran unlocked. */
 	nr_locks = 0;
 }

@@ -5,7 +5,8 @@
  * flock on /run/xdp-fwd/net<netns inode>-if<ifindex>.lock holding its pid (by ifindex, so
  * that an altname of the device is the same lock); the kernel drops the
  * lock when the process dies (kill -9 included), so a stale file never blocks a restart. A
- * second instance finds the lock taken and names the pid that holds it.
+ * second instance finds the lock taken and names the pid that holds it. The folder is never
+ * removed: an instance starting while another left would otherwise lose it under its feet.
  */
 #ifndef XDP_FWD_LOCK_H
 #define XDP_FWD_LOCK_H
@@ -13,7 +14,7 @@
 #include "fwd.h"
 
 /* Locks every interface of cfg. 0; -EBUSY with a message when another xdp-fwd holds one (the
- * locks taken are released). Without a writable /run the check is skipped (0). */
+ * locks taken are released). Without a writable /run the check is skipped with a warning (0). */
 int fwd_lock_interfaces(const struct fwd_config *cfg);
 /* Releases and removes the lock files. */
 void fwd_unlock_interfaces(void);

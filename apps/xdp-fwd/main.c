@@ -7,8 +7,8 @@
  * workers; any failure unwinds what exists, in reverse, through one ladder whose labels say what
  * they undo. SIGINT/SIGTERM (and --duration, --count) stop RX, let the workers drain TX
  * completions, destroy the ports (which detaches the XDP program and returns every buffer) and
- * then the pools; the frames still out at that point are reported and must be zero. Signals are
- * blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
+ * then the pools; the frames still out at that point are reported and must be zero. A SIGINT or
+ * SIGTERM during start-up undoes it and exits 128 + the signal. Signals are blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
  * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
  * read again: reload.c) and the handling of live interface changes (live.c).
  */
@@ -196,6 +196,7 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		now = fwd_now_ns();
 		if (ctx->mode->control)
 			ctx->mode->control(ctx, now);
+		fwd_out_pump();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
 		} else if (sig == SIGHUP) {
@@ -282,19 +283,26 @@ static void banner(const struct fwd_ctx *ctx, const struct fwd_config *cfg)
 			cfg->cpu_latency_usecs, cfg->cpu_latency_usecs ? "" : ": idle CPUs poll instead of halting");
 }
 
-/* --cpu-latency: held before set-up, so that a refusal leaves nothing attached. 0 or -errno. */
+/* The CPU latency request (--cpu-latency, or the --latency level's): held before set-up, so that
+ * a refusal leaves nothing attached. 0 or -errno. */
 static int hold_cpu_latency(const struct fwd_config *cfg)
 {
 	const char *caveat = fwd_cpu_latency_caveat(cfg->cpu_latency_usecs);
 	int err = fwd_cpu_latency_hold(cfg->cpu_latency_usecs);
+	/* Messages name the option the user gave: --latency low must not read as --cpu-latency. */
+	char opt[32];
 
+	if (cfg->cpu_latency_given)
+		snprintf(opt, sizeof(opt), "--cpu-latency");
+	else
+		snprintf(opt, sizeof(opt), "--latency %s", fwd_latency_names[cfg->latency]);
 	if (err) {
-		fprintf(stderr, "xdp-fwd: --cpu-latency: cannot hold a CPU latency request on "
-			"/dev/cpu_dma_latency: %s\n", strerror(-err));
+		fprintf(stderr, "xdp-fwd: %s: cannot hold a CPU latency request on "
+			"/dev/cpu_dma_latency: %s\n", opt, strerror(-err));
 		return err;
 	}
 	if (caveat)
-		fprintf(stderr, "xdp-fwd: warning: --cpu-latency: %s\n", caveat);
+		fprintf(stderr, "xdp-fwd: warning: %s: %s\n", opt, caveat);
 	return 0;
 }
 
@@ -370,6 +378,9 @@ int main(int argc, char **argv)
 	/* Before anything can open a descriptor. */
 	if (fwd_std_fds())
 		return 1;
+	/* Before anything that can block or leave state: a signal of the start-up never ends
+	 * xdp-fwd with a lock file or a program left (SIGPIPE and SIGXFSZ ignored: sys.c). */
+	fwd_signals(&sigs);
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
 	if (ret) {
 		if (ret < 0)
@@ -381,16 +392,20 @@ int main(int argc, char **argv)
 		fwd_config_free(&cfg);
 		return 1;
 	}
+	if (fwd_startup_stopped())
+		goto unlock;
+	fwd_out_init();
 	fwd_warn_deprecated(&cfg, stderr);
-	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
-	fwd_signals(&sigs);
 	/* The listening socket before anything is attached: a port in use changes nothing. */
 	ctx.metrics = fwd_metrics_open(&cfg);
 	if (!ctx.metrics && errno)
 		goto unlock;
-	/* The file before anything is attached: a path that cannot be written changes nothing. */
+	/* The file before anything is attached: a path that cannot be written changes nothing.
+	 * A FIFO's open waits for its reader; a SIGINT/SIGTERM interrupts it. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers)))
 		goto unlock;
+	if (fwd_startup_stopped())
+		goto free_capture;
 	if (cfg.cpu_latency && hold_cpu_latency(&cfg))
 		goto free_capture;
 	fwd_rules_warn(&cfg, stderr);
@@ -416,6 +431,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: --metrics: cannot start the HTTP server: %s\n", strerror(-ret));
 		goto close_live;
 	}
+	/* A stop during set-up (blocked, so pending): undone before it ever runs. */
+	if (fwd_startup_stopped())
+		goto close_live;
 	ret = forward(&ctx, &sigs, argc, argv);
 	ran = true;
 close_live:
@@ -432,6 +450,13 @@ unlock:
 	fwd_unlock_interfaces();
 	if (ran)
 		print_frames_out(&cfg, out);
+	fwd_out_drain();
 	fwd_config_free(&cfg);
+	if (!ran && fwd_startup_stopped()) {
+		/* The shell's convention for a process a signal ended, after a clean unwind. */
+		fprintf(stderr, "xdp-fwd: %s during start-up: undone, nothing left attached\n",
+			strsignal(fwd_startup_stopped()));
+		return 128 + fwd_startup_stopped();
+	}
 	return !ran || ret || out ? 1 : 0;
 }

@@ -57,10 +57,15 @@ static void l2_print_entry(const struct l2_entry_view *e, void *arg)
 	const uint8_t *m = e->mac;
 	const char *port = e->port >= 0 && (uint32_t)e->port < p->ctx->nr_ports ? p->ctx->ports[e->port].name : "?";
 
-	fprintf(p->out,
-		p->json ? "%s{\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"port\":\"%s\",\"age\":%.1f}" :
-			  "%smac %02x:%02x:%02x:%02x:%02x:%02x  port %-12s  age %.1fs\n",
-		p->json && !p->first ? "," : "", m[0], m[1], m[2], m[3], m[4], m[5], port, (double)e->age_ns / 1e9);
+	if (p->json) {
+		fprintf(p->out, "%s{\"mac\":\"%02x:%02x:%02x:%02x:%02x:%02x\",\"port\":", p->first ? "" : ",",
+			m[0], m[1], m[2], m[3], m[4], m[5]);
+		fwd_json_string(p->out, port);
+		fprintf(p->out, ",\"age\":%.1f}", (double)e->age_ns / 1e9);
+	} else {
+		fprintf(p->out, "mac %02x:%02x:%02x:%02x:%02x:%02x  port %-12s  age %.1fs\n", m[0], m[1], m[2],
+			m[3], m[4], m[5], port, (double)e->age_ns / 1e9);
+	}
 	p->first = false;
 }
 

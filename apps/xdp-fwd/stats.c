@@ -188,16 +188,42 @@ void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_t
 	fputc('\n', out);
 }
 
-/* Rule text in a JSON string: quotes and backslashes escaped (the parser admits neither, but
- * the text is the user's). */
-static void json_string(FILE *out, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong form, no surrogate,
+ * nothing above U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
 {
+	int n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+void fwd_json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+	while (*s) {
+		int n = *s < 0x80 ? 1 : utf8_len(s);
+
+		if (*s == '"' || *s == '\\') {
 			fputc('\\', out);
-		if ((unsigned char)*s >= 0x20)
-			fputc(*s, out);
+			fputc(*s++, out);
+		} else if (*s < 0x20 || !n) {
+			/* Controls must be escaped (RFC 8259 section 7); a byte that is not UTF-8 is
+			 * kept as the code point of its value (Latin-1), so no byte is lost. */
+			fprintf(out, "\\u%04x", *s++);
+		} else {
+			fwrite(s, 1, (size_t)n, out);
+			s += n;
+		}
 	}
 	fputc('"', out);
 }
@@ -205,10 +231,12 @@ static void json_string(FILE *out, const char *s)
 void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 		    uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur)
 {
-	fprintf(out, "%s{\"ifname\":\"%s\",\"rules\":[", first ? "],\"steer\":[" : ",", ifname);
+	fprintf(out, "%s{\"ifname\":", first ? "],\"steer\":[" : ",");
+	fwd_json_string(out, ifname);
+	fputs(",\"rules\":[", out);
 	for (uint32_t r = 0; r < nr_rules; r++) {
 		fprintf(out, "%s{\"rule\":", r ? "," : "");
-		json_string(out, rule_text[r]);
+		fwd_json_string(out, rule_text[r]);
 		fprintf(out, ",\"id\":%u,\"hits\":%llu}", ids[r], fwd_rule_hits_since(prev, cur, ids[r]));
 	}
 	fprintf(out, "],\"drop\":%llu,\"pass\":%llu,\"no_socket\":%llu}",
@@ -229,11 +257,13 @@ void fwd_json_begin(FILE *out, double t, const char *kind, bool totals)
 void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *base,
 		   const struct fwd_port_sample *prev, const struct fwd_port_sample *cur, double dt)
 {
+	fprintf(out, "%s{\"name\":", first ? "" : ",");
+	fwd_json_string(out, name);
 	fprintf(out,
-		"%s{\"name\":\"%s\",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,"
+		",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,"
 		"\"tx_bytes\":%llu,\"rx_pps\":%.0f,\"rx_bps\":%.0f,\"tx_pps\":%.0f,\"tx_bps\":%.0f,"
 		"\"drops\":{",
-		first ? "" : ",", name, (unsigned long long)(cur->rx_packets - base->rx_packets),
+		(unsigned long long)(cur->rx_packets - base->rx_packets),
 		(unsigned long long)(cur->rx_bytes - base->rx_bytes),
 		(unsigned long long)(cur->tx_packets - base->tx_packets),
 		(unsigned long long)(cur->tx_bytes - base->tx_bytes),
@@ -280,8 +310,10 @@ void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_poo
 {
 	double hit = fwd_recycle_hit_rate(prev, cur);
 
-	fprintf(out, "%s{\"name\":\"%s\",\"allocs\":%llu,\"slow\":%llu,\"recycled\":%llu,",
-		first ? "" : ",", name, (unsigned long long)(cur->allocs - base->allocs),
+	fprintf(out, "%s{\"name\":", first ? "" : ",");
+	fwd_json_string(out, name);
+	fprintf(out, ",\"allocs\":%llu,\"slow\":%llu,\"recycled\":%llu,",
+		(unsigned long long)(cur->allocs - base->allocs),
 		(unsigned long long)(cur->slow - base->slow),
 		(unsigned long long)(cur->recycled - base->recycled));
 	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
@@ -319,12 +351,12 @@ void fwd_json_capture(FILE *out, const char *path, const struct fwd_capture_samp
 	const char *state = capture_state(cur);
 
 	fputs(",\"capture\":{\"file\":", out);
-	json_string(out, path);
+	fwd_json_string(out, path);
 	fprintf(out, ",\"captured\":%llu,\"bytes\":%llu,\"dropped\":%llu,\"stopped\":",
 		(unsigned long long)(cur->captured - prev->captured), (unsigned long long)(cur->bytes - prev->bytes),
 		(unsigned long long)(cur->dropped - prev->dropped));
 	if (state)
-		json_string(out, state);
+		fwd_json_string(out, state);
 	else
 		fputs("null", out);
 	fputc('}', out);

@@ -166,6 +166,10 @@ void fwd_json_capture(FILE *out, const char *path, const struct fwd_capture_samp
  * "ports":[...],"pools":[...]}; the caller brackets it with fwd_json_begin/end and one
  * fwd_json_port/pool per item. Counts are cur - base (base: the previous sample, or the start
  * sample for totals), rates (cur - prev) / dt. docs/OPERATING.md lists every field. */
+/* s as a JSON string, quoted (RFC 8259): " \\ and controls escaped, UTF-8 kept, and a byte that
+ * is not UTF-8 written as the code point of its value (\u00XX). Every name in the JSON output
+ * (interfaces are any bytes but / and space) goes through it. */
+void fwd_json_string(FILE *out, const char *s);
 void fwd_json_begin(FILE *out, double t, const char *kind, bool totals);
 void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *base,
 		   const struct fwd_port_sample *prev, const struct fwd_port_sample *cur, double dt);

@@ -4,6 +4,8 @@
 #include <ifaddrs.h>
 #include <linux/if_link.h>
 #include <netpacket/packet.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,8 +34,19 @@ int fwd_std_fds(void)
 	return 0;
 }
 
+/* The stop signal that arrived before the signals were blocked (start-up), or 0. */
+static volatile sig_atomic_t startup_stop;
+
+static void on_startup_signal(int sig)
+{
+	if ((sig == SIGINT || sig == SIGTERM) && !startup_stop)
+		startup_stop = sig;
+}
+
 void fwd_signals(sigset_t *set)
 {
+	struct sigaction stop = { .sa_handler = on_startup_signal }, later = stop;
+
 	/* A write past the reader (EPIPE) or past RLIMIT_FSIZE (EFBIG: ulimit -f) fails and is
 	 * reported (--pcap, the stats); the signals' default would end xdp-fwd attached. */
 	signal(SIGPIPE, SIG_IGN);
@@ -43,6 +56,30 @@ void fwd_signals(sigset_t *set)
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
+	/* Until they are blocked, their default would end xdp-fwd with its lock files (and, later,
+	 * its programs) left. A stop is recorded and interrupts what blocks (no SA_RESTART: the
+	 * --pcap FIFO's open); SIGHUP and SIGUSR1 have nothing to act on yet, and restart it. */
+	sigfillset(&stop.sa_mask);
+	sigfillset(&later.sa_mask);
+	later.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &stop, NULL);
+	sigaction(SIGTERM, &stop, NULL);
+	sigaction(SIGHUP, &later, NULL);
+	sigaction(SIGUSR1, &later, NULL);
+}
+
+int fwd_startup_stopped(void)
+{
+	sigset_t pending;
+
+	if (startup_stop)
+		return startup_stop;
+	/* Once blocked, a stop waits as pending (set-up runs with them blocked). */
+	if (!sigpending(&pending))
+		for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0)
+			if (sigismember(&pending, sig))
+				return sig;
+	return 0;
 }
 
 bool fwd_out_ok(FILE *out)
@@ -59,6 +96,108 @@ bool fwd_out_ok(FILE *out)
 		"goes on; the exit totals go to stderr\n", out == stdout ? "stdout" : "their stream",
 		strerror(err));
 	return false;
+}
+
+/* stdout into a pipe or socket: non-blocking, behind a bounded queue of whole lines. A reader
+ * that stops reading must never hold up the main thread (link changes, signals): a line that
+ * does not fit is dropped, whole, and counted. */
+#define OUT_QUEUE_MAX (64u << 10) /* a pipe's own buffer again */
+static struct {
+	bool on, dropping, said;
+	size_t done, len; /* complete lines [0, done), the line being written [done, len) */
+	unsigned long long dropped;
+	char buf[OUT_QUEUE_MAX];
+} oq;
+
+/* As much of the complete lines as the reader takes now. 0, or -1 with errno (EPIPE...). */
+static int out_push(void)
+{
+	while (oq.done) {
+		ssize_t n = write(STDOUT_FILENO, oq.buf, oq.done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		memmove(oq.buf, oq.buf + n, oq.len - (size_t)n);
+		oq.done -= (size_t)n;
+		oq.len -= (size_t)n;
+	}
+	return 0;
+}
+
+static ssize_t out_write(void *cookie, const char *data, size_t n)
+{
+	(void)cookie;
+	if (out_push())
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!oq.dropping && oq.len == OUT_QUEUE_MAX) {
+			oq.len = oq.done; /* the line being written goes, with the rest of it */
+			oq.dropping = true;
+		}
+		if (!oq.dropping)
+			oq.buf[oq.len++] = data[i];
+		if (data[i] != '\n')
+			continue;
+		if (!oq.dropping) {
+			oq.done = oq.len;
+			continue;
+		}
+		oq.dropping = false;
+		oq.dropped++;
+		if (!oq.said)
+			fprintf(stderr, "xdp-fwd: stdout is not being read: stats lines are dropped (whole, "
+				"and counted) until it is; forwarding goes on\n");
+		oq.said = true;
+	}
+	return out_push() ? -1 : (ssize_t)n;
+}
+
+void fwd_out_init(void)
+{
+	struct stat st;
+	FILE *f;
+	int fl;
+
+	if (fstat(STDOUT_FILENO, &st) || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return; /* a file or a terminal: writes do not wait on a reader */
+	fl = fcntl(STDOUT_FILENO, F_GETFL);
+	if (fl < 0 || fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK))
+		return;
+	f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = out_write });
+	if (!f)
+		return;
+	setvbuf(f, NULL, _IOLBF, 0);
+	fflush(stdout);
+	stdout = f;
+	oq.on = true;
+}
+
+void fwd_out_pump(void)
+{
+	if (oq.on && !out_failed)
+		out_push();
+}
+
+void fwd_out_drain(void)
+{
+	if (!oq.on)
+		return;
+	fflush(stdout);
+	/* The totals' last chance: a reader that takes nothing for a second is not waited for. */
+	for (int i = 0; i < 10 && oq.done && !out_failed; i++) {
+		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+		if (poll(&p, 1, 100) < 0 || out_push())
+			break;
+	}
+	for (size_t i = 0; i < oq.done; i++)
+		oq.dropped += oq.buf[i] == '\n';
+	oq.done = oq.len = 0;
+	if (oq.dropped)
+		fprintf(stderr, "xdp-fwd: %llu lines of stats were dropped: stdout was not read\n", oq.dropped);
+	oq.dropped = 0;
 }
 
 FILE *fwd_totals_stream(void)

@@ -30,11 +30,25 @@ static inline uint64_t fwd_now_ns(void)
 int fwd_std_fds(void);
 /* Ignores SIGPIPE and SIGXFSZ (a closed stats or --pcap reader, a file past ulimit -f: the write
  * fails and says so, rather than ending the forwarder attached) and fills set with the
- * signals the main thread takes: SIGINT, SIGTERM, SIGHUP stop; SIGUSR1 prints the stats now. */
+ * signals the main thread takes: SIGINT, SIGTERM stop; SIGHUP reloads; SIGUSR1 prints the stats
+ * now. Called first: until set is blocked, handlers record a SIGINT/SIGTERM (interrupting a
+ * blocking call) and ignore SIGHUP/SIGUSR1, so that no signal of the start-up ends xdp-fwd
+ * with state left behind. */
 void fwd_signals(sigset_t *set);
+/* The SIGINT or SIGTERM that arrived during start-up (recorded, or pending once blocked), or 0:
+ * the start-up is to be undone. */
+int fwd_startup_stopped(void);
 /* After a write to out: false once it has failed (EPIPE, EBADF, ...). The first failure is
  * reported on stderr once; out is not written again. */
 bool fwd_out_ok(FILE *out);
+/* stdout into a pipe or socket becomes non-blocking behind a bounded queue of whole lines, so
+ * that a reader that stops reading never holds up the main thread: a line that does not fit is
+ * dropped and counted (said on stderr once). After the arguments are parsed, before any stats. */
+void fwd_out_init(void);
+/* Writes what the reader takes of the queue now (each tick of the main loop). */
+void fwd_out_pump(void);
+/* At exit: the queue written, waiting a second at most for the reader; the dropped lines said. */
+void fwd_out_drain(void);
 /* The stream the exit totals go to: stdout, or stderr once stdout has failed. */
 FILE *fwd_totals_stream(void);
 

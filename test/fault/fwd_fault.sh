@@ -4,9 +4,9 @@
 # starting) xdp-fwd and checks what the forwarder says and does: no silent drop, a clean
 # shutdown with every frame back, nothing left attached.
 #
-#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | mtu_raise | mtu_noreattach |
+#   fwd_fault.sh sigpipe | sigpipe_quiet | sighup | sigusr1 | stdout_closed | stdout_stalled | mtu_raise | mtu_noreattach |
 #                ifdel_reattach | rebind_others | rule_target | rule_warn | rule_counters | rule_live |
-#                queues_unserved | frames_small | second_instance | foreign_generic | pool_log |
+#                queues_unserved | frames_small | second_instance | lock_dir | json_names | startup_signals | foreign_generic | pool_log |
 #                zerocopy_hint | probe_transient
 FWD_TEST_TAG=ft
 CASE=${1:?which case}
@@ -14,6 +14,8 @@ CASE=${1:?which case}
 
 pings() { in_host 0 ping -c "${2:-3}" -i 0.2 -W 2 ${3:+-s "$3"} "$1" >/dev/null; }
 alive() { kill -0 "$FWD_PID" 2>/dev/null; }
+# exited: xdp-fwd has ended (gone, or a zombie not reaped yet).
+exited() { ! alive || grep -q "^State:.*Z" "/proc/$FWD_PID/status" 2>/dev/null; }
 # ends RC: waits for xdp-fwd, which must exit with RC.
 ends() {
 	local rc=0
@@ -122,6 +124,37 @@ stdout_closed)
 	alive || fail "xdp-fwd died"
 	kill -INT "$FWD_PID"
 	ends 0
+	;;
+stdout_stalled)
+	# The stats reader stops reading (a FIFO nobody reads, its buffer full): link changes are
+	# still handled (an interface deleted and back, forwarding again), SIGINT still ends
+	# xdp-fwd at once with everything detached, and the dropped lines are counted.
+	topo_up --hosts 2
+	mkfifo "$WORK/stats"
+	exec 7<>"$WORK/stats" # a reader that never reads
+	# On failure the pipe is drained first: an xdp-fwd stuck writing would ignore the clean-up.
+	sfail() { timeout 20 cat "$WORK/stats" >/dev/null & fail "$@"; }
+	netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --json --interval 0.1 >"$WORK/stats" 2>"$WORK/fwd.err"
+	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || sfail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+	# Full once xdp-fwd would wait in pipe_write, or says it drops lines.
+	# SIGUSR1 prints a line at once: a burst of them fills it sooner than the intervals.
+	stalled() {
+		for _ in $(seq 50); do kill -USR1 "$FWD_PID"; done
+		grep -q pipe_write "/proc/$FWD_PID/wchan" 2>/dev/null || grep -q "not being read" "$WORK/fwd.err"
+	}
+	wait_for 30 stalled || sfail "the FIFO never filled"
+	pings "$TOPO_IP1" || sfail "no traffic"
+	ip -n "$TOPO_MID" link del "$TOPO_IF1" || sfail "cannot delete $TOPO_IF1"
+	wait_for 5 grep -q "$TOPO_IF1: interface gone" "$WORK/fwd.err" || sfail "no 'gone' line with stdout stalled: $(cat "$WORK/fwd.err")"
+	leg_recreate 1
+	wait_for 10 grep -q "$TOPO_IF1: interface back" "$WORK/fwd.err" || sfail "no 'back' line with stdout stalled: $(cat "$WORK/fwd.err")"
+	wait_for 10 pings "$TOPO_IP1" 1 || sfail "no traffic after the re-attach with stdout stalled"
+	kill -INT "$FWD_PID"
+	wait_for 5 exited || sfail "SIGINT did not end xdp-fwd within 5 s with stdout stalled"
+	ends 0
+	exec 7<&-
+	no_xdp_left || sfail "XDP program left"
+	grep -q "lines of stats were dropped: stdout was not read" "$WORK/fwd.err" || sfail "dropped lines not said: $(cat "$WORK/fwd.err")"
 	;;
 mtu_raise)
 	# MTU raised under a running xdp-fwd beyond one chunk: the ports are reopened with
@@ -329,6 +362,108 @@ second_instance)
 	done
 	pings "$TOPO_IP1" || fail "the first instance stopped forwarding"
 	fwd_stop INT
+	;;
+lock_dir)
+	# The running instance holds a lock file naming its pid; an instance leaving never removes
+	# /run/xdp-fwd (an instance starting elsewhere, between its mkdir and its open, would run
+	# unlocked, and a second one on its interface would get EBUSY seconds later). In a /run of
+	# its own (a private mount namespace): other xdp-fwd on the machine keep the shared one.
+	topo_up --hosts 2
+	idx=$(ip -n "$TOPO_MID" -o link show "$TOPO_IF0" | cut -d: -f1)
+	ip netns exec "$TOPO_MID" unshare -m sh -c '
+		mount -t tmpfs none /run || exit 77
+		lockf=/run/xdp-fwd/net$(stat -L -c %i /proc/self/ns/net)-if$1.lock
+		"$2" -i "$3" -i "$4" --interval 3600 >"$5/out" 2>"$5/err" &
+		pid=$!
+		for i in $(seq 100); do grep -q "Ctrl-C stops" "$5/err" && break; sleep 0.1; done
+		[ "$(cat "$lockf")" = "$pid" ] || { echo "$lockf does not name the running pid $pid"; exit 1; }
+		flock -n "$lockf" true && { echo "$lockf is not locked by the running instance"; exit 1; }
+		kill -INT $pid
+		wait $pid || { echo "xdp-fwd exited with $?"; exit 1; }
+		[ ! -e "$lockf" ] || { echo "$lockf left behind"; exit 1; }
+		[ -d /run/xdp-fwd ] || { echo "an instance leaving removed /run/xdp-fwd"; exit 1; }
+	' sh "$idx" "$FWD" "$TOPO_IF0" "$TOPO_IF1" "$WORK" >"$WORK/lock.log" 2>&1
+	rc=$?
+	[ $rc = 77 ] && { echo "SKIP: no private /run"; exit 77; }
+	[ $rc = 0 ] || fail "lock: $(cat "$WORK/lock.log" "$WORK/err")"
+	;;
+json_names)
+	# --json stays valid JSON whatever bytes an interface name holds: a quote, and a byte that
+	# is not UTF-8 (0xff, kept as \u00ff) in the port, steer and MAC-table names.
+	topo_up --hosts 2
+	q='a"b' x=$'c\xffd'
+	ip -n "$TOPO_MID" link set "$TOPO_IF0" name "$q" || fail "cannot rename $TOPO_IF0 to $q"
+	ip -n "$TOPO_MID" link set "$TOPO_IF1" name "$x" || { echo "SKIP: the kernel refuses a 0xff in a name"; exit 77; }
+	fwd_start --mode l2 --json --interval 0.2 -i "$q" -i "$x" -r "udp dport 9 -> drop"
+	pings "$TOPO_IP1" || fail "no traffic through $q and $x"
+	kill -USR1 "$FWD_PID"
+	wait_for 10 grep -q '"mac_table"' "$WORK/fwd.out" || fail "no MAC table after SIGUSR1"
+	fwd_stop INT
+	python3 - "$WORK/fwd.out" <<-'PY' || fail "--json output is not JSON"
+		import json, sys
+		names = set()
+		def walk(v):
+		    if isinstance(v, dict):
+		        for k, w in v.items():
+		            if k in ("name", "ifname", "port"):
+		                names.add(w)
+		            walk(w)
+		    elif isinstance(v, list):
+		        for w in v:
+		            walk(w)
+		for line in open(sys.argv[1], "rb"):
+		    walk(json.loads(line.decode("utf-8")))
+		want = {'a"b@0', "c\u00ffd@0", 'a"b', "c\u00ffd"}
+		assert want <= names, f"names {names}, want {want}"
+	PY
+	;;
+startup_signals)
+	# Signals during start-up: while it waits for the --pcap FIFO's reader, SIGUSR1 is ignored
+	# (it starts once the reader comes), SIGINT and SIGTERM undo the start-up (no lock file, no
+	# program) and exit 128 + the signal; so does a SIGTERM early in start-up.
+	topo_up --hosts 2
+	idx=$(ip -n "$TOPO_MID" -o link show "$TOPO_IF0" | cut -d: -f1)
+	lockf=/run/xdp-fwd/net$(ip netns exec "$TOPO_MID" stat -L -c %i /proc/self/ns/net)-if$idx.lock
+	in_fifo_open() { grep -q fifo_open "/proc/$FWD_PID/wchan" 2>/dev/null || grep -q fifo_open "/proc/$FWD_PID/stack" 2>/dev/null; }
+	undone() { # SIG RC
+		# A start-up deaf to it waits on: its FIFO gets a reader, so the clean-up can end it.
+		wait_for 10 exited || { timeout 20 cat "$WORK/cap" >/dev/null & fail "SIG$1 did not end the start-up"; }
+		ends "$2"
+		[ ! -e "$lockf" ] || fail "SIG$1: $lockf left behind"
+		no_xdp_left || fail "SIG$1: an XDP program left attached"
+	}
+	for sig in USR1 INT TERM; do
+		rm -f "$WORK/cap"
+		mkfifo "$WORK/cap"
+		netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --pcap "$WORK/cap" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+		wait_for 10 in_fifo_open || fail "xdp-fwd is not waiting for the FIFO's reader: $(cat "/proc/$FWD_PID/wchan" "$WORK/fwd.err")"
+		[ -e "$lockf" ] || fail "no lock file while starting"
+		kill -"$sig" "$FWD_PID"
+		case $sig in
+		USR1)
+			cat "$WORK/cap" >/dev/null &
+			wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "SIGUSR1 during start-up: $(cat "$WORK/fwd.err")"
+			fwd_stop INT
+			;;
+		INT) undone INT 130 ;;
+		TERM) undone TERM 143 ;;
+		esac
+		grep -q "during start-up: undone" "$WORK/fwd.err" || [ $sig = USR1 ] || fail "SIG$sig: not said: $(cat "$WORK/fwd.err")"
+		echo "   SIG$sig while waiting for the FIFO's reader: ok"
+	done
+	for i in 1 2 3 4 5; do
+		netns_bg FWD_PID "$TOPO_MID" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --interval 3600 >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+		sleep 0.0$((i * 2)) # a point in start-up, not a synchronization
+		kill -TERM "$FWD_PID"
+		rc=0
+		wait "$FWD_PID" || rc=$?
+		netns_stop "$FWD_PID"
+		FWD_PID=""
+		# Stopped in start-up (143) or once running (0): nothing left either way.
+		[ $rc = 143 ] || [ $rc = 0 ] || fail "SIGTERM after ${i}0 ms: exit $rc: $(cat "$WORK/fwd.err")"
+		[ ! -e "$lockf" ] || fail "SIGTERM after ${i}0 ms: $lockf left behind"
+		no_xdp_left || fail "SIGTERM after ${i}0 ms: an XDP program left attached"
+	done
 	;;
 foreign_generic)
 	# A program that is not libumem's, attached in generic mode: the hint that removes it is

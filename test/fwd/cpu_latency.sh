@@ -47,6 +47,12 @@ in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no traffic with 
 fwd_stop INT
 [ "$(qos)" = "$base" ] || fail "CPU latency request after exit: $(qos), not $base"
 
+log "--latency low: held, and no message names --cpu-latency (not given)"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --latency low --interval 3600
+grep -q "CPU latency held at 0 µs" "$WORK/fwd.err" || fail "--latency low: no start-up line for its request"
+! grep -q -- "--cpu-latency" "$WORK/fwd.err" || fail "--latency low: a message names --cpu-latency: $(grep -- --cpu-latency "$WORK/fwd.err")"
+fwd_stop INT
+
 log "dropped by the kernel after kill -9"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --cpu-latency 5 --interval 3600
 want=$((base < 5 ? base : 5))

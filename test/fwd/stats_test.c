@@ -217,8 +217,41 @@ static void test_capture(void)
 	free(s);
 }
 
+static void json_string(FILE *f, void *arg)
+{
+	fwd_json_string(f, arg);
+}
+
+/* Names in JSON (RFC 8259): quotes, backslashes and controls escaped, UTF-8 kept, a byte that is
+ * not UTF-8 (a lone 0xff, a cut or overlong sequence, a surrogate) as \u00XX of its value. */
+static void test_json_string(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "m0@0", "\"m0@0\"" },
+		{ "a\"b@0", "\"a\\\"b@0\"" },
+		{ "a\\b", "\"a\\\\b\"" },
+		{ "a\tb\x01", "\"a\\u0009b\\u0001\"" },
+		{ "c\xff", "\"c\\u00ff\"" },
+		{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" },
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xe2\x82\xac\xf0\x9f\x98\x80\"" },
+		{ "x\xc3", "\"x\\u00c3\"" },
+		{ "\xc0\xaf", "\"\\u00c0\\u00af\"" },
+		{ "\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = capture(json_string, (void *)cases[i].in);
+
+		CHECK(!strcmp(s, cases[i].out), "case %zu: %s, not %s", i, s, cases[i].out);
+		free(s);
+	}
+}
+
 int main(void)
 {
+	test_json_string();
 	test_si();
 	test_sample_add();
 	test_port_line();
