@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <umem/csum.h>
+#include <umem/steer_abi.h> /* UMEM_STEER_MAX_EXTHDR */
 
 #include "internal.h"
 
@@ -122,7 +123,19 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 		l.family = 6;
 		l.proto = ip[6];
 		l.l4_off = l.l3_off + 40;
-		l.l4_len = rd16(ip + 4);
+		/* Through hop-by-hop and destination options headers, and a routing header with no
+		 * segment left (else the pseudo-header holds its final address, not the one here);
+		 * as many as the steering program walks (UMEM_STEER_MAX_EXTHDR). A fragment header
+		 * ends it: not TCP or UDP here. */
+		for (uint32_t i = 0; i < UMEM_STEER_MAX_EXTHDR && (l.proto == 0 || l.proto == 60 || l.proto == 43); i++) {
+			if (len < l.l4_off + 8 || (l.proto == 43 && f[l.l4_off + 3]))
+				return -ENOENT;
+			l.proto = f[l.l4_off];
+			l.l4_off += (f[l.l4_off + 1] + 1u) * 8;
+		}
+		if (rd16(ip + 4) < l.l4_off - l.l3_off - 40)
+			return -ENOENT;
+		l.l4_len = rd16(ip + 4) - (l.l4_off - l.l3_off - 40);
 		sum = umem_csum__add(0, ip + 8, 32);
 	} else {
 		return -ENOENT;
