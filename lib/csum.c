@@ -27,7 +27,7 @@ static inline uint16_t swap16(uint16_t v)
 
 /* The one's complement sum does not depend on byte order (RFC 1071, 2.B): the bulk is summed as
  * native 64-bit words with the carries added back, folded, and swapped to big-endian once. */
-static uint16_t sum_native(const uint8_t *p, uint32_t n)
+static inline uint16_t sum_native(const uint8_t *p, uint32_t n)
 {
 	uint64_t s0 = 0, s1 = 0, v, w;
 	uint32_t i = 0;
@@ -50,9 +50,10 @@ static uint16_t sum_native(const uint8_t *p, uint32_t n)
 	return umem_csum__fold(s0);
 }
 
-uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
+/* umem_csum__add, inline for the fixed-length sums of umem_csum__locate (the pseudo-header's
+ * addresses, per frame in xdp-fwd): an exported function is not inlined in its own file. */
+static inline uint64_t csum_add(uint64_t sum, const uint8_t *p, uint32_t len)
 {
-	const uint8_t *p = data;
 	uint32_t bulk = len & ~7u;
 
 	if (bulk) {
@@ -67,6 +68,11 @@ uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
 	if (len)
 		sum += (uint32_t)p[0] << 8;
 	return sum;
+}
+
+uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
+{
+	return csum_add(sum, data, len);
 }
 
 int umem_csum__ipv4(void *ip, uint32_t len)
@@ -114,7 +120,7 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 		l.proto = ip[9];
 		l.l4_off = l.l3_off + ihl;
 		l.l4_len = rd16(ip + 2) - ihl;
-		sum = umem_csum__add(0, ip + 12, 8);
+		sum = csum_add(0, ip + 12, 8);
 	} else if (type == 0x86dd) {
 		const uint8_t *ip = f + l.l3_off;
 
@@ -136,7 +142,7 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 		if (rd16(ip + 4) < l.l4_off - l.l3_off - 40)
 			return -ENOENT;
 		l.l4_len = rd16(ip + 4) - (l.l4_off - l.l3_off - 40);
-		sum = umem_csum__add(0, ip + 8, 32);
+		sum = csum_add(0, ip + 8, 32);
 	} else {
 		return -ENOENT;
 	}
