@@ -193,6 +193,27 @@ static void test_burst(void)
 	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr, NULL) == 1, "tail not skipped");
 }
 
+/* The walker's inline rejection lets through every partial frame the library finds: IPv4 and
+ * IPv6, TCP and UDP, with and without a VLAN tag (IPv6 extension headers: fwd_ipv6_exthdr). */
+static void test_burst_kinds(void)
+{
+	for (int v6 = 0; v6 < 2; v6++)
+		for (int udp = 0; udp < 2; udp++)
+			for (int vlan = 0; vlan < 2; vlan++) {
+				struct fwd_port_counters ctr;
+				uint16_t ps;
+				uint32_t field, len = build(v6, udp, vlan, 30, &ps, &field);
+				struct umem_desc d = { .addr = 0, .len = len };
+
+				memset(&ctr, 0, sizeof(ctr));
+				memcpy(bufs[0], frame, len);
+				CHECK(fwd_csum_burst(buf_data, NULL, &d, 1, false, true, &ctr, NULL) == 1,
+				      "v6 %d udp %d vlan %d: not found", v6, udp, vlan);
+				memcpy(frame, bufs[0], len);
+				CHECK(verifies(ps, field, len, udp), "v6 %d udp %d vlan %d: wrong sum", v6, udp, vlan);
+			}
+}
+
 /* The warning waits for partial frames beyond what chance gives (a correct checksum equal to
  * the pseudo-header sum): 4 of 305,000 frames from a sender with the offload off warned. */
 static void test_warn_due(void)
@@ -241,6 +262,7 @@ int main(void)
 	test_left_alone();
 	test_udp_zero();
 	test_burst();
+	test_burst_kinds();
 	test_warn_due();
 	printf("fwd_csum: ok\n");
 	return 0;
