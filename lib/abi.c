@@ -7,6 +7,7 @@
  * include/umem/common.h and record the new value for that SOVERSION: umem__abi_layout() returns
  * it, in a build with -DUMEM_ABI_NO_ASSERT (which skips the assert below).
  */
+#include <umem/lpm.h>
 #include "internal.h"
 
 #define F(t, m) (offsetof(struct t, m) * 131u + sizeof(((struct t *)0)->m))
@@ -55,9 +56,30 @@ _Static_assert(UMEM_LAYOUT == UMEM_LAYOUT_RECORDED,
 	       "include/umem/common.h and record the new layout in lib/abi.c");
 #endif
 
-/* The layout this build computes, to record after a deliberate change. */
+/* The inline LPM lookup (umem/lpm.h) reads its struct and entry bits the same way: a hash of
+ * its own, so adding it left the layout recorded above as it was. */
+#define UMEM_LPM_LAYOUT                                                                         \
+	(MIX(MIX(MIX(MIX(MIX(MIX(sizeof(struct umem_lpm4_fast), F(umem_lpm4_fast, tbl24)),       \
+			 F(umem_lpm4_fast, tbl8)), UMEM__LPM_VALID), UMEM__LPM_EXT), UMEM__LPM_LOW), \
+	     UMEM_LPM_NH_MAX) & 0xffffffffull)
+#if UMEM_SOVERSION == 0
+#define UMEM_LPM_LAYOUT_RECORDED 0x2bd34aull
+#endif
+#ifndef UMEM_ABI_NO_ASSERT
+_Static_assert(UMEM_LPM_LAYOUT == UMEM_LPM_LAYOUT_RECORDED,
+	       "the inline LPM lookup's struct layout changed: bump UMEM_SOVERSION in "
+	       "include/umem/common.h and record the new layout in lib/abi.c");
+#endif
+
+/* The layouts this build computes, to record after a deliberate change. */
 UMEM_PRIVATE unsigned long long umem__abi_layout(void);
 unsigned long long umem__abi_layout(void)
 {
 	return UMEM_LAYOUT;
+}
+
+UMEM_PRIVATE unsigned long long umem__abi_lpm_layout(void);
+unsigned long long umem__abi_lpm_layout(void)
+{
+	return UMEM_LPM_LAYOUT;
 }

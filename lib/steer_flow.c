@@ -2,6 +2,7 @@
 /* Steering flow table (offload): add, delete, look up, iterate and expire flows; the ordered
  * switch's gate; the per-program flow counters; frame parsing into flow keys. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,13 +526,36 @@ int umem_steer_flows__counters(struct umem_steer_flows *f, struct umem_steer_cou
 	return err;
 }
 
+/* The monotonic offset of this process's time namespace (time_namespaces(7)), in ns: the
+ * program's clock has none. Fixed once a process is in the namespace; 0 without the file. */
+static int64_t timens_offset_ns(void)
+{
+	static _Atomic int64_t offset;
+	static _Atomic int read_once;
+	long long sec = 0, nsec = 0;
+	char name[32];
+	FILE *fp;
+
+	if (atomic_load_explicit(&read_once, memory_order_acquire))
+		return atomic_load_explicit(&offset, memory_order_relaxed);
+	fp = fopen("/proc/self/timens_offsets", "re");
+	while (fp && fscanf(fp, "%31s %lld %lld", name, &sec, &nsec) == 3)
+		if (!strcmp(name, "monotonic"))
+			atomic_store_explicit(&offset, (int64_t)(sec * 1000000000ll + nsec), memory_order_relaxed);
+	if (fp)
+		fclose(fp);
+	atomic_store_explicit(&read_once, 1, memory_order_release);
+	return atomic_load_explicit(&offset, memory_order_relaxed);
+}
+
 uint64_t umem_steer_flows__now_ns(void)
 {
 	struct timespec ts;
 
-	/* The program stamps flows with bpf_ktime_get_coarse_ns(), this clock. */
+	/* The program stamps flows with bpf_ktime_get_coarse_ns(), this clock as the host sees it:
+	 * a time namespace's offset taken out. */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - (uint64_t)timens_offset_ns();
 }
 
 /* ---- keys from frames (the program's parse, for the kinds a controller installs) ---- */

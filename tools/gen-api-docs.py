@@ -28,6 +28,7 @@ PAGES = {
     "umem_steer": (["steer.h", "steer_abi.h"], "the steering XDP program and its control API"),
     "umem_idle": (["idle.h"], "an idle policy for polling loops: spin while busy, sleep when idle"),
     "umem_csum": (["csum.h"], "the Internet checksum for frames in the UMEM"),
+    "umem_lpm": (["lpm.h"], "longest-prefix match for IPv4 and IPv6 with lock-free readers"),
 }
 PRIVATE_TYPES = {"pool_fast.h"}
 NOT_DOCUMENTED = {"umem.h", "fault.h"}  # fault.h: test builds only, not installed
@@ -104,7 +105,7 @@ def parse(path):
                 i += 1
                 block.append(lines[i])
             i += 1
-            if os.path.basename(path) == "pool_fast.h" and block[0].split()[1].startswith("UMEM__"):
+            if block[0].split()[1].startswith("UMEM__"):  # internals of the inline paths
                 continue
             types.append((comment or []) + block)
             comment = None

@@ -11,19 +11,20 @@ set -euo pipefail
 
 DEMO_PKGS=(
 	build-essential cmake pkg-config clang bpftool
-	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev
+	libxdp-dev libbpf-dev libelf-dev zlib1g-dev libcap-dev libmnl-dev libmicrohttpd-dev libsystemd-dev
 	iproute2 iputils-ping ethtool iperf3 procps
 )
 PKGS=(
 	"${DEMO_PKGS[@]}"
 	llvm libclang-rt-14-dev
-	gnuplot-nox jq strace tcpdump
+	gnuplot-nox jq strace tcpdump curl prometheus
 	python3 man-db groff-base
 	qemu-system-x86 busybox-static cpio xz-utils
 )
 ARM64_PKGS=(
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user qemu-system-arm
-	libxdp-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libcap-dev:arm64
+	libxdp-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libcap-dev:arm64 libmnl-dev:arm64
+	libmicrohttpd-dev:arm64 libsystemd-dev:arm64
 )
 
 want=("${PKGS[@]}")

@@ -110,12 +110,14 @@ struct fwd_ctx {
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
 	struct fwd_capture *cap; /* --pcap; NULL when off (capture.c) */
+	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */
 	_Atomic uint32_t stopped_rx; /* workers that stopped receiving */
 	uint64_t abandoned; /* buffers closed ports had to abandon (never completed) */
 	uint64_t tx_kernel_at; /* the last read of the interfaces' tx_dropped (iface.c) */
+	_Atomic uint32_t latency_gen; /* moved on by a reload that changed --latency (reload.c) */
 	_Atomic int park;            /* 1: workers wait in fwd_workers_park's loop */
 	_Atomic uint32_t parked;     /* workers waiting there */
 	_Atomic uint32_t exited;     /* workers whose thread is done with the ports (drained) */

@@ -8,11 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <umem/steer.h>
 
 #define FWD_MAX_PORTS 64 /* e.g. 2 interfaces x 32 queues */
 #define FWD_MAX_WORKERS 16
 #define FWD_MAX_RULES 64
+#define FWD_MAX_OPTIONS 64 /* options.c's table (a configuration file records by its index) */
 #define FWD_CHUNK_DEFAULT 4096u /* above FWD_CHUNK_SMALL's MTU, and in unaligned mode */
 /* The default where every port's MTU fits: two fragments of a 4 KiB page, half the UMEM. */
 #define FWD_CHUNK_SMALL 2048u
@@ -137,10 +139,23 @@ struct fwd_config {
 	uint64_t pcap_count;      /* stop capturing after this many frames; 0: no limit */
 	uint32_t pcap_buffer_kib; /* ring per worker */
 	bool json;
+	bool json_totals; /* --json interval objects count from the start */
 	bool quiet;
+	const char *metrics_addr; /* --metrics [ADDR:]PORT (metrics.h); NULL: off */
+	const char *metrics_file; /* --metrics-file PATH; NULL: off */
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
+	/* --config FILE (options.c). Its values point into its text, which stays for the run (a
+	 * reload's rules point into a newer text: the list grows by one text per reload). given[i]:
+	 * the file's values of option i, one per line (NULL: none); on_cmdline[i]: the command line
+	 * set it (and overrides the file). */
+	const char *config_path;
+	struct fwd_text *texts;
+	char *given[FWD_MAX_OPTIONS];
+	bool on_cmdline[FWD_MAX_OPTIONS];
+	bool cmdline;                    /* parsing argv: its first -i (--rule) replaces the file's */
+	bool cmd_interface, cmd_rule;
 };
 
 /* Rules and offload both need the steering program in front of the sockets. */
@@ -164,6 +179,13 @@ void fwd_config_defaults(struct fwd_config *cfg);
  * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 void fwd_usage(FILE *out);
+/* What fwd_parse_args allocated for --config (its texts and given values). */
+void fwd_config_free(struct fwd_config *cfg);
+/* A reload keeps next's texts for the run (cfg's strings may now point into them). */
+void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next);
+/* The option table, for a reload's difference: how many, and option i's long name. */
+size_t fwd_option_count(void);
+const char *fwd_option_name(size_t i);
 /* True when an interface with this MTU sends frames larger than one RX chunk holds. */
 bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
 /* The chunk size xdp-fwd takes without --chunk-size for ports of at most max_mtu (0: unknown). */
@@ -175,6 +197,9 @@ const char *fwd_mode_name(enum fwd_mode mode);
  * "vlan 10 ipv6", "any") and "dev IFNAME" (frames sent on that interface; repeat for several).
  * Returns 0, or -1 with a message in err. */
 int fwd_pcap_filter_parse(struct fwd_config *cfg, const char *text, char *err, size_t errlen);
+/* --metrics [ADDR:]PORT: ADDR an IPv4 address or an IPv6 one in brackets, default 0.0.0.0.
+ * 0, or -1 when it is not one. */
+int fwd_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len);
 /* Parses a CPU list such as "0,2-3" into cpus (at most max); returns the count or -1. */
 int fwd_parse_cpu_list(const char *s, int *cpus, uint32_t max);
 

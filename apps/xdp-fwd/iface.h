@@ -39,6 +39,10 @@ struct fwd_iface {
 	struct umem_steer *steer;
 	uint32_t rule_id[FWD_MAX_RULES];
 	struct fwd_steer_sample steer_base;
+	/* This program's counters as last read, and what they had counted before they went down
+	 * (umem-steer reset zeroes them): carried forward, so totals keep it and intervals never
+	 * go back. */
+	struct fwd_steer_sample steer_raw, steer_reset;
 	uint64_t steer_gen;
 	struct fwd_rule_view steer_view;
 	/* The kernel's tx_dropped as last read (main thread): the ifindex it was read on, and the

@@ -5,12 +5,12 @@
  *
  * Start-up creates, in order, the area, one pool per worker, the ports (first to last) and the
  * workers; any failure unwinds what exists, in reverse, through one ladder whose labels say what
- * they undo. SIGINT/SIGTERM/SIGHUP (and --duration, --count) stop RX, let the workers drain TX
+ * they undo. SIGINT/SIGTERM (and --duration, --count) stop RX, let the workers drain TX
  * completions, destroy the ports (which detaches the XDP program and returns every buffer) and
  * then the pools; the frames still out at that point are reported and must be zero. Signals are
  * blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
- * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table) and the handling of
- * live interface changes (live.c).
+ * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
+ * read again: reload.c) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,13 +26,16 @@
 #include "fwd.h"
 #include "live.h"
 #include "lock.h"
+#include "metrics.h"
 #include "mode.h"
 #include "netif.h"
 #include "offload.h"
 #include "ports.h"
+#include "reload.h"
 #include "privs.h"
 #include "report.h"
 #include "rules.h"
+#include "service.h"
 #include "sizing.h"
 #include "sys.h"
 #include "worker.h"
@@ -141,8 +144,24 @@ static double seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* --count: the frames forwarded by either path, the kernel's offloaded ones included (those of
+ * a flow past --offload-after never reach userspace). */
+static uint64_t forwarded(struct fwd_ctx *ctx)
+{
+	uint64_t n = atomic_load(&ctx->forwarded);
+
+	for (uint32_t i = 0; ctx->off && i < ctx->nr_ports; i++) {
+		struct fwd_offload_sample s;
+
+		fwd_offload_sample(ctx, i, &s);
+		n += s.packets;
+	}
+	return n;
+}
+
 /* Runs until a signal, --duration, --count, or a worker failure. */
-static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start)
+static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start, int argc,
+		char **argv)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	uint64_t interval_ns = (uint64_t)(cfg->interval * 1e9);
@@ -165,6 +184,13 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		now = fwd_now_ns();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
+		} else if (sig == SIGHUP) {
+			/* A reload, never a stop: systemd's ExecReload=kill -HUP must not take the link
+			 * down. Without --config there is nothing to read again. */
+			if (cfg->config_path)
+				fwd_reload(ctx, argc, argv);
+			else
+				fprintf(stderr, "xdp-fwd: SIGHUP: nothing to reload (no --config); still running\n");
 		} else if (sig > 0) {
 			if (!cfg->quiet && !cfg->json)
 				fprintf(stderr, "xdp-fwd: %s, stopping\n", strsignal(sig));
@@ -175,17 +201,19 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (now - ctx->tx_kernel_at >= FWD_TX_KERNEL_NS)
 			fwd_ifaces_read_tx_kernel(ctx);
 		fwd_live_poll(ctx);
-		if (cfg->count && atomic_load(&ctx->forwarded) >= cfg->count)
+		fwd_service_tick(now);
+		if (cfg->count && forwarded(ctx) >= cfg->count)
 			break;
 		if (cfg->duration > 0 && seconds(now - t0) >= cfg->duration)
 			break;
 		if (now < next && !now_asked)
 			continue;
 		fwd_report_sample(ctx, &cur);
+		fwd_metrics_publish(ctx->metrics, ctx, start, &cur);
 		if ((!cfg->quiet || now_asked) && fwd_out_ok(stdout)) {
 			if (tty && printed)
 				printf("\033[%uA", lines); /* redraw the block in place */
-			fwd_print_stats(stdout, ctx, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
+			fwd_print_stats(stdout, ctx, start, &prev, &cur, seconds(interval_ns + now - next), seconds(now - t0),
 					"interval");
 			lines = 1 + ctx->nr_ports + fwd_multi_queue_interfaces(ctx) + ctx->nr_workers +
 				fwd_steered_interfaces(ctx) + (ctx->cap != NULL);
@@ -256,7 +284,7 @@ static int hold_cpu_latency(const struct fwd_config *cfg)
 
 /* Set up: drops the capabilities, starts the workers, runs until stopped, prints the totals.
  * 0, or the error of a worker or of the start. */
-static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
+static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **argv)
 {
 	static struct fwd_samples start, total; /* zero for ports added later */
 	const struct fwd_config *cfg = ctx->cfg;
@@ -269,12 +297,16 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
 	fwd_ifaces_warn(ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_report_sample(ctx, &start);
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &start); /* a scrape before the first interval */
 	t0 = fwd_now_ns();
 	ret = ctx->cap ? fwd_capture_start(ctx->cap) : 0;
 	if (!ret)
 		ret = fwd_workers_start(ctx);
-	if (!ret)
-		run(ctx, sigs, &start);
+	if (!ret) {
+		fwd_service_ready(ctx);
+		run(ctx, sigs, &start, argc, argv);
+	}
+	fwd_service_stopping();
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
 	fwd_capture_stop(ctx->cap); /* every record in the file before the totals say so */
@@ -282,10 +314,12 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs)
 		if (ctx->workers[k].error)
 			ret = ctx->workers[k].error;
 	fwd_report_sample(ctx, &total);
+	/* The last scrape and --metrics-file agree with the totals below. */
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &total);
 	/* A closed stdout (the reader went away) gets the totals on stderr instead. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		tot = fwd_totals_stream();
-		fwd_print_stats(tot, ctx, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0),
+		fwd_print_stats(tot, ctx, &start, &start, &total, seconds(fwd_now_ns() - t0), seconds(fwd_now_ns() - t0),
 				"total");
 		if (tot == stderr || fwd_out_ok(tot))
 			break;
@@ -321,17 +355,23 @@ int main(int argc, char **argv)
 	if (fwd_std_fds())
 		return 1;
 	ret = fwd_parse_args(&cfg, argc, argv, err, sizeof(err));
-	if (ret > 0)
-		return 0;
-	if (ret < 0) {
-		fprintf(stderr, "xdp-fwd: %s\n", err);
-		return 2;
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "xdp-fwd: %s\n", err);
+		fwd_config_free(&cfg);
+		return ret > 0 ? 0 : 2;
 	}
-	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg))
+	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg)) {
+		fwd_config_free(&cfg);
 		return 1;
+	}
 	fwd_warn_deprecated(&cfg, stderr);
 	/* Before the --pcap header is written: SIGPIPE and SIGXFSZ ignored (sys.c). */
 	fwd_signals(&sigs);
+	/* The listening socket before anything is attached: a port in use changes nothing. */
+	ctx.metrics = fwd_metrics_open(&cfg);
+	if (!ctx.metrics && errno)
+		goto unlock;
 	/* The file before anything is attached: a path that cannot be written changes nothing. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers)))
 		goto unlock;
@@ -354,7 +394,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xdp-fwd: cannot drop capabilities after set-up: %s\n", strerror(-ret));
 		goto close_live;
 	}
-	ret = forward(&ctx, &sigs);
+	/* After the drop: the HTTP thread starts with no capability. */
+	ret = fwd_metrics_start(ctx.metrics);
+	if (ret) {
+		fprintf(stderr, "xdp-fwd: --metrics: cannot start the HTTP server: %s\n", strerror(-ret));
+		goto close_live;
+	}
+	ret = forward(&ctx, &sigs, argc, argv);
 	ran = true;
 close_live:
 	fwd_live_close(&ctx);
@@ -365,9 +411,11 @@ free_capture:
 	fwd_capture_free(ctx.cap);
 	ctx.cap = NULL;
 unlock:
+	fwd_metrics_close(ctx.metrics);
+	ctx.metrics = NULL;
 	fwd_unlock_interfaces();
-	if (!ran)
-		return 1;
-	print_frames_out(&cfg, out);
-	return ret || out ? 1 : 0;
+	if (ran)
+		print_frames_out(&cfg, out);
+	fwd_config_free(&cfg);
+	return !ran || ret || out ? 1 : 0;
 }

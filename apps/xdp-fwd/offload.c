@@ -8,6 +8,7 @@
 #include "l2.h"
 #include "offload.h"
 #include "offload_internal.h"
+#include "offload_slots.h"
 #include "route.h"
 
 /* ---- frames ---- */
@@ -27,41 +28,6 @@ static bool any_rule_matches(const struct fwd_config *cfg, const uint8_t *p, con
 		if (umem_steer__match_frame(&cfg->rules[r].match, p, d[0].len, frame_len, queue))
 			return true;
 	return false;
-}
-
-static uint32_t key_hash(const struct umem_steer_flow_key *k)
-{
-	const uint8_t *b = (const uint8_t *)k;
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-/* The flow's slot, claimed when new (the oldest flow not in the kernel makes room); NULL when
- * the window holds only installed flows. */
-static struct off_flow *slot_of(struct off_worker *ow, const struct umem_steer_flow_key *k)
-{
-	uint32_t h = key_hash(k);
-	struct off_flow *victim = NULL;
-
-	for (uint32_t i = 0; i < OFF_PROBE; i++) {
-		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
-
-		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
-			return e;
-		if (e->state == OFF_FREE) {
-			if (!victim || victim->state != OFF_FREE)
-				victim = e;
-		} else if ((e->state == OFF_COUNTING || e->state == OFF_REFUSED) &&
-			   (!victim || (victim->state != OFF_FREE && e->seen_ns < victim->seen_ns))) {
-			victim = e;
-		}
-	}
-	if (victim)
-		*victim = (struct off_flow){ .key = *k, .state = OFF_COUNTING };
-	return victim;
 }
 
 /* ---- state changes ---- */
@@ -224,7 +190,7 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 	for (uint32_t i = 0; i < n; i++) {
 		bool partial = w->csum_partial[i];
 		struct umem_steer_flow_key k;
-		struct off_flow *e;
+		struct off_flow *e, gone;
 		uint8_t *eth;
 		bool first = head;
 
@@ -236,7 +202,10 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 			continue; /* floods, ARP/ND, fragments, neither TCP nor UDP */
 		if (cfg->nr_rules && any_rule_matches(cfg, eth, &d[i], n - i, cfg->ports[in].queue))
 			continue;
-		e = slot_of(ow, &k);
+		e = fwd_off_slot_of(ow, &k, &gone);
+		if (gone.state == OFF_COUNTING)
+			atomic_fetch_add_explicit(&ctx->off->ifc[ctx->ports[gone.in].iface].ctr.untracked, gone.frames,
+						  memory_order_relaxed);
 		if (!e) {
 			/* Every slot of its window holds an installed flow: not tracked, so not offloaded. */
 			bump(&ctx->off->ifc[ctx->ports[in].iface].ctr.untracked);

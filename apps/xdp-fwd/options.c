@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd option parsing: one table (cli.h) drives getopt_long and --help; the checks across
  * options and the port expansion are here. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -34,6 +35,10 @@ static int set_interface(void *v, const char *arg, char *err, size_t errlen)
 	size_t len = at ? (size_t)(at - arg) : strlen(arg);
 	struct fwd_if_spec *s;
 
+	if (cfg->cmdline && !cfg->cmd_interface) { /* the command line's -i replace the file's */
+		cfg->cmd_interface = true;
+		cfg->nr_specs = 0;
+	}
 	if (cfg->nr_specs == FWD_MAX_PORTS)
 		return cli_fail(err, errlen, "-i: at most %d ports", FWD_MAX_PORTS);
 	if (!len)
@@ -404,6 +409,10 @@ static int set_rule(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
 
+	if (c->cmdline && !c->cmd_rule) { /* the command line's rules replace the file's */
+		c->cmd_rule = true;
+		c->nr_rules = 0;
+	}
 	if (c->nr_rules == FWD_MAX_RULES)
 		return cli_fail(e, l, "--rule: at most %d rules", FWD_MAX_RULES);
 	/* The library logs which token is wrong; the message here names the rule. */
@@ -478,6 +487,55 @@ static int set_profile(void *v, const char *a, char *e, size_t l)
 	return cli_fail(e, l, "--profile: unknown profile '%s' (mvpp2, none)", a);
 }
 
+/* [ADDR:]PORT (ADDR an IPv4 address, or an IPv6 one in brackets; default every IPv4 address). */
+int fwd_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	const char *colon = strrchr(spec, ':');
+	char host[64] = "0.0.0.0", *end;
+	unsigned long port;
+
+	if (colon) {
+		size_t n = (size_t)(colon - spec);
+
+		if (n >= sizeof(host))
+			return -1;
+		memcpy(host, spec, n);
+		host[n] = '\0';
+	}
+	errno = 0;
+	port = strtoul(colon ? colon + 1 : spec, &end, 10);
+	if (errno || *end || end == (colon ? colon + 1 : spec) || port > 65535)
+		return -1;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		host[strlen(host) - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a);
+		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1 ? 0 : -1;
+	}
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+	a->sin_family = AF_INET;
+	a->sin_port = htons((uint16_t)port);
+	*len = sizeof(*a);
+	return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+static int set_metrics(void *v, const char *a, char *e, size_t l)
+{
+	struct fwd_config *c = v;
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (fwd_parse_listen(a, &ss, &len))
+		return cli_fail(e, l, "--metrics '%s': not [ADDR:]PORT (e.g. 9477, 127.0.0.1:9477, [::1]:9477)", a);
+	c->metrics_addr = a;
+	return 0;
+}
+
 #define CFG struct fwd_config
 
 static const struct cli_opt options[] = {
@@ -516,13 +574,17 @@ static const struct cli_opt options[] = {
 	{ "pcap-count", 0, "N", "stop capturing after N frames (forwarding goes on)", CLI_U64_AT(CFG, pcap_count, 1, UINT64_MAX) },
 	{ "pcap-buffer", 0, "KIB", "capture ring per worker in KiB, 64..1048576 (default 4096); a frame that finds it full is counted as capture dropped", CLI_U32_AT(CFG, pcap_buffer_kib, 64, 1u << 20) },
 	{ "duration", 'd', "SECS", "stop after SECS seconds", CLI_SECONDS_AT(CFG, duration, 0, 1e9) },
-	{ "count", 'n', "N", "stop after N forwarded frames", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
+	{ "count", 'n', "N", "stop after N forwarded frames (with --offload-after, the kernel's count too)", CLI_U64_AT(CFG, count, 1, UINT64_MAX) },
 	{ "interval", 0, "SECS", "seconds between stats lines (default 1)", CLI_SECONDS_AT(CFG, interval, 0.1, 1e9) },
 	{ "l2-aging", 0, "SECS", "l2: seconds a learned MAC address stays valid (default 300)", CLI_U32_AT(CFG, l2_aging, 1, 86400) },
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
 	{ "group-fwd-mask", 0, "MASK", "l2: bit X forwards 01:80:c2:00:00:0X, which a bridge drops by default (e.g. 0x4000: LLDP); :00 (STP) is always forwarded, :01 and :02 never (default 0)", CLI_SET(set_group_fwd_mask) },
 	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
+	{ "metrics", 0, "[ADDR:]PORT", "serve every counter in the Prometheus text format at http://ADDR:PORT/metrics (ADDR: an IPv4 address or [IPv6]; default all IPv4 addresses), updated every --interval", CLI_SET(set_metrics) },
+	{ "metrics-file", 0, "PATH", "write the same text to PATH every --interval, atomically (node_exporter's textfile collector)", CLI_STRING_AT(CFG, metrics_file, 4000) },
+	{ "config", 0, "FILE", "read options from FILE first (name = value, one a line, every long option; xdp-fwd.conf(5)); the command line overrides it; SIGHUP re-reads it", CLI_STRING_AT(CFG, config_path, 4000) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
+	{ "json-totals", 0, NULL, "--json interval objects count from the start (as the total does) instead of over the interval; rates stay per interval", CLI_FLAG_AT(CFG, json_totals, true) },
 	{ "quiet", 0, NULL, "no live stats; totals on exit only", CLI_FLAG_AT(CFG, quiet, true) },
 };
 
@@ -536,13 +598,191 @@ static void more_help(FILE *out)
 		     "See xdp-fwd(8).\n");
 }
 
+_Static_assert(sizeof(options) / sizeof(options[0]) <= FWD_MAX_OPTIONS, "FWD_MAX_OPTIONS");
+
+static void on_option(void *v, const struct cli_opt *o)
+{
+	((struct fwd_config *)v)->on_cmdline[o - options] = true;
+}
+
 static const struct cli_prog cli = {
 	.name = "xdp-fwd",
 	.synopsis = "-i IFNAME[@Q|@A-B|@all] -i ... [OPTIONS]",
 	.summary = "Forward frames between AF_XDP ports that share one UMEM (no copies).",
 	CLI_OPTS(options),
 	.more_help = more_help,
+	.on_option = on_option,
 };
+
+size_t fwd_option_count(void)
+{
+	return sizeof(options) / sizeof(options[0]);
+}
+
+const char *fwd_option_name(size_t i)
+{
+	return options[i].name;
+}
+
+struct fwd_text {
+	struct fwd_text *next;
+	char text[];
+};
+
+#define FWD_CONFIG_MAX (1u << 20) /* bytes of a configuration file */
+
+static char *trim(char *s)
+{
+	char *e = s + strlen(s);
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* Records value as one of option i's values in the file (a reload compares them). */
+static int record(struct fwd_config *cfg, size_t i, const char *value)
+{
+	size_t old = cfg->given[i] ? strlen(cfg->given[i]) : 0;
+	char *s = realloc(cfg->given[i], old + strlen(value) + 2);
+
+	if (!s)
+		return -1;
+	memcpy(s + old, value, strlen(value));
+	s[old + strlen(value)] = '\n';
+	s[old + strlen(value) + 1] = '\0';
+	cfg->given[i] = s;
+	return 0;
+}
+
+/* One "name = value" line; 0, or -1 with the message (without FILE:LINE) in err. */
+static int config_line(struct fwd_config *cfg, char *line, char *err, size_t errlen)
+{
+	char *eq = strchr(line, '='), *name, *value;
+	const struct cli_opt *o = NULL;
+
+	if (!eq)
+		return cli_fail(err, errlen, "'%s': not 'name = value'", line);
+	*eq = '\0';
+	name = trim(line);
+	value = trim(eq + 1);
+	if (*value == '"') { /* quoted: taken as it is, '#' and all */
+		char *end = strrchr(value + 1, '"');
+
+		if (!end || trim(end + 1)[0])
+			return cli_fail(err, errlen, "%s: unterminated quote", name);
+		*end = '\0';
+		value++;
+	} else {
+		for (char *h = value; (h = strchr(h, '#')); h++) /* a comment after the value */
+			if (h[-1] == ' ' || h[-1] == '\t') {
+				*h = '\0';
+				value = trim(value);
+				break;
+			}
+	}
+	for (size_t i = 0; i < fwd_option_count() && !o; i++)
+		if (!strcmp(options[i].name, name))
+			o = &options[i];
+	if (!o)
+		return cli_fail(err, errlen, "unknown option '%s' (the long names of --help)", name);
+	if (!strcmp(name, "config"))
+		return cli_fail(err, errlen, "config: a file cannot include another");
+	if (record(cfg, (size_t)(o - options), value))
+		return cli_fail(err, errlen, "out of memory");
+	if (!o->arg) { /* a flag: yes or no */
+		if (!strcmp(value, "yes") || !strcmp(value, "true") || !strcmp(value, "on") || !strcmp(value, "1"))
+			return cli_apply(o, cfg, NULL, err, errlen);
+		if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "off") || !strcmp(value, "0"))
+			return 0;
+		return cli_fail(err, errlen, "%s: '%s' is neither yes nor no", name, value);
+	}
+	if (!*value)
+		return cli_fail(err, errlen, "%s: no value", name);
+	return cli_apply(o, cfg, value, err, errlen);
+}
+
+/* The file's options into cfg; the text stays (cfg->texts): string options point into it. */
+static int read_config(struct fwd_config *cfg, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	struct fwd_text *t;
+	size_t len, lineno = 1;
+	char msg[512];
+
+	if (!f)
+		return cli_fail(err, errlen, "--config %s: %s", path, strerror(errno));
+	t = malloc(sizeof(*t) + FWD_CONFIG_MAX + 1);
+	if (!t) {
+		fclose(f);
+		return cli_fail(err, errlen, "--config %s: out of memory", path);
+	}
+	len = fread(t->text, 1, FWD_CONFIG_MAX + 1, f);
+	fclose(f);
+	if (len > FWD_CONFIG_MAX) {
+		free(t);
+		return cli_fail(err, errlen, "--config %s: larger than %u bytes", path, FWD_CONFIG_MAX);
+	}
+	t->text[len] = '\0';
+	t->next = cfg->texts;
+	cfg->texts = t;
+	if (memchr(t->text, '\0', len))
+		return cli_fail(err, errlen, "%s: not a text file (a NUL byte)", path);
+	for (char *line = t->text, *nl; line; line = nl, lineno++) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		line = trim(line);
+		if (!*line || *line == '#')
+			continue;
+		if (config_line(cfg, line, msg, sizeof(msg)))
+			return cli_fail(err, errlen, "%s:%zu: %s", path, lineno, msg);
+	}
+	return 0;
+}
+
+/* --config FILE or --config=FILE on the command line: read before the rest of it. */
+static const char *config_arg(int argc, char **argv)
+{
+	const char *path = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			path = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9;
+	}
+	return path;
+}
+
+void fwd_config_free(struct fwd_config *cfg)
+{
+	while (cfg->texts) {
+		struct fwd_text *t = cfg->texts;
+
+		cfg->texts = t->next;
+		free(t);
+	}
+	for (size_t i = 0; i < FWD_MAX_OPTIONS; i++) {
+		free(cfg->given[i]);
+		cfg->given[i] = NULL;
+	}
+}
+
+void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next)
+{
+	struct fwd_text **end = &next->texts;
+
+	while (*end)
+		end = &(*end)->next;
+	*end = cfg->texts;
+	cfg->texts = next->texts;
+	next->texts = NULL;
+}
 
 void fwd_config_defaults(struct fwd_config *cfg)
 {
@@ -660,9 +900,13 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen)
 {
+	const char *path = config_arg(argc, argv);
 	int next, ret;
 
 	fwd_config_defaults(cfg);
+	if (path && read_config(cfg, path, err, errlen))
+		return -1;
+	cfg->cmdline = true;
 	ret = cli_parse(&cli, cfg, argc, argv, 1, &next, err, errlen);
 	if (ret < 0) {
 		size_t n = strlen(err);

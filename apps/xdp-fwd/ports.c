@@ -264,6 +264,9 @@ void fwd_iface_steer_close(struct fwd_ctx *ctx, struct fwd_iface *f)
 		return;
 	/* Counters restart with a new program: what this one counted is kept. */
 	fwd_iface_steer_sample(ctx, f, &f->steer_base);
+	/* The next program counts from zero: not a reset. */
+	f->steer_raw = (struct fwd_steer_sample){ 0 };
+	f->steer_reset = (struct fwd_steer_sample){ 0 };
 	/* The port library wants its socket out of our map before it is destroyed. */
 	fwd_iface_steer_sockets(ctx, f, false);
 	umem_steer__detach(f->steer);
@@ -271,9 +274,19 @@ void fwd_iface_steer_close(struct fwd_ctx *ctx, struct fwd_iface *f)
 	f->steer_view.of = NULL; /* a new handle may get the same address */
 }
 
-void fwd_iface_steer_sample(const struct fwd_ctx *ctx, const struct fwd_iface *f, struct fwd_steer_sample *out)
+/* A counter of this program read as v: one that went down was reset, and what it had counted
+ * is carried (the frames between the last read and the reset are not seen). */
+static uint64_t monotonic(uint64_t v, uint64_t *raw, uint64_t *reset)
 {
-	struct fwd_steer_sample cur = { 0 };
+	if (v < *raw)
+		*reset += *raw;
+	*raw = v;
+	return v + *reset;
+}
+
+void fwd_iface_steer_sample(const struct fwd_ctx *ctx, struct fwd_iface *f, struct fwd_steer_sample *out)
+{
+	struct fwd_steer_sample cur = { 0 }, *raw = &f->steer_raw, *reset = &f->steer_reset;
 	struct umem_steer_counter a[UMEM_STEER_S_NR], c;
 
 	if (f->steer) {
@@ -281,12 +294,12 @@ void fwd_iface_steer_sample(const struct fwd_ctx *ctx, const struct fwd_iface *f
 			int k = fwd_hit_slot(f->steer_view.id[r]);
 
 			if (k >= 0 && !umem_steer__rule_counter_of(f->steer, &f->steer_view.rule[r], &c))
-				cur.hits[k] = c.packets;
+				cur.hits[k] = monotonic(c.packets, &raw->hits[k], &reset->hits[k]);
 		}
 		if (!umem_steer__action_counters(f->steer, a)) {
-			cur.drop = a[UMEM_STEER_S_DROP].packets;
-			cur.pass = a[UMEM_STEER_S_PASS].packets;
-			cur.no_socket = a[UMEM_STEER_S_NO_SOCKET].packets;
+			cur.drop = monotonic(a[UMEM_STEER_S_DROP].packets, &raw->drop, &reset->drop);
+			cur.pass = monotonic(a[UMEM_STEER_S_PASS].packets, &raw->pass, &reset->pass);
+			cur.no_socket = monotonic(a[UMEM_STEER_S_NO_SOCKET].packets, &raw->no_socket, &reset->no_socket);
 		}
 	}
 	/* Closed programs' counts carry over for the -r rules only: they get their ids again on

@@ -40,6 +40,6 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f);
 void fwd_iface_steer_close(struct fwd_ctx *ctx, struct fwd_iface *f);
 int fwd_iface_steer_sockets(struct fwd_ctx *ctx, struct fwd_iface *f, bool on);
 /* The steering counts of f: those of its programs closed so far plus the attached one's. */
-void fwd_iface_steer_sample(const struct fwd_ctx *ctx, const struct fwd_iface *f, struct fwd_steer_sample *out);
+void fwd_iface_steer_sample(const struct fwd_ctx *ctx, struct fwd_iface *f, struct fwd_steer_sample *out);
 
 #endif

@@ -17,7 +17,7 @@ uint32_t fwd_steered_interfaces(const struct fwd_ctx *ctx)
 	return ctx->cfg->nr_rules ? ctx->nr_ifaces : 0;
 }
 
-static void sample_counters(const struct fwd_ctx *ctx, struct fwd_samples *s)
+static void sample_counters(struct fwd_ctx *ctx, struct fwd_samples *s)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
 		fwd_port_sample_read(&s->port[i], &ctx->ports[i].ctr);
@@ -83,30 +83,33 @@ static void pool_name(char *buf, size_t len, uint32_t k)
 	snprintf(buf, len, "pool w%u", k);
 }
 
-void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *prev,
-		     const struct fwd_samples *cur, double dt, double t, const char *kind)
+void fwd_print_stats(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *start,
+		     const struct fwd_samples *prev, const struct fwd_samples *cur, double dt, double t,
+		     const char *kind)
 {
 	const struct fwd_config *cfg = ctx->cfg;
+	bool totals = cfg->json_totals || prev == start;
+	const struct fwd_samples *base = totals ? start : prev;
 	char name[32];
 
 	if (cfg->json) {
-		fwd_json_begin(out, t, kind);
+		fwd_json_begin(out, t, kind, totals);
 		for (uint32_t i = 0; i < ctx->nr_ports; i++)
-			fwd_json_port(out, i == 0, ctx->ports[i].name, &prev->port[i], &cur->port[i], dt);
+			fwd_json_port(out, i == 0, ctx->ports[i].name, &base->port[i], &prev->port[i], &cur->port[i], dt);
 		fwd_json_pools(out);
 		for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 			pool_name(name, sizeof(name), k);
-			fwd_json_pool(out, k == 0, name, &prev->pool[k], &cur->pool[k]);
+			fwd_json_pool(out, k == 0, name, &base->pool[k], &prev->pool[k], &cur->pool[k]);
 		}
 		for (uint32_t f = 0; cfg->nr_rules && f < ctx->nr_ifaces; f++)
 			fwd_json_steer(out, f == 0, ctx->ifaces[f].name, ctx->ifaces[f].steer_view.text,
 				       ctx->ifaces[f].steer_view.id, ctx->ifaces[f].steer_view.nr,
-				       &prev->steer[f], &cur->steer[f]);
+				       &base->steer[f], &cur->steer[f]);
 		fputc(']', out);
 		if (ctx->mode->print_json)
 			ctx->mode->print_json(out, cur);
 		if (ctx->cap)
-			fwd_json_capture(out, fwd_capture_path(ctx->cap), &prev->capture, &cur->capture);
+			fwd_json_capture(out, fwd_capture_path(ctx->cap), &base->capture, &cur->capture);
 		fwd_json_close(out);
 		return;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <umem/pool.h>
 
 #include "stats.h"
@@ -165,7 +166,7 @@ void fwd_fmt_pool_line(FILE *out, const char *name, const struct fwd_pool_sample
 }
 
 /* A rule's hits since prev; an id given to a new rule meanwhile starts again from 0. */
-static unsigned long long hits_since(const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur,
+unsigned long long fwd_rule_hits_since(const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur,
 				     uint32_t id)
 {
 	int k = fwd_hit_slot(id);
@@ -182,7 +183,7 @@ void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_t
 		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
 		(unsigned long long)(cur->no_socket - prev->no_socket));
 	for (uint32_t r = 0; r < nr_rules; r++)
-		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r], hits_since(prev, cur, ids[r]));
+		fprintf(out, "%s '%s' %llu", r ? "," : "", rule_text[r], fwd_rule_hits_since(prev, cur, ids[r]));
 	fputc('\n', out);
 }
 
@@ -207,59 +208,64 @@ void fwd_json_steer(FILE *out, bool first, const char *ifname, const char *const
 	for (uint32_t r = 0; r < nr_rules; r++) {
 		fprintf(out, "%s{\"rule\":", r ? "," : "");
 		json_string(out, rule_text[r]);
-		fprintf(out, ",\"id\":%u,\"hits\":%llu}", ids[r], hits_since(prev, cur, ids[r]));
+		fprintf(out, ",\"id\":%u,\"hits\":%llu}", ids[r], fwd_rule_hits_since(prev, cur, ids[r]));
 	}
 	fprintf(out, "],\"drop\":%llu,\"pass\":%llu,\"no_socket\":%llu}",
 		(unsigned long long)(cur->drop - prev->drop), (unsigned long long)(cur->pass - prev->pass),
 		(unsigned long long)(cur->no_socket - prev->no_socket));
 }
 
-void fwd_json_begin(FILE *out, double t, const char *kind)
+void fwd_json_begin(FILE *out, double t, const char *kind, bool totals)
 {
-	fprintf(out, "{\"type\":\"%s\",\"time\":%.3f,\"ports\":[", kind, t);
+	struct timespec now;
+
+	/* The wall clock for a collector that stores the lines; time is since the start. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(out, "{\"type\":\"%s\",\"timestamp\":%lld.%03ld,\"time\":%.3f,\"counts\":\"%s\",\"ports\":[",
+		kind, (long long)now.tv_sec, now.tv_nsec / 1000000, t, totals ? "total" : "interval");
 }
 
-void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *prev,
-		   const struct fwd_port_sample *cur, double dt)
+void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *base,
+		   const struct fwd_port_sample *prev, const struct fwd_port_sample *cur, double dt)
 {
 	fprintf(out,
 		"%s{\"name\":\"%s\",\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,"
 		"\"tx_bytes\":%llu,\"rx_pps\":%.0f,\"rx_bps\":%.0f,\"tx_pps\":%.0f,\"tx_bps\":%.0f,"
 		"\"drops\":{",
-		first ? "" : ",", name, (unsigned long long)(cur->rx_packets - prev->rx_packets),
-		(unsigned long long)(cur->rx_bytes - prev->rx_bytes),
-		(unsigned long long)(cur->tx_packets - prev->tx_packets),
-		(unsigned long long)(cur->tx_bytes - prev->tx_bytes),
+		first ? "" : ",", name, (unsigned long long)(cur->rx_packets - base->rx_packets),
+		(unsigned long long)(cur->rx_bytes - base->rx_bytes),
+		(unsigned long long)(cur->tx_packets - base->tx_packets),
+		(unsigned long long)(cur->tx_bytes - base->tx_bytes),
 		rate(prev->rx_packets, cur->rx_packets, dt), 8 * rate(prev->rx_bytes, cur->rx_bytes, dt),
 		rate(prev->tx_packets, cur->tx_packets, dt), 8 * rate(prev->tx_bytes, cur->tx_bytes, dt));
 	for (int i = 0; i < FWD_DROP_MAX; i++)
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", fwd_drop_names[i],
-			(unsigned long long)(cur->drop[i] - prev->drop[i]));
+			(unsigned long long)(cur->drop[i] - base->drop[i]));
 	fprintf(out, "},\"csum\":{\"partial\":%llu,\"completed\":%llu,\"uncompleted\":%llu",
-		(unsigned long long)(cur->csum_partial - prev->csum_partial),
-		(unsigned long long)(cur->csum_completed - prev->csum_completed),
-		(unsigned long long)(cur->csum_uncompleted - prev->csum_uncompleted));
+		(unsigned long long)(cur->csum_partial - base->csum_partial),
+		(unsigned long long)(cur->csum_completed - base->csum_completed),
+		(unsigned long long)(cur->csum_uncompleted - base->csum_uncompleted));
 	fprintf(out,
 		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
 		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"csum_kept\":%llu,\"csum_passed\":%llu,"
 		"\"flows\":%llu}}",
 		cur->link_down ? "true" : "false",
-		(unsigned long long)(cur->offload.packets - prev->offload.packets),
-		(unsigned long long)(cur->offload.bytes - prev->offload.bytes),
+		(unsigned long long)(cur->offload.packets - base->offload.packets),
+		(unsigned long long)(cur->offload.bytes - base->offload.bytes),
 		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
-		(unsigned long long)(cur->offload.gated - prev->offload.gated),
-		(unsigned long long)(cur->offload.lost - prev->offload.lost),
-		(unsigned long long)(cur->offload.installed - prev->offload.installed),
-		(unsigned long long)(cur->offload.expired - prev->offload.expired),
-		(unsigned long long)(cur->offload.invalidated - prev->offload.invalidated),
-		(unsigned long long)(cur->offload.full - prev->offload.full),
-		(unsigned long long)(cur->offload.refused - prev->offload.refused),
-		(unsigned long long)(cur->offload.forced - prev->offload.forced),
-		(unsigned long long)(cur->offload.no_target - prev->offload.no_target),
-		(unsigned long long)(cur->offload.untracked - prev->offload.untracked),
-		(unsigned long long)(cur->offload.csum_kept - prev->offload.csum_kept),
-		(unsigned long long)(cur->offload.csum_passed - prev->offload.csum_passed),
+		(unsigned long long)(cur->offload.gated - base->offload.gated),
+		(unsigned long long)(cur->offload.lost - base->offload.lost),
+		(unsigned long long)(cur->offload.installed - base->offload.installed),
+		(unsigned long long)(cur->offload.expired - base->offload.expired),
+		(unsigned long long)(cur->offload.invalidated - base->offload.invalidated),
+		(unsigned long long)(cur->offload.full - base->offload.full),
+		(unsigned long long)(cur->offload.refused - base->offload.refused),
+		(unsigned long long)(cur->offload.forced - base->offload.forced),
+		(unsigned long long)(cur->offload.no_target - base->offload.no_target),
+		(unsigned long long)(cur->offload.untracked - base->offload.untracked),
+		(unsigned long long)(cur->offload.csum_kept - base->offload.csum_kept),
+		(unsigned long long)(cur->offload.csum_passed - base->offload.csum_passed),
 		(unsigned long long)cur->offload.flows);
 }
 
@@ -268,20 +274,20 @@ void fwd_json_pools(FILE *out)
 	fputs("],\"pools\":[", out);
 }
 
-void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
-		   const struct fwd_pool_sample *cur)
+void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *base,
+		   const struct fwd_pool_sample *prev, const struct fwd_pool_sample *cur)
 {
 	double hit = fwd_recycle_hit_rate(prev, cur);
 
 	fprintf(out, "%s{\"name\":\"%s\",\"allocs\":%llu,\"slow\":%llu,\"recycled\":%llu,",
-		first ? "" : ",", name, (unsigned long long)(cur->allocs - prev->allocs),
-		(unsigned long long)(cur->slow - prev->slow),
-		(unsigned long long)(cur->recycled - prev->recycled));
+		first ? "" : ",", name, (unsigned long long)(cur->allocs - base->allocs),
+		(unsigned long long)(cur->slow - base->slow),
+		(unsigned long long)(cur->recycled - base->recycled));
 	if (hit >= 0) /* absent when the interval allocated nothing: no rate to give */
 		fprintf(out, "\"recycle_hit_pct\":%.2f,", hit);
 	fprintf(out, "\"pages_held\":%lld,\"sleeps\":%llu,\"late_handoffs\":%llu}", (long long)cur->inflight,
-		(unsigned long long)(cur->sleeps - prev->sleeps),
-		(unsigned long long)(cur->late_handoffs - prev->late_handoffs));
+		(unsigned long long)(cur->sleeps - base->sleeps),
+		(unsigned long long)(cur->late_handoffs - base->late_handoffs));
 }
 
 static const char *capture_state(const struct fwd_capture_sample *cur)

@@ -62,7 +62,8 @@ struct fwd_offload_sample {
 	uint64_t forced;         /* gates opened after 1 s without the RX ring running empty */
 	/* Not offloaded, by reason (full and refused too; flows, each once per reason): no_target,
 	 * flows whose target took no offload (it drops redirects, is on trial, gone, or an l2
-	 * destination not learned); untracked, frames of flows the tracker had no slot for. */
+	 * destination not learned); untracked, frames of flows the tracker had no slot for
+	 * or evicted while counting. */
 	uint64_t no_target, untracked;
 	/* Partial TCP/UDP checksums (the sender's TX checksum offload; a redirect would not
 	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
@@ -132,6 +133,9 @@ struct fwd_steer_sample {
 	uint64_t drop, pass, no_socket;
 };
 
+/* A rule's hits since prev; an id given to a new rule meanwhile starts again from 0. */
+unsigned long long fwd_rule_hits_since(const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur,
+				       uint32_t id);
 /* hits are by rule id: rule r is named rule_text[r] and has id ids[r]. */
 void fwd_fmt_steer_line(FILE *out, const char *ifname, const char *const *rule_text, const uint32_t *ids,
 			uint32_t nr_rules, const struct fwd_steer_sample *prev, const struct fwd_steer_sample *cur);
@@ -157,14 +161,16 @@ void fwd_fmt_capture_line(FILE *out, const char *path, const struct fwd_capture_
 void fwd_json_capture(FILE *out, const char *path, const struct fwd_capture_sample *prev,
 		      const struct fwd_capture_sample *cur);
 
-/* JSON: an interval object is {"time":T,"ports":[...],"pools":[...]}; the caller brackets it
- * with fwd_json_begin/end and one fwd_json_port/pool per item. */
-void fwd_json_begin(FILE *out, double t, const char *kind);
-void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *prev,
-		   const struct fwd_port_sample *cur, double dt);
+/* JSON: an object is {"type":KIND,"timestamp":UNIX,"time":T,"counts":"interval"|"total",
+ * "ports":[...],"pools":[...]}; the caller brackets it with fwd_json_begin/end and one
+ * fwd_json_port/pool per item. Counts are cur - base (base: the previous sample, or the start
+ * sample for totals), rates (cur - prev) / dt. docs/OPERATING.md lists every field. */
+void fwd_json_begin(FILE *out, double t, const char *kind, bool totals);
+void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_port_sample *base,
+		   const struct fwd_port_sample *prev, const struct fwd_port_sample *cur, double dt);
 void fwd_json_pools(FILE *out);
-void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *prev,
-		   const struct fwd_pool_sample *cur);
+void fwd_json_pool(FILE *out, bool first, const char *name, const struct fwd_pool_sample *base,
+		   const struct fwd_pool_sample *prev, const struct fwd_pool_sample *cur);
 void fwd_json_end(FILE *out);
 /* The end of a JSON object line (flushed). */
 void fwd_json_close(FILE *out);

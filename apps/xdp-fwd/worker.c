@@ -326,6 +326,7 @@ static void *worker_main(void *arg)
 	uint64_t preempt_checked = 0; /* when preempted() was last asked */
 	struct umem_idle_opts io;
 	struct umem_idle *idle;
+	uint32_t latency_gen = atomic_load(&ctx->latency_gen);
 	bool mode_ready = false; /* the mode's worker_init ran and succeeded */
 
 	/* The idle policy (umem/idle.h): saturated input spins like a polling loop; below it the
@@ -398,6 +399,20 @@ static void *worker_main(void *arg)
 		if (next == UMEM_IDLE_SLEEP) {
 			idle_wait(w);
 			umem_idle__woke(idle, precise_ns());
+		}
+		/* A reload changed --latency: the new level's policy, checked in idle turns only
+		 * (saturated input never sleeps at any level). */
+		if (next != UMEM_IDLE_POLL &&
+		    atomic_load_explicit(&ctx->latency_gen, memory_order_acquire) != latency_gen) {
+			struct umem_idle *fresh;
+
+			latency_gen = atomic_load_explicit(&ctx->latency_gen, memory_order_acquire);
+			fwd_latency_idle_opts(ctx->cfg, &io);
+			fresh = umem_idle__create(&io, precise_ns());
+			if (fresh) {
+				umem_idle__destroy(idle);
+				idle = fresh;
+			}
 		}
 	}
 	drain(w);

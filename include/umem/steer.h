@@ -258,7 +258,8 @@ UMEM_API int umem_steer_flows__count(struct umem_steer_flows *f, uint32_t *nr, u
 /* out[UMEM_STEER_FS_NR], summed over CPUs: frames flows decided, by outcome. They outlive the
  * flows, so they add up across expiry. */
 UMEM_API int umem_steer_flows__counters(struct umem_steer_flows *f, struct umem_steer_counter *out);
-/* The clock of umem_steer_flow.last_ns (CLOCK_MONOTONIC_COARSE), in ns. */
+/* The clock of umem_steer_flow.last_ns (CLOCK_MONOTONIC_COARSE as the host sees it: in a time
+ * namespace, without its monotonic offset), in ns. */
 UMEM_API uint64_t umem_steer_flows__now_ns(void);
 
 /* The key the program builds for a frame: kind UMEM_STEER_FLOW_L2 (destination MAC, outer VLAN)

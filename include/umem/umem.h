@@ -11,5 +11,6 @@
 #include <umem/port.h>
 #include <umem/idle.h>
 #include <umem/csum.h>
+#include <umem/lpm.h>
 
 #endif

@@ -10,7 +10,7 @@ errors=0
 fail() { echo "FAIL: $*" >&2; errors=$((errors + 1)); }
 programs=(apps/xdp-fwd/xdp-fwd apps/xdp-reflect/xdp-reflect tools/xsk-gen/xsk-gen
 	tools/port-bench/port-bench tools/umem-bench/umem-bench tools/umem-steer/umem-steer
-	tools/steer-bench/steer-bench)
+	tools/steer-bench/steer-bench tools/route-bench/route-bench)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -49,7 +49,7 @@ for p in "${programs[@]}"; do
 	# the page's SYNOPSIS is one the help lists, and an example rule's "->" is quoted (unquoted,
 	# the shell takes "> sock 1" as a redirection).
 	"${emu[@]}" "$bin" --help >"$tmp/out" 2>/dev/null </dev/null
-	for ref in $(grep -oE '\b[a-z][a-z0-9_-]*\([1-8]\)' "$tmp/out" | sort -u); do
+	for ref in $(grep -oE '\b[a-z][a-z0-9_.-]*\([1-8]\)' "$tmp/out" | sort -u); do
 		page=${ref%%(*} sec=${ref#*(}; sec=${sec%)}
 		compgen -G "$src/docs/man/$page.$sec" >/dev/null || compgen -G "$src/apps/*/$page.$sec" >/dev/null ||
 			fail "$name --help names $ref, which no man page is"

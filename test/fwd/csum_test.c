@@ -247,7 +247,7 @@ static void test_stats(void)
 	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
 	b.csum_partial = 5, b.csum_completed = 4, b.csum_uncompleted = 1;
 	fwd_fmt_port_line(f, "m0@0", &a, &b, 1.0);
-	fwd_json_port(f, true, "m0@0", &a, &b, 1.0);
+	fwd_json_port(f, true, "m0@0", &a, &a, &b, 1.0);
 	fclose(f);
 	CHECK(strstr(buf, "csum partial 5 completed 4\n"), "%s", buf);
 	CHECK(strstr(buf, "csum") == strstr(buf, "csum partial 5"), "csum in an idle line: %s", buf);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd option parsing: defaults, every option's effect, and the bad-argument messages. */
 #include <sched.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "fwd.h"
@@ -359,6 +360,74 @@ static void test_pcap(void)
 	BAD("--pcap: empty file name", "-i", "a", "-i", "b", "--pcap", "");
 }
 
+/* --config FILE: every long option as "name = value"; the command line overrides it (its -i
+ * and --rule replace the file's); an error names FILE:LINE. */
+static const char *conf(const char *text)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/fwd-options-%d.conf", (int)getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL, "cannot write %s", path);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void test_config_file(void)
+{
+	const char *path = conf("# a comment\n\ninterface = a\ninterface = b   # two ports\n"
+				"mode = l2\nbatch=32\n  json = yes\nquiet = no\n"
+				"rule = \"udp dport 53 -> drop\"\nlatency = saver\n");
+
+	fwd_config_free(&cfg);
+	CHECK_EQ(PARSE(&cfg, err, "--config", path), 0);
+	CHECK_EQ(cfg.nr_ports, 2);
+	CHECK(!strcmp(cfg.ports[1].ifname, "b"), "%s", cfg.ports[1].ifname);
+	CHECK_EQ(cfg.mode, FWD_MODE_L2);
+	CHECK_EQ(cfg.batch, 32);
+	CHECK(cfg.json && !cfg.quiet, "flags");
+	CHECK_EQ(cfg.nr_rules, 1);
+	CHECK(!strcmp(cfg.rule_text[0], "udp dport 53 -> drop"), "%s", cfg.rule_text[0]);
+	CHECK_EQ(cfg.latency, FWD_LATENCY_SAVER);
+	/* The command line wins: its -i replace the file's, its --batch the file's. */
+	fwd_config_free(&cfg);
+	CHECK_EQ(PARSE(&cfg, err, "--config", path, "-i", "c", "-i", "d", "-b", "8", "--mode", "wire"), 0);
+	CHECK_EQ(cfg.nr_ports, 2);
+	CHECK(!strcmp(cfg.ports[0].ifname, "c") && !strcmp(cfg.ports[1].ifname, "d"), "ports %s %s",
+	      cfg.ports[0].ifname, cfg.ports[1].ifname);
+	CHECK_EQ(cfg.batch, 8);
+	CHECK_EQ(cfg.mode, FWD_MODE_WIRE);
+	fwd_config_free(&cfg);
+
+	/* Each error names the file and the line. */
+	char want[128];
+	static const struct {
+		const char *text, *msg;
+		int line;
+	} bad[] = {
+		{ "interface = a\nbatch = 0\n", "batch", 2 },
+		{ "interface = a\n\n# c\nno-such-option = 1\n", "unknown option 'no-such-option'", 4 },
+		{ "interface = a\njson\n", "not 'name = value'", 2 },
+		{ "json = maybe\n", "neither yes nor no", 1 },
+		{ "mode = \"wire\n", "unterminated quote", 1 },
+		{ "config = other.conf\n", "cannot include", 1 },
+		{ "rule = udp dport 99999 -> drop\n", "not a steering rule", 1 },
+		{ "batch =\n", "no value", 1 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		path = conf(bad[i].text);
+		snprintf(want, sizeof(want), "%s:%d: ", path, bad[i].line);
+		BAD(want, "--config", path, "-i", "x");
+		CHECK(strstr(err, bad[i].msg), "'%s' lacks '%s'", err, bad[i].msg);
+		fwd_config_free(&cfg);
+	}
+	BAD("--config /nonexistent/x.conf: No such file", "--config", "/nonexistent/x.conf", "-i", "x");
+	fwd_config_free(&cfg);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -370,6 +439,7 @@ int main(void)
 	test_rules_arp();
 	test_default_chunk();
 	test_pcap();
+	test_config_file();
 	printf("fwd_options: ok\n");
 	return 0;
 }

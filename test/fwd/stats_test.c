@@ -91,11 +91,20 @@ static void pool_line(FILE *f, void *arg)
 
 static void json(FILE *f, void *arg)
 {
-	fwd_json_begin(f, 1.5, "interval");
-	fwd_json_port(f, true, "m0@0", &a, &b, 1.0);
-	fwd_json_port(f, false, "m1@0", &a, &a, 1.0);
+	fwd_json_begin(f, 1.5, "interval", false);
+	fwd_json_port(f, true, "m0@0", &a, &a, &b, 1.0);
+	fwd_json_port(f, false, "m1@0", &a, &a, &a, 1.0);
 	fwd_json_pools(f);
-	fwd_json_pool(f, true, "pool w0", &pa, &pb);
+	fwd_json_pool(f, true, "pool w0", &pa, &pa, &pb);
+	fwd_json_end(f);
+}
+
+/* --json-totals: counts from the start sample z, rates over the interval a..b. */
+static struct fwd_port_sample z;
+static void json_totals(FILE *f, void *arg)
+{
+	fwd_json_begin(f, 2.5, "interval", true);
+	fwd_json_port(f, true, "m0@0", &z, &a, &b, 1.0);
 	fwd_json_end(f);
 }
 
@@ -120,7 +129,10 @@ static void test_pool_line_and_json(void)
 	a = (struct fwd_port_sample){ 0 };
 	b = (struct fwd_port_sample){ .rx_packets = 10, .rx_bytes = 640, .drop[FWD_DROP_NO_PORT] = 2 };
 	s = capture(json, NULL);
-	CHECK(!strncmp(s, "{\"type\":\"interval\",\"time\":1.500,\"ports\":[{\"name\":\"m0@0\",\"rx_packets\":10,", 70), "%s", s);
+	/* A wall-clock timestamp (seconds since the epoch, ms), then the time since the start. */
+	long long ts = 0;
+	CHECK(sscanf(s, "{\"type\":\"interval\",\"timestamp\":%lld.", &ts) == 1 && ts > 1600000000, "%s", s);
+	CHECK(strstr(s, ",\"time\":1.500,\"counts\":\"interval\",\"ports\":[{\"name\":\"m0@0\",\"rx_packets\":10,"), "%s", s);
 	CHECK(strstr(s, "\"rx_bps\":5120,"), "%s", s);
 	CHECK(strstr(s, "\"no_port\":2,"), "%s", s);
 	CHECK(strstr(s, "},{\"name\":\"m1@0\""), "%s", s);
@@ -133,6 +145,15 @@ static void test_pool_line_and_json(void)
 		CHECK(*c != '\n' || c[1] == '\0', "more than one line: %s", s);
 	}
 	CHECK_EQ(depth, 0);
+	free(s);
+
+	/* Totals: 10 frames before the interval, 10 in it: the count is 20, the rate 10/s. */
+	z = (struct fwd_port_sample){ 0 };
+	a = (struct fwd_port_sample){ .rx_packets = 10, .rx_bytes = 640 };
+	b = (struct fwd_port_sample){ .rx_packets = 20, .rx_bytes = 1280 };
+	s = capture(json_totals, NULL);
+	CHECK(strstr(s, "\"counts\":\"total\",\"ports\":[{\"name\":\"m0@0\",\"rx_packets\":20,\"rx_bytes\":1280,"), "%s", s);
+	CHECK(strstr(s, "\"rx_pps\":10,\"rx_bps\":5120,"), "%s", s);
 	free(s);
 
 	/* An interval without allocations has no hit rate: the key is left out, not null. */

@@ -206,7 +206,7 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-static int apply(const struct cli_opt *o, void *cfg, const char *arg, char *err, size_t errlen)
+int cli_apply(const struct cli_opt *o, void *cfg, const char *arg, char *err, size_t errlen)
 {
 	char *field = (char *)cfg + o->off;
 	uint64_t v;
@@ -307,7 +307,9 @@ int cli_parse(const struct cli_prog *p, void *cfg, int argc, char **argv, int fi
 			cli_version(p, stdout);
 			ret = 1;
 		} else {
-			ret = apply(o, cfg, optarg, err, errlen);
+			ret = cli_apply(o, cfg, optarg, err, errlen);
+			if (!ret && p->on_option)
+				p->on_option(cfg, o);
 		}
 	}
 	if (next)

@@ -59,6 +59,9 @@ struct cli_prog {
 	/* After the options: more help (examples, a list of names); lines under 80 columns. */
 	void (*more_help)(FILE *out);
 	bool stop_at_operand; /* options end at the first operand (a command, a rule) */
+	/* Called after each option of the table cli_parse applied (may be NULL): a program that
+	 * also reads a configuration file learns what the command line set. */
+	void (*on_option)(void *cfg, const struct cli_opt *o);
 };
 
 /*
@@ -70,6 +73,10 @@ int cli_parse(const struct cli_prog *p, void *cfg, int argc, char **argv, int fi
 /* cli_parse for a main(): returns the first operand's index, or exits (0 after --help or
  * --version, 2 after "NAME: message (see --help)" on stderr). */
 int cli_parse_or_exit(const struct cli_prog *p, void *cfg, int argc, char **argv, int first);
+
+/* Applies one option of a table with its argument (NULL for a flag), as cli_parse does: a
+ * configuration file's "name = value" goes through the same checks. 0, or -1 with err set. */
+int cli_apply(const struct cli_opt *o, void *cfg, const char *arg, char *err, size_t errlen);
 
 void cli_usage(const struct cli_prog *p, FILE *out);
 void cli_version(const struct cli_prog *p, FILE *out);

@@ -15,6 +15,8 @@
 #                 written (to /dev/null: the capture's cost without a disk's); xdp_fwd_pcap_none
 #                 the same with a filter that takes nothing (--pcap-filter "vlan 4094"): the
 #                 filter's cost alone (neither in the default list: --systems)
+#   xdp_fwd_scraped  xdp_fwd with --metrics and --interval 0.1, scraped at 10 Hz by a curl loop
+#                 in the middle namespace: the cost of serving metrics (not in the default list)
 #   dpdk_af_xdp   dpdk-testpmd, two af_xdp vdevs, io forwarding (skipped when not installed, and
 #                 above MTU 3500: its XDP program is not frags-aware, so the veth refuses the MTU)
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
@@ -105,7 +107,7 @@ done
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
@@ -225,6 +227,12 @@ start_xdp_fwd_pcap_none() {
 	start_xdp_fwd "$1" --pcap /dev/null --pcap-filter "vlan 4094"
 }
 
+# The worst case of a scrape: a fresh text every 100 ms, fetched every 100 ms.
+start_xdp_fwd_scraped() {
+	start_xdp_fwd "$1" --metrics 127.0.0.1:9477 --interval 0.1 || return 1
+	netns_bg SCRAPE_PID "$MID" sh -c 'while :; do curl -sf -o /dev/null http://127.0.0.1:9477/metrics; sleep 0.1; done'
+}
+
 start_xsk_fwd() {
 	# One forwarding thread on CPU 1 (as xdp-fwd's --cpus 1): m0's RX to m1's TX and back.
 	netns_bg FWD_PID "$MID" "$XSK_FWD" -i m0 -i m1 -c 1 >"$LOG.fwd" 2>&1
@@ -246,7 +254,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	local sys=$1 mtu=$2
 	FWD_PID=""
 	case "$sys" in
-	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
@@ -259,6 +267,10 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 
 stop_system() {
 	local sys=$1
+	if [ -n "${SCRAPE_PID:-}" ]; then
+		netns_stop "$SCRAPE_PID" || true
+		SCRAPE_PID=""
+	fi
 	if [ -n "$FWD_PID" ]; then
 		netns_stop "$FWD_PID" || true
 		FWD_PID=""

@@ -9,7 +9,7 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xsk_fwd dpdk_af_xdp"
+SYSTEMS="bridge xdp_redirect xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu

@@ -16,6 +16,7 @@
 #include <umem/pool.h>
 #include "cli.h"
 #include "counter.h"
+#include "cpuinfo.h"
 #include "dpdk.h"
 
 #define FRAG_BATCH 32u   /* fragments allocated before they are put: an RX/TX burst */
@@ -676,8 +677,8 @@ static const struct {
 	const char *name, *why;
 } not_built[] = {
 #ifndef UMEM_BENCH_DPDK
-	{ "dpdk_mempool", UMEM_BENCH_NO_DPDK_WHY },
-	{ "dpdk_mempool_bulk", UMEM_BENCH_NO_DPDK_WHY },
+	{ "dpdk_mempool", UMEM_BENCH_DPDK_NO_WHY },
+	{ "dpdk_mempool_bulk", UMEM_BENCH_DPDK_NO_WHY },
 #endif
 	{ NULL, NULL },
 };
@@ -914,53 +915,6 @@ static bool machine_busy(double load_start)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return cpus > 0 && !isnan(load_start) && load_start >= 0.75 * (double)cpus;
-}
-
-/* The CPU, so that figures from different machines are never compared by mistake: x86's
- * vendor, family and model, or arm64's implementer and part, from the first CPU in
- * /proc/cpuinfo ("?" where a field is absent). */
-struct cpu_ident {
-	char vendor[32], family[16], model[16], name[96];
-};
-
-static void cpu_field(const char *line, const char *key, char *out, size_t n)
-{
-	size_t k = strlen(key);
-	const char *v;
-
-	if (out[0] != '?' || strncmp(line, key, k) || !(v = strchr(line + k, ':')))
-		return;
-	for (v++; *v == ' ' || *v == '\t'; v++)
-		;
-	snprintf(out, n, "%.*s", (int)strcspn(v, "\n"), v);
-	/* Kept JSON-safe: quotes and backslashes never appear in these fields, but the name is
-	 * free text. */
-	for (char *c = out; *c; c++)
-		if (*c == '"' || *c == '\\')
-			*c = '\'';
-}
-
-static void cpu_identify(struct cpu_ident *c)
-{
-	char line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	snprintf(c->vendor, sizeof(c->vendor), "?");
-	snprintf(c->family, sizeof(c->family), "?");
-	snprintf(c->model, sizeof(c->model), "?");
-	snprintf(c->name, sizeof(c->name), "?");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f) && line[0] != '\n') { /* the first CPU's block */
-		cpu_field(line, "vendor_id", c->vendor, sizeof(c->vendor));
-		cpu_field(line, "CPU implementer", c->vendor, sizeof(c->vendor));
-		cpu_field(line, "cpu family", c->family, sizeof(c->family));
-		cpu_field(line, "CPU architecture", c->family, sizeof(c->family));
-		cpu_field(line, "model\t", c->model, sizeof(c->model));
-		cpu_field(line, "CPU part", c->model, sizeof(c->model));
-		cpu_field(line, "model name", c->name, sizeof(c->name));
-	}
-	fclose(f);
 }
 
 struct report {

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --metrics [ADDR:]PORT and --metrics-file PATH: every counter of the stats in the Prometheus
+ * text format. The main thread renders the text at each stats sample (the one the interval
+ * lines come from) and publishes it under a mutex; libmicrohttpd's thread copies the last text
+ * out under that mutex for each scrape. Workers never take the mutex nor see a scrape.
+ */
+#ifndef XDP_FWD_METRICS_H
+#define XDP_FWD_METRICS_H
+
+#include <stdio.h>
+
+#include "stats.h"
+
+struct fwd_ctx;
+struct fwd_metrics;
+
+/* Binds the listening socket (before set-up: a port in use changes nothing). NULL with a
+ * message on stderr when it cannot; with neither option, NULL and errno 0. */
+struct fwd_metrics *fwd_metrics_open(const struct fwd_config *cfg);
+/* Starts the HTTP thread (after the capabilities are dropped: it inherits none). 0 or -errno. */
+int fwd_metrics_start(struct fwd_metrics *m);
+/* Renders the counters since start (as the totals count them), serves them from now on and
+ * writes --metrics-file (temp file + rename). Main thread. */
+void fwd_metrics_publish(struct fwd_metrics *m, const struct fwd_ctx *ctx, const struct fwd_samples *start,
+			 const struct fwd_samples *cur);
+void fwd_metrics_close(struct fwd_metrics *m);
+/* The text itself (exposition format 0.0.4). */
+void fwd_metrics_render(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *start,
+			const struct fwd_samples *cur);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* xdp-fwd --offload-after: a worker's flow tracker, open addressing over OFF_PROBE-slot windows
+ * (offload.c; a header of its own so the unit test drives it without a data path). */
+#ifndef XDP_FWD_OFFLOAD_SLOTS_H
+#define XDP_FWD_OFFLOAD_SLOTS_H
+
+#include <string.h>
+
+#include "offload_internal.h"
+
+static inline uint32_t fwd_off_key_hash(const struct umem_steer_flow_key *k)
+{
+	const uint8_t *b = (const uint8_t *)k;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+/* The flow's slot, claimed when new (the oldest flow not in the kernel makes room); NULL when
+ * the window holds only installed flows. *gone: the flow that made room (state OFF_FREE: none).
+ * A counting flow that made room starts from zero if it comes back: the caller counts its frames
+ * as untracked, or a flow could reach --offload-after in pieces and go uncounted. */
+static inline struct off_flow *fwd_off_slot_of(struct off_worker *ow, const struct umem_steer_flow_key *k,
+					       struct off_flow *gone)
+{
+	uint32_t h = fwd_off_key_hash(k);
+	struct off_flow *victim = NULL;
+
+	gone->state = OFF_FREE;
+	for (uint32_t i = 0; i < OFF_PROBE; i++) {
+		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
+
+		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
+			return e;
+		if (e->state == OFF_FREE) {
+			if (!victim || victim->state != OFF_FREE)
+				victim = e;
+		} else if ((e->state == OFF_COUNTING || e->state == OFF_REFUSED) &&
+			   (!victim || (victim->state != OFF_FREE && e->seen_ns < victim->seen_ns))) {
+			victim = e;
+		}
+	}
+	if (victim) {
+		*gone = *victim;
+		*victim = (struct off_flow){ .key = *k, .state = OFF_COUNTING };
+	}
+	return victim;
+}
+
+#endif

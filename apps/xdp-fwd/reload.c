@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* SIGHUP with --config (reload.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctx.h"
+#include "reload.h"
+#include "service.h"
+#include "worker.h"
+
+static struct fwd_config next; /* static: large, and one reload at a time */
+
+static bool same(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+static int rule_index(const struct fwd_config *cfg, const char *text)
+{
+	for (uint32_t r = 0; r < cfg->nr_rules; r++)
+		if (!strcmp(cfg->rule_text[r], text))
+			return (int)r;
+	return -1;
+}
+
+/* The -r rules of every steering program become next's: the rules whose text is gone are
+ * removed, the new ones added; the others keep their id and counters. */
+static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
+{
+	uint32_t ids[FWD_MAX_PORTS][FWD_MAX_RULES];
+	int err = 0;
+
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_iface *fi = &ctx->ifaces[f];
+
+		if (!fi->steer)
+			continue;
+		for (uint32_t r = 0; r < cfg->nr_rules; r++)
+			if (rule_index(&next, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
+				fprintf(stderr, "xdp-fwd: reload: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
+		for (uint32_t r = 0; r < next.nr_rules; r++) {
+			int old = rule_index(cfg, next.rule_text[r]);
+			struct umem_steer_rule rule = next.rules[r];
+
+			if (old >= 0) {
+				ids[f][r] = fi->rule_id[old];
+				continue;
+			}
+			err = umem_steer__add_rule(fi->steer, &rule);
+			if (err) {
+				fprintf(stderr, "xdp-fwd: reload: %s: rule '%s': %s\n", fi->name, next.rule_text[r],
+					strerror(-err));
+				ids[f][r] = UINT32_MAX;
+				continue;
+			}
+			ids[f][r] = rule.id;
+		}
+	}
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].steer)
+			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * next.nr_rules);
+	/* --offload-after's workers match frames against cfg->rules (offload.c): parked while the
+	 * list changes under them. */
+	bool parked = ctx->off && fwd_workers_park(ctx);
+
+	if (!ctx->off || parked) {
+		memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
+		memcpy(cfg->rule_text, next.rule_text, sizeof(next.rule_text[0]) * next.nr_rules);
+		cfg->nr_rules = next.nr_rules;
+	}
+	if (parked)
+		fwd_workers_unpark(ctx);
+	return err;
+}
+
+int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
+{
+	struct fwd_config *cfg = ctx->cfg;
+	char err[512], fixed[1024] = "";
+	size_t nfixed = 0;
+	bool rules = false, latency = false;
+	int ret;
+
+	fwd_config_free(&next);
+	ret = fwd_parse_args(&next, argc, argv, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "xdp-fwd: reload: %s; nothing changed\n", ret < 0 ? err : "no options");
+		fwd_service_status("reload failed: %s", ret < 0 ? err : "no options");
+		fwd_config_free(&next);
+		return -1;
+	}
+	for (size_t i = 0; i < fwd_option_count(); i++) {
+		const char *name = fwd_option_name(i);
+
+		if (next.on_cmdline[i] || same(cfg->given[i], next.given[i]))
+			continue;
+		if (!strcmp(name, "rule") && fwd_wants_steering(cfg)) {
+			rules = true;
+		} else if (!strcmp(name, "latency") && next.cpu_latency == cfg->cpu_latency &&
+			   next.cpu_latency_usecs == cfg->cpu_latency_usecs) {
+			latency = true; /* the CPU latency request is held from the start: same one */
+		} else {
+			nfixed += (size_t)snprintf(fixed + nfixed, sizeof(fixed) - nfixed, "%s--%s", nfixed ? ", " : "", name);
+			if (nfixed >= sizeof(fixed))
+				nfixed = sizeof(fixed) - 1;
+			continue;
+		}
+		/* Applied: its values are the running ones now (a later reload compares with them). */
+		free(cfg->given[i]);
+		cfg->given[i] = next.given[i];
+		next.given[i] = NULL;
+	}
+	if (rules) {
+		ret = apply_rules(ctx, cfg);
+		fprintf(stderr, "xdp-fwd: reload: rules now %u%s\n", cfg->nr_rules, ret ? " (some failed, above)" : "");
+	}
+	if (latency) {
+		cfg->latency = next.latency;
+		cfg->latency_given = next.latency_given;
+		/* The workers take the level's idle policy at their next idle turn (worker.c). */
+		atomic_fetch_add(&ctx->latency_gen, 1);
+		fprintf(stderr, "xdp-fwd: reload: latency %s\n", fwd_latency_names[cfg->latency]);
+	}
+	if (nfixed)
+		fprintf(stderr, "xdp-fwd: reload: cannot change while running: %s (left as they were; a restart applies them)\n",
+			fixed);
+	if (!rules && !latency && !nfixed)
+		fprintf(stderr, "xdp-fwd: reload: %s unchanged\n", cfg->config_path);
+	fwd_service_status("reloaded %s%s", cfg->config_path, nfixed ? " (some options need a restart)" : "");
+	/* cfg's rule texts may point into next's file text now: it stays for the run. */
+	fwd_config_keep_texts(cfg, &next);
+	fwd_config_free(&next);
+	return 0;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libumem longest-prefix match for IPv4 and IPv6: an index from a destination address to a
+ * next-hop id (0..UMEM_LPM_NH_MAX), one writer, any number of lock-free readers.
+ *
+ * Structure: a multibit trie whose first level is indexed by the address's top 24 bits (a
+ * 2^24-entry table) and whose further levels are groups of 256 entries, one per following
+ * byte. For IPv4 that is DIR-24-8 (Gupta, Lin, McKeown, "Routing Lookups in Hardware at
+ * Memory Access Speeds", INFOCOM 1998): one load for a prefix up to /24, two beyond. IPv6
+ * walks one group per byte beyond the 24th bit (a /48 is four loads), as DPDK's rte_lpm6.
+ * Every entry is 4 bytes: valid, extended (points to a group), the depth relative to its
+ * level, and 24 bits of next hop or group index. The writer keeps the prefixes in a hash on
+ * the side (a delete restores the longest covering prefix from it) and, per group, the prefix
+ * its unmarked entries inherit from above.
+ *
+ * Memory: the first level is 64 MiB (2^24 entries of 4 bytes) per family, backed at creation,
+ * in transparent huge pages where the kernel allows (every lookup reads it at a random place);
+ * groups are 1 KiB each, from a lazily mapped pool of opts.tbl8_groups / opts.groups; the
+ * prefix hash is 12 (IPv4) or 24 (IPv6) bytes a slot at most 3/4 full. umem_lpm4__memory
+ * gives the sum for a table (docs/ROUTING.md, "Lookup structure", has the figures for a full
+ * Internet table).
+ *
+ * Concurrency: one writer (add, delete, reclaim) at a time; lookups from any thread at any
+ * time, lock-free, see either the old or the new next hop of a prefix being changed, never
+ * garbage: every entry changes with one aligned 32-bit store, and a new group is filled before
+ * the release store that links it. A group a change frees is not reused until the writer calls
+ * reclaim, which the caller does only after every reader has passed a quiescent point since
+ * the change (an RCU grace period: the router's workers report one per burst). A writer that
+ * runs out of groups while some wait for reclaim gets -ENOSPC; reclaim and retry.
+ *
+ * Addresses: IPv4 in host byte order (a uint32_t, 10.0.0.1 is 0x0a000001), IPv6 as 16 bytes in
+ * network byte order (as in the packet). Bits beyond the depth are ignored (masked).
+ */
+#ifndef UMEM_LPM_H
+#define UMEM_LPM_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <umem/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UMEM_LPM_NH_MAX ((1u << 24) - 1) /* next hops are ids 0..UMEM_LPM_NH_MAX */
+#define UMEM_LPM_MISS UINT32_MAX         /* a bulk lookup's result where no prefix matches */
+#define UMEM_LPM4_GROUPS_DEFAULT 65536u  /* opts.tbl8_groups 0 (64 MiB of address space) */
+#define UMEM_LPM6_GROUPS_DEFAULT 262144u /* opts.groups 0 (256 MiB of address space) */
+#define UMEM_LPM_GROUPS_MAX (1u << 24)   /* a group index is 24 bits */
+
+struct umem_lpm4_opts {
+	size_t sz;             /* sizeof(struct umem_lpm4_opts) */
+	uint32_t max_prefixes; /* more are refused with -ENOSPC; 0: no limit but memory */
+	uint32_t tbl8_groups;  /* 256-entry groups for prefixes longer than /24 (1 KiB each,
+				* mapped lazily); 0: UMEM_LPM4_GROUPS_DEFAULT */
+};
+
+struct umem_lpm4;
+
+/* An empty table. opts may be NULL (all defaults). Fails (NULL, errno) with EINVAL (a bad sz,
+ * tbl8_groups over UMEM_LPM_GROUPS_MAX; a message names it) or ENOMEM. */
+UMEM_API struct umem_lpm4 *umem_lpm4__create(const struct umem_lpm4_opts *opts);
+/* Frees the table, quarantined groups included. NULL is a no-op. Readers must be gone. */
+UMEM_API void umem_lpm4__destroy(struct umem_lpm4 *lpm);
+/* Adds addr/depth -> next_hop, or replaces the next hop of that prefix when it exists.
+ * 0, or -EINVAL (depth over 32, next_hop over UMEM_LPM_NH_MAX), -ENOSPC (max_prefixes reached,
+ * or no free group: reclaim may free some), -ENOMEM. On error nothing changed. */
+UMEM_API int umem_lpm4__add(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth, uint32_t next_hop);
+/* Removes addr/depth; its addresses fall back to the longest prefix that covers it, if any.
+ * 0, or -EINVAL (depth over 32), -ENOENT (no such prefix). */
+UMEM_API int umem_lpm4__delete(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth);
+/* 0 and *next_hop, or -ENOENT when no prefix matches addr. Inline, the fast path: one load
+ * for a match up to /24, two beyond. lookup_bulk: n lookups, next_hops[i] is UMEM_LPM_MISS
+ * where no prefix matches addrs[i]. */
+static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, uint32_t *next_hop);
+UMEM_API void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lpm, const uint32_t *addrs,
+				     uint32_t *next_hops, uint32_t n);
+/* Bytes in use: the first level, the groups ever used, the writer's prefix hash. */
+UMEM_API size_t umem_lpm4__memory(const struct umem_lpm4 *lpm);
+/* Makes the groups freed before the last quiescent point of every reader reusable. */
+UMEM_API void umem_lpm4__reclaim(struct umem_lpm4 *lpm);
+/* Prefixes in the table. */
+UMEM_API uint32_t umem_lpm4__count(const struct umem_lpm4 *lpm);
+
+/* Entry bits. Exposed only for the inline lookup: their layout is ABI (lib/abi.c). */
+#define UMEM__LPM_VALID 0x80000000u /* a next hop is in the low 24 bits */
+#define UMEM__LPM_EXT 0x40000000u   /* a group index is in the low 24 bits */
+#define UMEM__LPM_LOW 0x00ffffffu
+
+/* The first member of struct umem_lpm4, for the inline lookup: private fields, ABI layout. */
+struct umem_lpm4_fast {
+	const uint32_t *tbl24; /* 2^24 entries, by the address's top 24 bits */
+	const uint32_t *tbl8;  /* groups of 256 entries, by group index * 256 + the low byte */
+};
+
+static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, uint32_t *next_hop)
+{
+	const struct umem_lpm4_fast *f = (const struct umem_lpm4_fast *)lpm;
+	/* Acquire pairs with the writer's release stores (a filled group is linked, a next hop
+	 * stored after the caller's record of it): plain loads on x86. */
+	uint32_t e = __atomic_load_n(&f->tbl24[addr >> 8], __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(!!(e & UMEM__LPM_EXT), 0))
+		e = __atomic_load_n(&f->tbl8[((e & UMEM__LPM_LOW) << 8) | (addr & 0xffu)],
+				    __ATOMIC_ACQUIRE);
+	if (!(e & UMEM__LPM_VALID))
+		return -ENOENT;
+	*next_hop = e & UMEM__LPM_LOW;
+	return 0;
+}
+
+/* IPv6: the same with 16-byte addresses in network byte order, depth 0..128. */
+struct umem_lpm6_opts {
+	size_t sz;             /* sizeof(struct umem_lpm6_opts) */
+	uint32_t max_prefixes; /* more are refused with -ENOSPC; 0: no limit but memory */
+	uint32_t groups;       /* 256-entry groups below the first 24 bits; 0: UMEM_LPM6_GROUPS_DEFAULT */
+};
+
+struct umem_lpm6;
+
+/* As umem_lpm4__create. */
+UMEM_API struct umem_lpm6 *umem_lpm6__create(const struct umem_lpm6_opts *opts);
+UMEM_API void umem_lpm6__destroy(struct umem_lpm6 *lpm);
+/* As umem_lpm4__add; depth 0..128. A prefix may need up to 13 groups; on -ENOSPC nothing
+ * changed. */
+UMEM_API int umem_lpm6__add(struct umem_lpm6 *lpm, const uint8_t addr[16], uint8_t depth,
+			    uint32_t next_hop);
+UMEM_API int umem_lpm6__delete(struct umem_lpm6 *lpm, const uint8_t addr[16], uint8_t depth);
+/* 0 and *next_hop, or -ENOENT. */
+UMEM_API int umem_lpm6__lookup(const struct umem_lpm6 *lpm, const uint8_t addr[16], uint32_t *next_hop);
+UMEM_API void umem_lpm6__lookup_bulk(const struct umem_lpm6 *lpm, const uint8_t (*addrs)[16],
+				     uint32_t *next_hops, uint32_t n);
+UMEM_API size_t umem_lpm6__memory(const struct umem_lpm6 *lpm);
+UMEM_API void umem_lpm6__reclaim(struct umem_lpm6 *lpm);
+UMEM_API uint32_t umem_lpm6__count(const struct umem_lpm6 *lpm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
