@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include <umem/csum.h>
+#include <umem/steer_abi.h> /* UMEM_STEER_MAX_EXTHDR */
 
 #include "internal.h"
 
@@ -26,7 +27,7 @@ static inline uint16_t swap16(uint16_t v)
 
 /* The one's complement sum does not depend on byte order (RFC 1071, 2.B): the bulk is summed as
  * native 64-bit words with the carries added back, folded, and swapped to big-endian once. */
-static uint16_t sum_native(const uint8_t *p, uint32_t n)
+static inline uint16_t sum_native(const uint8_t *p, uint32_t n)
 {
 	uint64_t s0 = 0, s1 = 0, v, w;
 	uint32_t i = 0;
@@ -49,9 +50,10 @@ static uint16_t sum_native(const uint8_t *p, uint32_t n)
 	return umem_csum__fold(s0);
 }
 
-uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
+/* umem_csum__add, inline for the fixed-length sums of umem_csum__locate (the pseudo-header's
+ * addresses, per frame in xdp-fwd): an exported function is not inlined in its own file. */
+static inline uint64_t csum_add(uint64_t sum, const uint8_t *p, uint32_t len)
 {
-	const uint8_t *p = data;
 	uint32_t bulk = len & ~7u;
 
 	if (bulk) {
@@ -66,6 +68,11 @@ uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
 	if (len)
 		sum += (uint32_t)p[0] << 8;
 	return sum;
+}
+
+uint64_t umem_csum__add(uint64_t sum, const void *data, uint32_t len)
+{
+	return csum_add(sum, data, len);
 }
 
 int umem_csum__ipv4(void *ip, uint32_t len)
@@ -113,7 +120,7 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 		l.proto = ip[9];
 		l.l4_off = l.l3_off + ihl;
 		l.l4_len = rd16(ip + 2) - ihl;
-		sum = umem_csum__add(0, ip + 12, 8);
+		sum = csum_add(0, ip + 12, 8);
 	} else if (type == 0x86dd) {
 		const uint8_t *ip = f + l.l3_off;
 
@@ -122,8 +129,20 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 		l.family = 6;
 		l.proto = ip[6];
 		l.l4_off = l.l3_off + 40;
-		l.l4_len = rd16(ip + 4);
-		sum = umem_csum__add(0, ip + 8, 32);
+		/* Through hop-by-hop and destination options headers, and a routing header with no
+		 * segment left (else the pseudo-header holds its final address, not the one here);
+		 * as many as the steering program walks (UMEM_STEER_MAX_EXTHDR). A fragment header
+		 * ends it: not TCP or UDP here. */
+		for (uint32_t i = 0; i < UMEM_STEER_MAX_EXTHDR && (l.proto == 0 || l.proto == 60 || l.proto == 43); i++) {
+			if (len < l.l4_off + 8 || (l.proto == 43 && f[l.l4_off + 3]))
+				return -ENOENT;
+			l.proto = f[l.l4_off];
+			l.l4_off += (f[l.l4_off + 1] + 1u) * 8;
+		}
+		if (rd16(ip + 4) < l.l4_off - l.l3_off - 40)
+			return -ENOENT;
+		l.l4_len = rd16(ip + 4) - (l.l4_off - l.l3_off - 40);
+		sum = csum_add(0, ip + 8, 32);
 	} else {
 		return -ENOENT;
 	}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xdp-fwd checksums: TCP and UDP frames whose checksum field holds only the pseudo-header sum.
+ * xdp-fwd checksums: TCP and UDP frames whose checksum field holds only the pseudo-header sum,
+ * found and completed with umem/csum.h (umem_csum__locate, umem_csum__complete); what is
+ * xdp-fwd's own is the policy: when to complete, the counters, the warning.
  *
  * A sender with TX checksum offload on (a veth's default) leaves the L4 checksum to whoever
  * transmits the skb (CHECKSUM_PARTIAL: the field holds the folded pseudo-header sum, and
@@ -18,43 +20,6 @@
 #include <umem/port.h>
 
 #include "stats.h"
-
-/* Where a frame's L4 checksum is (fwd_csum_find): the field's offset from the frame start, the
- * L4 segment's offset and length, and the folded pseudo-header sum (host order). */
-struct fwd_csum_loc {
-	uint32_t field, l4_off, l4_len;
-	uint16_t pseudo;
-	bool udp;
-};
-
-/* One's complement sum of len bytes, as 16-bit big-endian words, into a 64-bit accumulator
- * (fold it with fwd_csum_fold). */
-uint64_t fwd_csum_add(uint64_t sum, const uint8_t *p, uint32_t len);
-
-static inline uint16_t fwd_csum_fold(uint64_t s)
-{
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
-/* Whether frame (the first len bytes, at least the headers) is an IPv4 or IPv6 TCP or UDP
- * frame whose checksum field holds the pseudo-header sum; *loc says where. Reads the Ethernet
- * header (one VLAN tag at most), the IP header and one 16-bit field: cheap for other frames.
- * IPv6 through up to 4 hop-by-hop, destination options and routing headers (a routing header
- * only with no segment left: else the pseudo-header holds an address of its own). Not partial:
- * non-IP, fragments, other IPv6 extension headers, UDP over IPv4 without a checksum (0),
- * truncated headers. */
-bool fwd_csum_find(const uint8_t *frame, uint32_t len, struct fwd_csum_loc *loc);
-
-/* Completes the checksum of a frame fwd_csum_find found partial, held in nseg buffers (a
- * multi-buffer chain: seg[i], seg_len[i]). Returns false, changing nothing, when the segment
- * the IP header announces is longer than the buffers hold. A UDP result of 0 is written as
- * 0xffff (0 means "no checksum"). */
-bool fwd_csum_complete(const struct fwd_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len,
-		       uint32_t nseg);
 
 /* The worker's hook: every frame of the burst d[0..n) (chains of UMEM_DESC_F_CONTD, the first
  * ones the tail of a cut chain when skip_contd) checked and, with complete, completed;

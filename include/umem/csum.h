@@ -66,10 +66,12 @@ struct umem_csum_loc {
 };
 
 /* Finds the TCP or UDP checksum of an Ethernet frame (one VLAN tag at most; IPv4 that is not a
- * fragment, IPv6 without extension headers), reading only the first len bytes (at least the
- * headers up to the checksum field). Returns 0 with *loc filled, or -ENOENT (not TCP/UDP over
- * IP, a fragment, extension headers, truncated headers, an IP length that cannot hold the
- * field). UDP over IPv4 with checksum 0 ("none") is found, never partial. */
+ * fragment; IPv6 through up to 4 hop-by-hop, destination options and routing headers, a
+ * routing header only with no segment left: else the pseudo-header holds an address the frame
+ * does not carry here), reading only the first len bytes (at least the headers up to the
+ * checksum field). Returns 0 with *loc filled, or -ENOENT (not TCP/UDP over IP, a fragment or
+ * fragment header, other or more extension headers, truncated headers, an IP length that
+ * cannot hold the field). UDP over IPv4 with checksum 0 ("none") is found, never partial. */
 UMEM_API int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc);
 
 /* Computes and stores the L4 checksum at loc (from umem_csum__locate; partial or not) over a

@@ -181,9 +181,90 @@ static void test_random(void)
 	}
 }
 
+/* IPv6 extension headers (8 bytes each, next header nh; segments left sl for a routing header)
+ * inserted after the IPv6 header of f (len bytes, no VLAN); returns the new length. */
+static uint32_t add_exthdr(uint8_t *f, uint32_t len, uint8_t nh, uint8_t sl)
+{
+	uint32_t pl = rd16(f + 18) + 8u;
+
+	memmove(f + 14 + 48, f + 14 + 40, len - 14 - 40);
+	memset(f + 14 + 40, 0, 8);
+	f[14 + 40] = f[20]; /* its next header: what followed the IPv6 header */
+	f[14 + 43] = sl;    /* a routing header's segments left; padding elsewhere */
+	f[20] = nh;
+	f[18] = (uint8_t)(pl >> 8), f[19] = (uint8_t)pl;
+	return len + 8;
+}
+
+/* Through hop-by-hop, destination options and a routing header with no segment left: located
+ * with the same segment and pseudo sum as without them, so completing gives the checksum the
+ * frame had without them; a routing header with a segment left, a fragment header and more
+ * headers than walked: not located. */
+static void test_exthdr(void)
+{
+	static const struct {
+		uint8_t nh[5], sl, n;
+		int found;
+	} c[] = {
+		{ { 0 }, 0, 1, 1 },           /* hop-by-hop */
+		{ { 60 }, 0, 1, 1 },          /* destination options */
+		{ { 0, 60 }, 0, 2, 1 },       /* both */
+		{ { 43 }, 0, 1, 1 },          /* routing, no segment left */
+		{ { 0, 60, 43, 60 }, 0, 4, 1 }, /* as many as walked */
+		{ { 43 }, 1, 1, 0 },          /* routing with a segment left */
+		{ { 44 }, 0, 1, 0 },          /* fragment */
+		{ { 60, 60, 60, 60, 60 }, 0, 5, 0 }, /* more than walked */
+	};
+	uint8_t f[256];
+
+	for (int udp = 0; udp < 2; udp++)
+		for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+			struct umem_csum_loc loc, plain;
+			uint32_t len = 14 + 40 + 20, field;
+			uint16_t want;
+
+			memset(f, 0, sizeof(f));
+			hex(f, "02000000000202000000000186dd"
+			       "6000000000140040"
+			       "20010db8000000000000000000000001"
+			       "20010db8000000000000000000000002"
+			       "04d20007001400006865"
+			       "6c6c6f20776f726c640a");
+			f[20] = udp ? 17 : 6;
+			if (!udp) /* the same 20 bytes as a TCP header: summed all the same */
+				f[14 + 40 + 12] = 0x50;
+			CHECK_EQ(umem_csum__frame(f, len), 0);
+			CHECK_EQ(umem_csum__locate(f, len, &plain), 0);
+			want = rd16(f + plain.field);
+			/* in reverse so that c[i].nh[0] comes first */
+			for (uint8_t k = c[i].n; k-- > 0;)
+				len = add_exthdr(f, len, c[i].nh[k], c[i].sl);
+			field = plain.field + 8u * c[i].n;
+			f[field] = (uint8_t)(plain.pseudo >> 8), f[field + 1] = (uint8_t)plain.pseudo; /* partial */
+			if (!c[i].found) {
+				CHECK(umem_csum__locate(f, len, &loc) == -ENOENT, "udp %d case %zu located", udp, i);
+				continue;
+			}
+			CHECK(umem_csum__locate(f, len, &loc) == 0, "udp %d case %zu not located", udp, i);
+			CHECK_EQ(loc.field, field);
+			CHECK_EQ(loc.l4_off, plain.l4_off + 8u * c[i].n);
+			CHECK_EQ(loc.l4_len, plain.l4_len);
+			CHECK_EQ(loc.pseudo, plain.pseudo);
+			CHECK_EQ(loc.proto, udp ? 17 : 6);
+			CHECK(loc.partial, "udp %d case %zu not partial", udp, i);
+			uint8_t *seg = f;
+			CHECK_EQ(umem_csum__complete(&loc, &seg, &len, 1), 0);
+			CHECK(rd16(f + field) == want, "udp %d case %zu: 0x%04x, expected 0x%04x", udp, i,
+			      rd16(f + field), want);
+			/* Cut inside the extension headers: not located. */
+			CHECK(umem_csum__locate(f, 14 + 40 + 7, &loc) == -ENOENT, "udp %d case %zu: cut", udp, i);
+		}
+}
+
 int main(void)
 {
 	test_vectors();
+	test_exthdr();
 	test_random();
 	printf("csum_vectors: ok\n");
 	return 0;
