@@ -84,7 +84,7 @@ static void more_help(FILE *f)
 #ifdef ROUTE_BENCH_DPDK
 	fprintf(f, "rte_lpm/rte_lpm6: built in (EAL without hugepages; --no-dpdk skips it).\n");
 #else
-	fprintf(f, "rte_lpm/rte_lpm6: not built in: %s.\n", ROUTE_BENCH_DPDK_NO_WHY);
+	fprintf(f, "rte_lpm/rte_lpm6: not built in:\n  %s.\n", ROUTE_BENCH_DPDK_NO_WHY);
 #endif
 }
 
