@@ -198,7 +198,7 @@ static uint32_t rule_hash(const uint8_t *key, unsigned alen, unsigned depth)
 
 static struct lpm_rule *rule_at(const struct lpm *t, uint32_t i)
 {
-	return (struct lpm_rule *)(t->rules + (size_t)i * t->rule_size);
+	return (struct lpm_rule *)(void *)(t->rules + (size_t)i * t->rule_size);
 }
 
 /* The slot holding key/depth, or the empty slot where it would go. */
@@ -223,7 +223,7 @@ static int rules_resize(struct lpm *t, uint32_t slots)
 	t->rules = n;
 	t->rule_mask = slots - 1;
 	for (uint32_t i = 0; i < old_slots; i++) {
-		struct lpm_rule *r = (struct lpm_rule *)(old + (size_t)i * t->rule_size);
+		struct lpm_rule *r = (struct lpm_rule *)(void *)(old + (size_t)i * t->rule_size);
 
 		if (r->busy)
 			memcpy(rule_slot(t, r->key, r->depth), r, t->rule_size);
@@ -637,7 +637,7 @@ static void *lpm_new(size_t size, size_t toff, const char *what, const char *gro
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = lpm_init((struct lpm *)((uint8_t *)obj + toff), what, alen, groups, max_prefixes);
+	err = lpm_init((struct lpm *)(void *)((uint8_t *)obj + toff), what, alen, groups, max_prefixes);
 	if (err) {
 		free(obj);
 		errno = -err;

@@ -131,7 +131,7 @@ static void ht_del(struct htab *t, struct hnode *n)
 }
 
 #define ht_each(t, hv, p) for (struct hnode *p = (t)->b[(hv) & (t)->mask]; p; p = p->next) if (p->h == (hv))
-#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /* ---- a growable array ---- */
 struct vec {
@@ -1176,7 +1176,7 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 			const struct nlattr *a;
 			size_t alen = rtnh->rtnh_len - RTNH_ALIGN(sizeof(*rtnh));
 
-			a = (const struct nlattr *)((const char *)rtnh + RTNH_ALIGN(sizeof(*rtnh)));
+			a = (const struct nlattr *)(const void *)((const char *)rtnh + RTNH_ALIGN(sizeof(*rtnh)));
 			while (mnl_attr_ok(a, (int)alen)) {
 				if (mnl_attr_get_type(a) == RTA_GATEWAY)
 					ga = a;
@@ -1194,7 +1194,7 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 					n++;
 			}
 			len -= RTNH_ALIGN(rtnh->rtnh_len);
-			rtnh = RTNH_NEXT(rtnh);
+			rtnh = (const struct rtnexthop *)(const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len)); /* RTNH_NEXT, without its cast-align */
 		}
 		if (n == 1)
 			return mem[0];

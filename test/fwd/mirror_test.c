@@ -156,7 +156,7 @@ static int kernel_route(int family, const void *addr, struct answer *a)
 			if (!(rtnh->rtnh_flags & RTNH_F_DEAD))
 				add_path(a, (uint32_t)rtnh->rtnh_ifindex, gwa);
 			len -= RTNH_ALIGN(rtnh->rtnh_len);
-			rtnh = RTNH_NEXT(rtnh);
+			rtnh = (const struct rtnexthop *)(const void *)((const char *)rtnh + RTNH_ALIGN(rtnh->rtnh_len)); /* RTNH_NEXT without its cast-align */
 		}
 	} else {
 		uint8_t gwa[16];
