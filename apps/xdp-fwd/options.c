@@ -721,6 +721,13 @@ static int read_config(struct fwd_config *cfg, const char *path, char *err, size
 		return cli_fail(err, errlen, "--config %s: out of memory", path);
 	}
 	len = fread(t->text, 1, FWD_CONFIG_MAX + 1, f);
+	if (ferror(f)) { /* a directory opens, and fails only here (EISDIR) */
+		int e = errno;
+
+		fclose(f);
+		free(t);
+		return cli_fail(err, errlen, "--config %s: %s", path, strerror(e));
+	}
 	fclose(f);
 	if (len > FWD_CONFIG_MAX) {
 		free(t);

@@ -87,5 +87,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(cpus[k] >= 0, "cpu list '%s': negative CPU", argv[i]);
 		check_mix(argv[i]);
 	}
+	fwd_config_free(&cfg); /* a --config file's text and the recorded options */
 	return 0;
 }

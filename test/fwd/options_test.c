@@ -434,6 +434,10 @@ static void test_config_file(void)
 	}
 	BAD("--config /nonexistent/x.conf: No such file", "--config", "/nonexistent/x.conf", "-i", "x");
 	fwd_config_free(&cfg);
+	/* A directory opens and fails at the read: refused, nothing kept (the fuzzer's leak). */
+	BAD("--config /: Is a directory", "--config", "/", "-i", "x");
+	CHECK(!cfg.texts, "a refused file's text kept");
+	fwd_config_free(&cfg);
 	unlink(path);
 }
 
