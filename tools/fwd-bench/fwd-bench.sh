@@ -3,6 +3,9 @@
 #
 #   tools/fwd-bench/fwd-bench.sh [options]          (root; builds nothing: run cmake --build first)
 #
+# Two topologies (--topology): "l2" (default), one subnet, the middle a pure L2 hop; "router"
+# (topo.sh --routed), client h0 -- m0 [router] m1 -- server h1, each host alone on its subnet
+# with the middle as its gateway, static neighbours, net.ipv4.ip_forward=1 in the middle only.
 # Systems in the middle namespace, alternated within every repetition (the starting one rotates):
 #   bridge        a Linux bridge holding m0 and m1
 #   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (xdp_redirect_devmap.bpf.c here, xdp.frags)
@@ -22,6 +25,18 @@
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
 #                 `xsk_fwd -i m0 -i m1 -c 1` (skipped without --xsk-fwd, and above MTU 3500:
 #                 one 4 KiB buffer per frame, no multi-buffer)
+# In the router topology the systems above pass frames unrouted: the hosts' neighbour entries
+# for their gateways are crossed (each names the other host's MAC) while they run. Routers,
+# for the router topology only (its default list is these six):
+#   kernel_fwd    the kernel's IP forwarding (no program in the middle)
+#   xdp_fib       bpf_fib_lookup on the kernel's tables and XDP_REDIRECT through a devmap
+#                 (xdp_fib_devmap.bpf.c here, `xdp-redirect --fib m0 m1`)
+#   dpdk_l3fwd    DPDK's l3fwd example, LPM, two af_xdp vdevs, one polling lcore on CPU 1, routes
+#                 and next-hop MACs as the topology's (skipped without --l3fwd or dpdk-l3fwd)
+#   xdp_fwd       (listed above) xdp-fwd --mode wire with the gateway MACs crossed: the baseline
+#   xdp_fwd_l3    apps/xdp-fwd --mode l3
+#   xdp_fwd_l3_offload  the same with --offload-after 8 (skipped, with xdp-fwd's reason, when
+#                 xdp-fwd refuses the combination)
 # Workloads:
 #   tcp1500 tcp9000 tcp64000   one iperf3 TCP stream at that MTU (Gbit/s at the receiver)
 #   udp64                      64-byte UDP frames from xsk-gen at full speed (Mpps at the sink)
@@ -33,8 +48,17 @@
 # Options:
 #   --duration S     seconds per sample (default 5)
 #   --repeats N      samples per (system, workload) (default 3)
-#   --systems LIST   comma-separated subset (default: all four)
-#   --workloads LIST comma-separated subset (default: all four)
+#   --topology T     l2 (default) or router
+#   --systems LIST   comma-separated subset (default l2: bridge, xdp_redirect, xdp_fwd,
+#                    dpdk_af_xdp, xsk_fwd; router: the six routers above)
+#   --workloads LIST comma-separated subset (default l2: all; router: tcp1500, udp64, ping)
+#   --pin P          where the work runs: "fwd" (default) xdp-fwd's worker on CPU 1 (--cpus 1),
+#                    the rest where the scheduler puts it; "none" xdp-fwd without --cpus; "all"
+#                    xdp-fwd's worker on CPU 1 and the endpoints' programs (iperf3, ping,
+#                    xsk-gen) on CPU 0. DPDK's lcore and xsk_fwd's thread are on CPU 1 in all.
+#   --l3fwd PATH     DPDK's l3fwd example for dpdk_l3fwd (default: dpdk-l3fwd from PATH). Debian
+#                    packages no binary: build examples/l3fwd of the dpdk source package with
+#                    `make static` against libdpdk-dev (README.md).
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
 #   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
@@ -74,8 +98,11 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$SRC/build
 DURATION=5
 REPEATS=3
-SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd
-WORKLOADS=tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle
+SYSTEMS=""
+WORKLOADS=""
+TOPOLOGY=l2
+PIN=fwd
+L3FWD=""
 OUT=""
 XSK_FWD=""
 FWD_ARGS=""
@@ -97,6 +124,9 @@ while [ $# -gt 0 ]; do
 	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
 	--receiver-gro) RECEIVER_GRO=--receiver-gro; shift ;;
 	--host-offloads) HOST_OFFLOADS=--host-offloads; shift ;;
+	--topology) TOPOLOGY=${2:?}; shift 2 ;;
+	--pin) PIN=${2:?}; shift 2 ;;
+	--l3fwd) L3FWD=${2:?}; shift 2 ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -104,14 +134,32 @@ while [ $# -gt 0 ]; do
 done
 [[ "$DURATION" =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 1 ] && [ "$DURATION" -le 600 ] || die "--duration '$DURATION': 1..600 seconds"
 [[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 50 ] || die "--repeats '$REPEATS': 1..50"
+case "$TOPOLOGY" in
+l2) SYSTEMS=${SYSTEMS:-bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd}
+    WORKLOADS=${WORKLOADS:-tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle} ;;
+router) SYSTEMS=${SYSTEMS:-kernel_fwd,xdp_fib,dpdk_l3fwd,xdp_fwd,xdp_fwd_l3,xdp_fwd_l3_offload}
+    WORKLOADS=${WORKLOADS:-tcp1500,udp64,ping} ;;
+*) die "--topology '$TOPOLOGY': l2 or router" ;;
+esac
+case "$PIN" in fwd|none|all) ;; *) die "--pin '$PIN': fwd, none or all" ;; esac
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
+ROUTERS="kernel_fwd xdp_fib dpdk_l3fwd xdp_fwd_l3 xdp_fwd_l3_offload"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;;
+	kernel_fwd|xdp_fib|dpdk_l3fwd|xdp_fwd_l3|xdp_fwd_l3_offload)
+		[ "$TOPOLOGY" = router ] || die "system '$s' routes: it needs --topology router" ;;
+	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
 done
+if [ -n "$L3FWD" ]; then
+	[ -x "$L3FWD" ] || die "--l3fwd '$L3FWD': not an executable file"
+	L3FWD=$(cd "$(dirname "$L3FWD")" && pwd)/$(basename "$L3FWD")
+else
+	L3FWD=$(command -v dpdk-l3fwd || true)
+fi
 if [ -n "$XSK_FWD" ]; then
 	[ -x "$XSK_FWD" ] || die "--xsk-fwd '$XSK_FWD': not an executable file"
 	XSK_FWD=$(cd "$(dirname "$XSK_FWD")" && pwd)/$(basename "$XSK_FWD")
@@ -137,6 +185,8 @@ FWD_PID=""
 NOTES=()
 
 note() { NOTES+=("$*"); echo "note: $*" >&2; }
+# alive PID: the process runs (a zombie does not: kill -0 would say it does).
+alive() { [ -n "$1" ] && sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^[^ZX]'; }
 
 # Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
 # wait_for: the helpers the netns tests use.
@@ -155,8 +205,27 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)"
+ROUTED=()
+[ "$TOPOLOGY" = l2 ] || ROUTED=(--routed)
+eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2 "${ROUTED[@]}")"
 H0=$TOPO_H0 H1=$TOPO_H1 MID=$TOPO_MID IP1=$TOPO_IP1
+# Where the endpoints' programs run (--pin all: CPU 0) and xdp-fwd's --cpus.
+EP=() FWD_CPUS=(--cpus 1)
+[ "$PIN" != all ] || EP=(taskset -c 0)
+[ "$PIN" != none ] || FWD_CPUS=()
+# The generator's destination MAC: the client's next hop as its neighbour table says (the
+# gateway, or in the router topology under an L2 system the server); "" lets xsk-gen ARP.
+GEN_DST_MAC=()
+
+# gateway_macs own|crossed (router topology): the hosts' neighbour entries for their gateways
+# name the gateway (routed) or the other host (a system that forwards frames unrouted).
+gateway_macs() {
+	local mac0=$TOPO_GWMAC0 mac1=$TOPO_GWMAC1
+	[ "$1" = own ] || { mac0=$TOPO_MAC1; mac1=$TOPO_MAC0; }
+	ip -n "$H0" neigh replace "$TOPO_GW0" lladdr "$mac0" dev eth0 nud permanent
+	ip -n "$H1" neigh replace "$TOPO_GW1" lladdr "$mac1" dev eth0 nud permanent
+	GEN_DST_MAC=(--dst-mac "$mac0")
+}
 
 # --receiver-gro: why it takes both settings is in tools/fwd-bench/README.md.
 receiver_gro() {
@@ -204,11 +273,45 @@ start_xdp_redirect() {
 	wait_for 10 grep -q ready "$LOG.fwd"
 }
 
-start_xdp_fwd() { # MTU [xdp-fwd options...]; --fwd-args last
-	local extra=()
+start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
+	local extra=() mode=(--mode wire)
 	read -ra extra <<<"$FWD_ARGS"
-	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
-	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
+	[ "${2:-}" != --mode ] || { mode=("$2" "$3"); set -- "$1" "${@:4}"; }
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 "${mode[@]}" "${FWD_CPUS[@]}" --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
+	# Ready, or gone (a refusal at start: its message is in the log).
+	wait_for 10 sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
+	grep -q "Ctrl-C stops" "$LOG.fwd"
+}
+
+start_xdp_fwd_l3() {
+	start_xdp_fwd "$1" --mode l3
+}
+
+start_xdp_fwd_l3_offload() {
+	start_xdp_fwd "$1" --mode l3 --offload-after 8
+}
+
+start_kernel_fwd() {
+	[ "$(ip netns exec "$MID" sysctl -n net.ipv4.ip_forward)" = 1 ]
+}
+
+start_xdp_fib() {
+	netns_bg FWD_PID "$MID" "$REDIRECT" --fib m0 m1 >"$LOG.fwd" 2>&1
+	wait_for 10 grep -q ready "$LOG.fwd"
+}
+
+# DPDK's l3fwd as a router of this topology: port 0 is m0, port 1 m1 (the vdevs' order), an
+# LPM route per host subnet to its port, and each port's next hop the host's MAC (l3fwd has no
+# ARP; its source MAC is the port's, the gateway's). IPv6 has one route that no frame matches
+# (l3fwd takes both rule files or neither).
+start_dpdk_l3fwd() {
+	printf 'R%s/24 0\nR%s/24 1\n' "${TOPO_GW0%.*}.0" "${TOPO_GW1%.*}.0" >"$OUT/logs/l3fwd-v4.cfg"
+	echo "R2001:db8::/32 1" >"$OUT/logs/l3fwd-v6.cfg"
+	netns_bg FWD_PID "$MID" "$L3FWD" -l 1 --no-huge -m 512 --no-pci --file-prefix "$DPDK_PREFIX" \
+		--vdev net_af_xdp0,iface=m0 --vdev net_af_xdp1,iface=m1 -- -p 0x3 --lookup lpm --parse-ptype \
+		--config "(0,0,1),(1,0,1)" --eth-dest "0,$TOPO_MAC0" --eth-dest "1,$TOPO_MAC1" \
+		--rule_ipv4 "$OUT/logs/l3fwd-v4.cfg" --rule_ipv6 "$OUT/logs/l3fwd-v6.cfg" >"$LOG.fwd" 2>&1
+	wait_for 20 grep -q "entering main loop" "$LOG.fwd"
 }
 
 start_xdp_fwd_offload() {
@@ -255,6 +358,8 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	FWD_PID=""
 	case "$sys" in
 	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd_l3|xdp_fwd_l3_offload) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	dpdk_l3fwd) [ -n "$L3FWD" ] || { note "dpdk_l3fwd skipped: no --l3fwd binary and no dpdk-l3fwd in PATH (Debian packages none: see --help)"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
@@ -262,7 +367,21 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 		[ -n "$XSK_FWD" ] || { note "xsk_fwd skipped: no --xsk-fwd binary (see --help)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "xsk_fwd skipped at MTU $mtu: one 4 KiB buffer per frame, no multi-buffer"; return 1; } ;;
 	esac
-	"start_$sys" "$mtu" || { echo "fwd-bench: $sys did not start; log:" >&2; cat "$LOG.fwd" >&2 2>/dev/null; exit 1; }
+	if [ "$TOPOLOGY" = router ]; then
+		case " $ROUTERS " in *" $sys "*) gateway_macs own ;; *) gateway_macs crossed ;; esac
+	fi
+	if ! "start_$sys" "$mtu"; then
+		# An option combination xdp-fwd refuses (its first error line) is a skip, not a failure.
+		if [ "$sys" = xdp_fwd_l3_offload ] && ! alive "$FWD_PID"; then
+			note "xdp_fwd_l3_offload skipped: $(grep -m1 -i 'xdp-fwd' "$LOG.fwd" || head -1 "$LOG.fwd")"
+			netns_stop "$FWD_PID" || true
+			FWD_PID=""
+			return 1
+		fi
+		echo "fwd-bench: $sys did not start; log:" >&2
+		cat "$LOG.fwd" >&2 2>/dev/null
+		exit 1
+	fi
 }
 
 stop_system() {
@@ -310,10 +429,10 @@ cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks) $(po
 run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 	local srv rate=()
 	[ $# -eq 0 ] || rate=(-b "$1")
-	netns_bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
+	netns_bg srv "$H1" "${EP[@]}" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
 	cpu_mark
-	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
+	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
 	cpu_mark
 	netns_stop "$srv" || true
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
@@ -323,10 +442,10 @@ run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 
 run_udp64() {
 	local sink
-	netns_bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
+	netns_bg sink "$H1" "${EP[@]}" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
 	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
 	cpu_mark
-	ip netns exec "$H0" "$GEN" gen -i eth0 --dst-ip "$IP1" --size 64 --duration "$DURATION" --json \
+	ip netns exec "$H0" "${EP[@]}" "$GEN" gen -i eth0 --dst-ip "$IP1" "${GEN_DST_MAC[@]}" --size 64 --duration "$DURATION" --json \
 		>"$LOG.gen" 2>"$LOG.gen.err" || true
 	cpu_mark
 	wait "$sink" 2>/dev/null || true
@@ -336,7 +455,7 @@ run_udp64() {
 
 run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per-echo lines
 	cpu_mark
-	ip netns exec "$H0" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
+	ip netns exec "$H0" "${EP[@]}" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
 	cpu_mark
 	ping_median_us "$LOG.ping"
 }
@@ -397,6 +516,16 @@ sample() {
 	esac
 	read -r t0 p0 s0 q0 < <(head -1 "$LOG.cpu")
 	read -r t1 p1 s1 q1 < <(tail -1 "$LOG.cpu")
+	# A forwarder that died during the sample left the traffic to whatever took over (in the
+	# router topology the kernel forwards once its XDP program is gone): no figure.
+	if [ -n "$FWD_PID" ] && ! alive "$FWD_PID"; then
+		local st=0
+		wait "$FWD_PID" 2>/dev/null || st=$?
+		FWD_PID=""
+		note "$wl/$sys repeat $rep: the forwarder died during the sample (exit status $st$([ "$st" -gt 128 ] && echo ", signal $(kill -l $((st - 128)))")), no figure (logs/$wl-$sys-$rep.fwd)"
+		stop_system "$sys"
+		return 0
+	fi
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
 	if [ "${sys#xdp_fwd}" != "$sys" ]; then
@@ -422,10 +551,10 @@ sample() {
 			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
 	fi
 	awk -v rep="$rep" -v wl="$wl" -v sys="$sys" -v unit="$unit" -v v="$value" -v hz="$HZ" \
-		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" \
-		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect") ? "null" : sprintf("%.1f", 100 * p / hz / w);
-			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
-			 rep, wl, sys, v, unit, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
+		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" -v topo="$TOPOLOGY" \
+		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect" || sys == "kernel_fwd" || sys == "xdp_fib") ? "null" : sprintf("%.1f", 100 * p / hz / w);
+			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"topology\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
+			 rep, wl, sys, v, unit, topo, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
 	echo "  $wl $sys #$rep: $value $unit" >&2
 }
 
@@ -444,6 +573,10 @@ done
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
-cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+opts=""
+[ "$TOPOLOGY" = l2 ] || opts+=" --topology $TOPOLOGY"
+[ "$PIN" = fwd ] || opts+=" --pin $PIN"
+case " ${SYS[*]} " in *" dpdk_l3fwd "*) [ -z "$L3FWD" ] || opts+=" --l3fwd L3FWD" ;; esac
+cmdline="tools/fwd-bench/fwd-bench.sh$opts${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
 cat "$OUT/summary.md"
