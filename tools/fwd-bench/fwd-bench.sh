@@ -37,6 +37,8 @@
 #   xdp_fwd_l3    apps/xdp-fwd --mode l3
 #   xdp_fwd_l3_offload  the same with --offload-after 8 (skipped, with xdp-fwd's reason, when
 #                 xdp-fwd refuses the combination)
+#   kernel_fwd_full, xdp_fib_full, xdp_fwd_l3_full  the same routers on the full table of
+#                 --routes (not in the default list)
 # Workloads:
 #   tcp1500 tcp9000 tcp64000   one iperf3 TCP stream at that MTU (Gbit/s at the receiver)
 #   udp64                      64-byte UDP frames from xsk-gen at full speed (Mpps at the sink)
@@ -52,13 +54,20 @@
 #   --systems LIST   comma-separated subset (default l2: bridge, xdp_redirect, xdp_fwd,
 #                    dpdk_af_xdp, xsk_fwd; router: the six routers above)
 #   --workloads LIST comma-separated subset (default l2: all; router: tcp1500, udp64, ping)
+#   --routes N       (router topology) a full table: N BGP-like IPv4 prefixes (tools/route-bench/
+#                    mirror-load.sh --emit) in the router's table 200 beside the topology's two
+#                    routes, through next hops on links of their own; the *_full systems route
+#                    on it (an ip rule to table 200 while they run, xdp-fwd --table 200), the
+#                    others on the main table: 10 routes (the topology's 2, the next hops'
+#                    links' 4, 4 of the prefixes). Loaded once per run; no prefix is in 10/8.
 #   --pin P          where the work runs: "fwd" (default) xdp-fwd's worker on CPU 1 (--cpus 1),
 #                    the rest where the scheduler puts it; "none" xdp-fwd without --cpus; "all"
 #                    xdp-fwd's worker on CPU 1 and the endpoints' programs (iperf3, ping,
 #                    xsk-gen) on CPU 0. DPDK's lcore and xsk_fwd's thread are on CPU 1 in all.
 #   --l3fwd PATH     DPDK's l3fwd example for dpdk_l3fwd (default: dpdk-l3fwd from PATH). Debian
 #                    packages no binary: build examples/l3fwd of the dpdk source package with
-#                    `make static` against libdpdk-dev (README.md).
+#                    `make static` against libdpdk-dev, with one change: no RX checksum offload
+#                    requested (the af_xdp PMD has none, and l3fwd 22.11 asks for it; README.md).
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
 #   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
@@ -103,6 +112,7 @@ WORKLOADS=""
 TOPOLOGY=l2
 PIN=fwd
 L3FWD=""
+ROUTES=0
 OUT=""
 XSK_FWD=""
 FWD_ARGS=""
@@ -127,6 +137,7 @@ while [ $# -gt 0 ]; do
 	--topology) TOPOLOGY=${2:?}; shift 2 ;;
 	--pin) PIN=${2:?}; shift 2 ;;
 	--l3fwd) L3FWD=${2:?}; shift 2 ;;
+	--routes) ROUTES=${2:?}; shift 2 ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -142,13 +153,17 @@ router) SYSTEMS=${SYSTEMS:-kernel_fwd,xdp_fib,dpdk_l3fwd,xdp_fwd,xdp_fwd_l3,xdp_
 *) die "--topology '$TOPOLOGY': l2 or router" ;;
 esac
 case "$PIN" in fwd|none|all) ;; *) die "--pin '$PIN': fwd, none or all" ;; esac
+[[ "$ROUTES" =~ ^[0-9]+$ ]] && [ "$ROUTES" -le 2000000 ] || die "--routes '$ROUTES': 0..2000000 prefixes"
+[ "$ROUTES" = 0 ] || [ "$TOPOLOGY" = router ] || die "--routes: only with --topology router"
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
-ROUTERS="kernel_fwd xdp_fib dpdk_l3fwd xdp_fwd_l3 xdp_fwd_l3_offload"
+ROUTERS="kernel_fwd xdp_fib dpdk_l3fwd xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 for s in "${SYS[@]}"; do
 	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;;
 	kernel_fwd|xdp_fib|dpdk_l3fwd|xdp_fwd_l3|xdp_fwd_l3_offload)
 		[ "$TOPOLOGY" = router ] || die "system '$s' routes: it needs --topology router" ;;
+	kernel_fwd_full|xdp_fib_full|xdp_fwd_l3_full)
+		[ "$ROUTES" -gt 0 ] || die "system '$s' routes on the full table: it needs --routes N" ;;
 	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
 done
 for w in "${WLS[@]}"; do
@@ -217,6 +232,23 @@ EP=() FWD_CPUS=(--cpus 1)
 # gateway, or in the router topology under an L2 system the server); "" lets xsk-gen ARP.
 GEN_DST_MAC=()
 
+# --routes: the full table in table 200 (with the topology's two routes), 4 of its prefixes in
+# the main table; the time the kernel took is in the log.
+FULL_TABLE=200
+load_routes() {
+	local t0 t1 dir=$OUT/logs/table
+	"$SRC/tools/route-bench/mirror-load.sh" --emit "$dir" --v4 "$ROUTES" --v6 0
+	ip -n "$MID" -batch "$dir/links"
+	ip -n "$MID" route add "${TOPO_GW0%.*}.0/24" dev m0 table "$FULL_TABLE"
+	ip -n "$MID" route add "${TOPO_GW1%.*}.0/24" dev m1 table "$FULL_TABLE"
+	head -4 "$dir/v4" | ip -n "$MID" -batch -
+	t0=$(date +%s.%N)
+	sed "s/\$/ table $FULL_TABLE/" "$dir/v4" | ip -n "$MID" -batch -
+	t1=$(date +%s.%N)
+	echo "routes: $(ip -n "$MID" route show table "$FULL_TABLE" | wc -l) in table $FULL_TABLE (loaded in $(echo "$t1 - $t0" | bc) s), $(ip -n "$MID" route show | wc -l) in main" >&2
+}
+[ "$ROUTES" = 0 ] || load_routes
+
 # gateway_macs own|crossed (router topology): the hosts' neighbour entries for their gateways
 # name the gateway (routed) or the other host (a system that forwards frames unrouted).
 gateway_macs() {
@@ -279,13 +311,19 @@ start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
 	[ "${2:-}" != --mode ] || { mode=("$2" "$3"); set -- "$1" "${@:4}"; }
 	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 "${mode[@]}" "${FWD_CPUS[@]}" --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
 	# Ready, or gone (a refusal at start: its message is in the log).
-	wait_for 10 sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
+	wait_for "${START_WAIT:-10}" sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
 	grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
 start_xdp_fwd_l3() {
 	start_xdp_fwd "$1" --mode l3
 }
+
+# The *_full systems: the same router, its lookups in the full table. xdp-fwd loads the table
+# at start, so its wait for "ready" is longer.
+start_kernel_fwd_full() { start_kernel_fwd "$1"; }
+start_xdp_fib_full() { start_xdp_fib "$1"; }
+start_xdp_fwd_l3_full() { START_WAIT=120 start_xdp_fwd "$1" --mode l3 --table "$FULL_TABLE"; }
 
 start_xdp_fwd_l3_offload() {
 	start_xdp_fwd "$1" --mode l3 --offload-after 8
@@ -358,7 +396,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	FWD_PID=""
 	case "$sys" in
 	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
-	xdp_fwd_l3|xdp_fwd_l3_offload) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd_l3|xdp_fwd_l3_offload|xdp_fwd_l3_full) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	dpdk_l3fwd) [ -n "$L3FWD" ] || { note "dpdk_l3fwd skipped: no --l3fwd binary and no dpdk-l3fwd in PATH (Debian packages none: see --help)"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
@@ -370,6 +408,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	if [ "$TOPOLOGY" = router ]; then
 		case " $ROUTERS " in *" $sys "*) gateway_macs own ;; *) gateway_macs crossed ;; esac
 	fi
+	[ "${sys%_full}" = "$sys" ] || ip -n "$MID" rule add pref 100 lookup "$FULL_TABLE"
 	if ! "start_$sys" "$mtu"; then
 		# An option combination xdp-fwd refuses (its first error line) is a skip, not a failure.
 		if [ "$sys" = xdp_fwd_l3_offload ] && ! alive "$FWD_PID"; then
@@ -397,6 +436,7 @@ stop_system() {
 	if [ "$sys" = bridge ]; then
 		ip -n "$MID" link del br0
 	fi
+	[ "${sys%_full}" = "$sys" ] || ip -n "$MID" rule del pref 100
 	rm -rf "/var/run/dpdk/$DPDK_PREFIX"
 	# The next system needs interfaces without an XDP program.
 	wait_for 5 sh -c "! ip -n '$MID' -d link show | grep -q 'prog/xdp'" ||
@@ -552,7 +592,7 @@ sample() {
 	fi
 	awk -v rep="$rep" -v wl="$wl" -v sys="$sys" -v unit="$unit" -v v="$value" -v hz="$HZ" \
 		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" -v topo="$TOPOLOGY" \
-		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect" || sys == "kernel_fwd" || sys == "xdp_fib") ? "null" : sprintf("%.1f", 100 * p / hz / w);
+		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect" || sys ~ /^(kernel_fwd|xdp_fib)/) ? "null" : sprintf("%.1f", 100 * p / hz / w);
 			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"topology\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
 			 rep, wl, sys, v, unit, topo, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
 	echo "  $wl $sys #$rep: $value $unit" >&2
@@ -576,6 +616,7 @@ machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kerne
 opts=""
 [ "$TOPOLOGY" = l2 ] || opts+=" --topology $TOPOLOGY"
 [ "$PIN" = fwd ] || opts+=" --pin $PIN"
+[ "$ROUTES" = 0 ] || opts+=" --routes $ROUTES"
 case " ${SYS[*]} " in *" dpdk_l3fwd "*) [ -z "$L3FWD" ] || opts+=" --l3fwd L3FWD" ;; esac
 cmdline="tools/fwd-bench/fwd-bench.sh$opts${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"

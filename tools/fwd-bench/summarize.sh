@@ -12,7 +12,7 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload"
+SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
@@ -106,6 +106,8 @@ router_summary() {
 	target "TCP MTU 1500: l3 offload vs xdp_fib" tcp1500 xdp_fib ge 1.0 xdp_fwd_l3_offload
 	target "UDP 64 B pps: l3 offload vs xdp_fib" udp64 xdp_fib ge 1.0 xdp_fwd_l3_offload
 	target "ping RTT: l3 vs wire" ping xdp_fwd le 1.0 xdp_fwd_l3
+	target "TCP MTU 1500: l3, full table vs 10 routes" tcp1500 xdp_fwd_l3 ge 0.95 xdp_fwd_l3_full
+	target "UDP 64 B pps: l3, full table vs 10 routes" udp64 xdp_fwd_l3 ge 0.95 xdp_fwd_l3_full
 }
 
 {
