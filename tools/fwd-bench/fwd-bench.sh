@@ -311,7 +311,7 @@ start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
 	[ "${2:-}" != --mode ] || { mode=("$2" "$3"); set -- "$1" "${@:4}"; }
 	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 "${mode[@]}" "${FWD_CPUS[@]}" --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
 	# Ready, or gone (a refusal at start: its message is in the log).
-	wait_for "${START_WAIT:-10}" sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
+	wait_for "${START_WAIT:-30}" sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
 	grep -q "Ctrl-C stops" "$LOG.fwd"
 }
 
