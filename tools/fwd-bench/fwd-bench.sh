@@ -311,9 +311,10 @@ start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
 	[ "${2:-}" != --mode ] || { mode=("$2" "$3"); set -- "$1" "${@:4}"; }
 	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 "${mode[@]}" "${FWD_CPUS[@]}" --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
 	# Ready, or gone (a refusal at start: its message is in the log).
-	wait_for "${START_WAIT:-30}" sh -c "grep -q 'Ctrl-C stops' '$LOG.fwd' || ! sed 's/^.*) //' /proc/$FWD_PID/stat 2>/dev/null | grep -q '^[^ZX]'"
+	wait_for "${START_WAIT:-30}" fwd_started_or_gone
 	grep -q "Ctrl-C stops" "$LOG.fwd"
 }
+fwd_started_or_gone() { grep -q "Ctrl-C stops" "$LOG.fwd" || ! alive "$FWD_PID"; }
 
 start_xdp_fwd_l3() {
 	start_xdp_fwd "$1" --mode l3
@@ -410,9 +411,9 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	fi
 	[ "${sys%_full}" = "$sys" ] || ip -n "$MID" rule add pref 100 lookup "$FULL_TABLE"
 	if ! "start_$sys" "$mtu"; then
-		# An option combination xdp-fwd refuses (its first error line) is a skip, not a failure.
+		# An option combination xdp-fwd refuses (its last line says why) is a skip, not a failure.
 		if [ "$sys" = xdp_fwd_l3_offload ] && ! alive "$FWD_PID"; then
-			note "xdp_fwd_l3_offload skipped: $(grep -m1 -i 'xdp-fwd' "$LOG.fwd" || head -1 "$LOG.fwd")"
+			note "xdp_fwd_l3_offload skipped: $(grep -v warning "$LOG.fwd" | tail -1)"
 			netns_stop "$FWD_PID" || true
 			FWD_PID=""
 			return 1

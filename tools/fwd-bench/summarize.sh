@@ -147,7 +147,7 @@ router_summary() {
 		fi
 	fi
 	# sent = received + counted drops, in every 64-byte UDP sample through xdp-fwd.
-	for sys in xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_l3 xdp_fwd_l3_offload; do
+	for sys in xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_l3 xdp_fwd_l3_offload xdp_fwd_l3_full; do
 		total=$(grep -c "\"system\":\"$sys\".*\"unaccounted\"" "$dir/samples.json" || true)
 		[ "$total" -gt 0 ] || continue
 		exact=$(grep -c "\"system\":\"$sys\".*\"unaccounted\":0[,}]" "$dir/samples.json" || true)
