@@ -33,15 +33,14 @@ sample() { # WORKLOAD SYSTEM VALUE UNIT
 } >"$dir/samples.json"
 "$SRC/tools/fwd-bench/summarize.sh" "$dir" machine command load >/dev/null 2>&1 || { echo "FAIL: summarize.sh failed"; exit 1; }
 rc=0
+expect() { # PATTERN FILE WHAT SHOWN: a line of FILE matches PATTERN, else WHAT fails (and SHOWN's lines)
+	grep -q -- "$1" "$2" || { echo "FAIL: $3:"; grep -- "$4" "$2"; rc=1; }
+}
 # xdp_fwd's UDP median is 0.54696: 0.99993x xsk_fwd, 0.99985x testpmd.
-grep -q '| UDP 64 B pps vs xsk_fwd | 0.999 (target ≥ 1.0: missed) |' "$dir/summary.md" ||
-	{ echo "FAIL: 0.99993x is not judged missed:"; grep 'UDP 64 B pps vs xsk_fwd' "$dir/summary.md"; rc=1; }
-grep -q '| UDP 64 B pps vs dpdk_af_xdp | 0.999 (target ≥ 1.0: missed) |' "$dir/summary.md" ||
-	{ echo "FAIL: 0.99985x is not judged missed:"; grep 'vs dpdk_af_xdp' "$dir/summary.md"; rc=1; }
-grep -q '| TCP MTU 1500 vs xsk_fwd | 2.010 (target ≥ 1.2: met) |' "$dir/summary.md" ||
-	{ echo "FAIL: 2.01x is not shown as 2.010:"; grep 'TCP MTU 1500 vs xsk_fwd' "$dir/summary.md"; rc=1; }
-grep -q '| ping RTT vs xdp_redirect | 1.988 (target ≤ 2.0: met) |' "$dir/summary.md" ||
-	{ echo "FAIL: 1.9875x is not judged met (shown rounded up):"; grep 'ping RTT' "$dir/summary.md"; rc=1; }
+expect '| UDP 64 B pps vs xsk_fwd | 0.999 (target ≥ 1.0: missed) |' "$dir/summary.md" "0.99993x is not judged missed" 'UDP 64 B pps vs xsk_fwd'
+expect '| UDP 64 B pps vs dpdk_af_xdp | 0.999 (target ≥ 1.0: missed) |' "$dir/summary.md" "0.99985x is not judged missed" 'vs dpdk_af_xdp'
+expect '| TCP MTU 1500 vs xsk_fwd | 2.010 (target ≥ 1.2: met) |' "$dir/summary.md" "2.01x is not shown as 2.010" 'TCP MTU 1500 vs xsk_fwd'
+expect '| ping RTT vs xdp_redirect | 1.988 (target ≤ 2.0: met) |' "$dir/summary.md" "1.9875x is not judged met (shown rounded up)" 'ping RTT'
 
 # Router samples: xdp_fwd_l3 3.0 (median), 2.0 (min), 4.0; l3fwd 2.5; the wire 3.1.
 rdir=$dir/router
@@ -59,12 +58,9 @@ rsample() { # SYSTEM VALUE
 	echo "]"
 } >"$rdir/samples.json"
 "$SRC/tools/fwd-bench/summarize.sh" "$rdir" machine command load >/dev/null 2>&1 || { echo "FAIL: summarize.sh failed on router samples"; exit 1; }
-grep -q '^| tcp1500 | xdp_fwd_l3 | 3 Gbit/s | 2 | 2-4 | 0.97 | 1.20 | 50 | 10 | 3 |$' "$rdir/summary.md" ||
-	{ echo "FAIL: the router row of xdp_fwd_l3:"; grep 'xdp_fwd_l3 |' "$rdir/summary.md"; rc=1; }
-grep -q '| TCP MTU 1500: l3 vs wire | 0.967 (target ≥ 0.95: met) |' "$rdir/summary.md" ||
-	{ echo "FAIL: l3 vs wire:"; grep 'l3 vs wire' "$rdir/summary.md"; rc=1; }
-grep -q "| TCP MTU 1500: l3's slowest run vs l3fwd's median | 0.800 (target ≥ 1.0: missed) |" "$rdir/summary.md" ||
-	{ echo "FAIL: the slowest run is not judged from the minimum:"; grep 'slowest' "$rdir/summary.md"; rc=1; }
+expect '^| tcp1500 | xdp_fwd_l3 | 3 Gbit/s | 2 | 2-4 | 0.97 | 1.20 | 50 | 10 | 3 |$' "$rdir/summary.md" "the router row of xdp_fwd_l3" 'xdp_fwd_l3 |'
+expect '| TCP MTU 1500: l3 vs wire | 0.967 (target ≥ 0.95: met) |' "$rdir/summary.md" "l3 vs wire" 'l3 vs wire'
+expect "| TCP MTU 1500: l3's slowest run vs l3fwd's median | 0.800 (target ≥ 1.0: missed) |" "$rdir/summary.md" "the slowest run is not judged from the minimum" 'slowest'
 ! grep -q 'vs xdp_redirect' "$rdir/summary.md" || { echo "FAIL: router samples got the l2 table"; rc=1; }
 [ $rc = 0 ] && echo "ok"
 exit $rc
