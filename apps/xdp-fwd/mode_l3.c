@@ -94,17 +94,6 @@ struct fwd_l3 {
 
 /* --- the data path -------------------------------------------------------------------- */
 
-static inline uint32_t l3_mix(uint64_t x)
-{
-	/* murmur3's 64-bit finalizer: every input bit reaches the chosen member. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return (uint32_t)x;
-}
-
 /* The ports of a TCP/UDP/SCTP/UDP-Lite header at l4 (0 when absent or cut short). */
 static inline uint32_t l3_ports(uint8_t proto, const uint8_t *l4, const uint8_t *end)
 {
@@ -182,7 +171,7 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 		memcpy(&daddr, ip + 16, 4);
 		/* A fragment after the first has no ports: addresses and protocol only. */
 		r = fwd_mirror_lookup4(v, ntohl(daddr),
-				       l3_mix((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)ip[9] << 24 ^
+				       (uint32_t)umem_hash__mix64((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)ip[9] << 24 ^
 					      (uint64_t)((ip[6] & 0x1f) | ip[7] ? 0 : l3_ports(ip[9], ip + 20, end)) << 16),
 				       &rec);
 		if (r == FWD_NH_UNRESOLVED)
@@ -202,7 +191,7 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 		memcpy(s, ip + 8, 16);
 		memcpy(d, ip + 24, 16);
 		r = fwd_mirror_lookup6(v, ip + 24,
-				       l3_mix(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)ip[6] << 56 ^
+				       (uint32_t)umem_hash__mix64(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)ip[6] << 56 ^
 					      (uint64_t)l3_ports(ip[6], ip + 40, end) << 8),
 				       &rec);
 		if (r == FWD_NH_UNRESOLVED)
