@@ -22,15 +22,17 @@
 #define FWD_MAX_BATCH 256u /* --batch's bound */
 #define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
-/* The modes: FWD_MODE_ID, its name as --mode takes it, and its room (mode_name.c defines the
- * struct fwd_mode_ops fwd_mode_name, mode.h). A new mode is one line here and its file. */
-#define FWD_MODES(X)                                                                            \
-	X(WIRE, wire)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
-	X(L2, l2)           /* learning bridge */                                                 \
-	X(REFLECT, reflect) /* swap MACs, send back out of the input port (a loopback tester) */ \
-	X(L3, l3)           /* IP router on the kernel's tables (mode_l3.c) */
+/* The modes: FWD_MODE_ID, its name as --mode takes it, the fewest interfaces it works with
+ * (checked at start; wire's pairing has a rule of its own), and why it cannot offload flows
+ * (NULL: it can), and its room (mode_name.c defines the struct fwd_mode_ops fwd_mode_name,
+ * mode.h). A new mode is one line here and its file. */
+#define FWD_MODES(X)                                                                                     \
+	X(WIRE, wire, 1, NULL)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
+	X(L2, l2, 2, NULL)           /* learning bridge */                                                 \
+	X(REFLECT, reflect, 1, "it rewrites every frame") /* swap MACs, back out of the input port */     \
+	X(L3, l3, 2, NULL)           /* IP router on the kernel's tables (mode_l3.c) */
 
-#define FWD_MODE_ENUM(id, name) FWD_MODE_##id,
+#define FWD_MODE_ENUM(id, name, ...) FWD_MODE_##id,
 enum fwd_mode {
 	FWD_MODES(FWD_MODE_ENUM)
 	FWD_MODE_COUNT
