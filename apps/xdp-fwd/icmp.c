@@ -196,7 +196,7 @@ uint32_t fwd_icmp_build(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_ic
 {
 	uint16_t type;
 
-	if (len < FWD_ICMP_ETH_HLEN || room < len || (unsigned)kind >= FWD_ICMP_KINDS)
+	if (len < FWD_ICMP_ETH_HLEN || (unsigned)kind >= FWD_ICMP_KINDS)
 		return 0;
 	type = be16(frame + 12);
 	if (type == 0x0800)

@@ -260,7 +260,7 @@ static void test_v6_none(void)
 	CHECK(fwd_icmp_allowed(frame, len, FWD_ICMP_TOO_BIG), "no error about an echo request behind options");
 	/* Fragments: the first answered, a later one not. */
 	len = frame6(1500, 44);
-	frame[14 + 40] = 17, frame[14 + 43] = 1; /* offset 0, M */
+	frame[14 + 40] = 17, frame[14 + 42] = 0, frame[14 + 43] = 1; /* offset 0, M */
 	CHECK(fwd_icmp_allowed(frame, len, FWD_ICMP_TOO_BIG), "no error about a first fragment");
 	frame[14 + 42] = 0x05, frame[14 + 43] = 0x01; /* offset 160 */
 	CHECK(!fwd_icmp_allowed(frame, len, FWD_ICMP_TOO_BIG), "an error about a non-first fragment");

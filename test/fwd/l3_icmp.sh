@@ -20,7 +20,8 @@ netns_init l3icmp
 netns_workdir WORK
 fail() {
 	echo "FAIL: $*" >&2
-	for f in "$WORK"/r.out "$WORK"/r.err; do [ -s "$f" ] && { echo "--- $f"; tail -5 "$f"; } >&2; done
+	[ -s "$WORK/r.err" ] && { echo "--- xdp-fwd's stderr"; tail -5 "$WORK/r.err"; } >&2
+	[ -s "$WORK/r.out" ] && { echo "--- its last l3 stats"; tail -1 "$WORK/r.out" | python3 -c "import json,sys; print(json.loads(sys.stdin.read()).get('l3'))"; } >&2
 	exit 1
 }
 log() { echo "== $*"; }
@@ -115,7 +116,7 @@ settled || fail "no stats"
 echo "   blackhole silent; sent $(l3 "l['icmp']")"
 
 log "the rate limit: a flood of unroutable datagrams, $RATE/s burst $BURST"
-b_noroute=$(l3 "l['not_routed']['noroute']")
+b_noroute=$(l3 "l['not_routed']['no_route']")
 b_unreach=$(l3 "l['icmp']['unreachable']")
 b_limited=$(l3 "l['icmp']['limited']")
 in_unreach() { ip netns exec "$C" awk '/^Icmp:/ { n++; if (n == 1) for (i = 1; i <= NF; i++) if ($i == "InDestUnreachs") f = i; if (n == 2) print $f }' /proc/net/snmp; }
@@ -133,7 +134,7 @@ while time.monotonic() - t0 < 2.0:
             pass
 print(n, time.monotonic() - t0)')
 settled || fail "no stats"
-noroute=$(($(l3 "l['not_routed']['noroute']") - b_noroute))
+noroute=$(($(l3 "l['not_routed']['no_route']") - b_noroute))
 unreach=$(($(l3 "l['icmp']['unreachable']") - b_unreach))
 limited=$(($(l3 "l['icmp']['limited']") - b_limited))
 unsent=$(l3 "l['icmp']['unsent']")
