@@ -294,11 +294,20 @@ static bool l3_icmp(struct fwd_worker *w, struct l3_worker *lw, uint32_t in, str
 	uint32_t len;
 
 	switch (why) {
-	case FWD_NH_NOROUTE: kind = FWD_ICMP_NET_UNREACH; break;
-	case FWD_NH_UNREACHABLE: kind = FWD_ICMP_HOST_UNREACH; break;
-	case FWD_NH_PROHIBIT: kind = FWD_ICMP_PROHIBITED; break;
-	case L3_TOO_BIG: kind = FWD_ICMP_TOO_BIG; break;
-	default: return false; /* blackhole: silent, as the kernel */
+	case FWD_NH_NOROUTE:
+		kind = FWD_ICMP_NET_UNREACH;
+		break;
+	case FWD_NH_UNREACHABLE:
+		kind = FWD_ICMP_HOST_UNREACH;
+		break;
+	case FWD_NH_PROHIBIT:
+		kind = FWD_ICMP_PROHIBITED;
+		break;
+	case L3_TOO_BIG:
+		kind = FWD_ICMP_TOO_BIG;
+		break;
+	default:
+		return false; /* blackhole (silent, as the kernel) and what the kernel would not answer */
 	}
 	if (!fwd_icmp_allowed(eth, d->len, kind))
 		return false;
@@ -463,23 +472,35 @@ static uint32_t sysctl_u32(const char *path, uint32_t def)
 	return (uint32_t)v;
 }
 
-/* The ICMP errors' sources (main thread): each interface's own address from the mirror, else
- * one of the namespace's, published to the workers under the interface's seqcount. */
+/* An ICMP error source for interface ifindex (0: closed): its own address of global scope,
+ * else one of the namespace's, else its IPv6 link-local one (which a router beyond the
+ * neighbour would not forward: the last resort). All zero: none. */
+static void l3_source(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16])
+{
+	uint8_t ll[16] = { 0 };
+	int r = ifindex ? fwd_mirror_addr(m, ifindex, family, out) : -ENOENT;
+
+	if (r == 0)
+		return;
+	if (r == 1)
+		memcpy(ll, out, 16);
+	if (fwd_mirror_addr(m, 0, family, out) != 0)
+		memcpy(out, ll, 16);
+}
+
+/* The ICMP errors' sources (main thread), published to the workers under each interface's
+ * seqcount. */
 static void l3_sources(struct fwd_ctx *ctx)
 {
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_iface *fi = &ctx->ifaces[f];
-		uint8_t a4[16] = { 0 }, a6[16] = { 0 };
+		uint8_t a4[16], a6[16];
 		uint64_t v[3];
 		uint32_t s;
 		bool same = true;
 
-		if ((!fi->ifindex || fwd_mirror_addr(ctx->l3->m, fi->ifindex, AF_INET, a4)) &&
-		    fwd_mirror_addr(ctx->l3->m, 0, AF_INET, a4))
-			memset(a4, 0, sizeof(a4));
-		if ((!fi->ifindex || fwd_mirror_addr(ctx->l3->m, fi->ifindex, AF_INET6, a6)) &&
-		    fwd_mirror_addr(ctx->l3->m, 0, AF_INET6, a6))
-			memset(a6, 0, sizeof(a6));
+		l3_source(ctx->l3->m, fi->ifindex, AF_INET, a4);
+		l3_source(ctx->l3->m, fi->ifindex, AF_INET6, a6);
 		v[0] = 0;
 		memcpy(&v[0], a4, 4);
 		memcpy(&v[1], a6, 16);

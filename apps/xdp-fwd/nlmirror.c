@@ -1775,7 +1775,7 @@ int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t 
 			memcpy(out, x->addr, 16);
 		}
 	}
-	return best ? 0 : -ENOENT;
+	return best == 2 ? 0 : best == 1 ? 1 : -ENOENT;
 }
 
 /* ---- life ---- */
