@@ -120,10 +120,14 @@ static uint32_t build4(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 						      [FWD_ICMP_PROHIBITED] = 13, [FWD_ICMP_TOO_BIG] = 4 };
 	const uint32_t hdrs = FWD_ICMP_ETH_HLEN + IP4_HLEN + ICMP_HLEN;
 	uint8_t *ip = frame + FWD_ICMP_ETH_HLEN, *icmp = ip + IP4_HLEN, *q = icmp + ICMP_HLEN;
-	uint32_t hl = (ip[0] & 15u) * 4, tot = be16(ip + 2), quote;
+	uint32_t hl, tot, quote;
 	uint16_t c;
 
-	if (len < FWD_ICMP_ETH_HLEN + IP4_HLEN || (ip[0] >> 4) != 4 || hl < IP4_HLEN || tot < hl || room < hdrs)
+	if (len < FWD_ICMP_ETH_HLEN + IP4_HLEN || (ip[0] >> 4) != 4 || room < hdrs)
+		return 0;
+	hl = (ip[0] & 15u) * 4;
+	tot = be16(ip + 2);
+	if (hl < IP4_HLEN || tot < hl)
 		return 0;
 	quote = min3(tot, len - FWD_ICMP_ETH_HLEN, FWD_ICMP4_MAX - IP4_HLEN - ICMP_HLEN);
 	if (quote > room - hdrs)
