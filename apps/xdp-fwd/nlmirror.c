@@ -1745,6 +1745,30 @@ int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struc
 	return 0;
 }
 
+int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16])
+{
+	static const uint8_t loopback6[16] = { [15] = 1 };
+	int best = 0; /* 2: global scope, 1: IPv6 link-local */
+
+	for (size_t i = 0; i < m->addrs.n && best < 2; i++) {
+		const struct addr *x = vec_at(&m->addrs, i);
+		int rank;
+
+		if (x->family != family || (ifindex && x->ifindex != ifindex))
+			continue;
+		if (family == AF_INET)
+			rank = x->addr[0] == 127 ? 0 : 2;
+		else
+			rank = !memcmp(x->addr, loopback6, 16)			    ? 0 :
+			       x->addr[0] == 0xfe && (x->addr[1] & 0xc0) == 0x80 ? 1 : 2;
+		if (rank > best) {
+			best = rank;
+			memcpy(out, x->addr, 16);
+		}
+	}
+	return best == 2 ? 0 : best == 1 ? 1 : -ENOENT;
+}
+
 /* ---- life ---- */
 static struct mnl_socket *nl_open(bool nonblock)
 {
