@@ -147,6 +147,10 @@ static void render_pools(FILE *o, const struct fwd_ctx *ctx, const struct fwd_sa
 				(unsigned long long)(at(&cur->pool[k], pool_metrics[m].off) -
 						     at(&start->pool[k], pool_metrics[m].off)));
 	}
+	family(o, "worker_cpu_seconds_total", "counter", "CPU time of the worker thread, user and system (read every 250 ms).");
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		fprintf(o, "xdp_fwd_worker_cpu_seconds_total{worker=\"%u\"} %.3f\n", k,
+			(double)(cur->pool[k].cpu_ns - start->pool[k].cpu_ns) / 1e9);
 	family(o, "pool_pages_held", "gauge", "Pages of the pool out in rings and in flight.");
 	for (uint32_t k = 0; k < ctx->nr_workers; k++)
 		fprintf(o, "xdp_fwd_pool_pages_held{worker=\"%u\"} %lld\n", k, (long long)cur->pool[k].inflight);

@@ -17,6 +17,7 @@ int main(int argc, char **argv)
 		"xdp_fwd_pool_pages_held gauge",     "xdp_fwd_worker_sleeps_total counter",
 		"xdp_fwd_rule_hits_total counter",   "xdp_fwd_steer_frames_total counter",
 		"xdp_fwd_l2_macs gauge",	     "xdp_fwd_capture_frames_total counter",
+		"xdp_fwd_worker_cpu_seconds_total counter",
 	};
 	char *text = NULL, *line, *save = NULL, *names[256];
 	size_t len = 0, n = 0;
