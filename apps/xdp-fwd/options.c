@@ -790,17 +790,8 @@ void fwd_config_free(struct fwd_config *cfg)
 		free(cfg->given[i]);
 		cfg->given[i] = NULL;
 	}
-}
-
-void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next)
-{
-	struct fwd_text **end = &next->texts;
-
-	while (*end)
-		end = &(*end)->next;
-	*end = cfg->texts;
-	cfg->texts = next->texts;
-	next->texts = NULL;
+	free(cfg->rule_store);
+	cfg->rule_store = NULL;
 }
 
 void fwd_config_defaults(struct fwd_config *cfg)

@@ -92,6 +92,7 @@ struct fwd_pool_sample {
 	 * frames handed to it waiting (a handoff that did not wake it). */
 	uint64_t sleeps;
 	uint64_t late_handoffs;
+	uint64_t cpu_ns; /* the worker thread's CPU time, user and system (at most 250 ms old) */
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);
