@@ -18,6 +18,8 @@
 #                 written (to /dev/null: the capture's cost without a disk's); xdp_fwd_pcap_none
 #                 the same with a filter that takes nothing (--pcap-filter "vlan 4094"): the
 #                 filter's cost alone (neither in the default list: --systems)
+#   xdp_fwd_b     xdp_fwd (wire) run from the binary --fwd-b names: an A/B of two builds of
+#                 xdp-fwd, alternated like any two systems (not in the default list)
 #   xdp_fwd_scraped  xdp_fwd with --metrics and --interval 0.1, scraped at 10 Hz by one curl
 #                 (--rate 10/s, one kept-alive connection) in the middle namespace: the cost of
 #                 serving metrics (not in the default list)
@@ -73,6 +75,7 @@
 #   --build DIR      build folder (default build)
 #   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
 #                    (e.g. "--chunk-size 4096" for an A/B of the chunk size)
+#   --fwd-b PATH     the xdp-fwd binary of system xdp_fwd_b (another build: before/after a change)
 #   --xsk-fwd PATH   the xsk_fwd binary for the xsk_fwd system. Build it from the public sample
 #                    (bpf-examples, AF_XDP-forwarding/xsk_fwd.c) with four changes that make it a
 #                    wire on veth: a failing setrlimit(RLIMIT_MEMLOCK) is reported, not fatal; no
@@ -116,6 +119,7 @@ L3FWD=""
 ROUTES=0
 OUT=""
 XSK_FWD=""
+FWD_B=""
 FWD_ARGS=""
 RECEIVER_GRO=""
 HOST_OFFLOADS=""
@@ -132,6 +136,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=${2:?}; shift 2 ;;
 	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
+	--fwd-b) FWD_B=$(cd "$(dirname "${2:?}")" && pwd)/$(basename "$2"); shift 2 ;;
 	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
 	--receiver-gro) RECEIVER_GRO=--receiver-gro; shift ;;
 	--host-offloads) HOST_OFFLOADS=--host-offloads; shift ;;
@@ -160,12 +165,12 @@ IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
 ROUTERS="kernel_fwd xdp_fib dpdk_l3fwd xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;;
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_b|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;;
 	kernel_fwd|xdp_fib|dpdk_l3fwd|xdp_fwd_l3|xdp_fwd_l3_offload)
 		[ "$TOPOLOGY" = router ] || die "system '$s' routes: it needs --topology router" ;;
 	kernel_fwd_full|xdp_fib_full|xdp_fwd_l3_full)
 		[ "$ROUTES" -gt 0 ] || die "system '$s' routes on the full table: it needs --routes N" ;;
-	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
+	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_b, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
@@ -317,6 +322,8 @@ start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
 }
 fwd_started_or_gone() { grep -q "Ctrl-C stops" "$LOG.fwd" || ! alive "$FWD_PID"; }
 
+start_xdp_fwd_b() { FWD=$FWD_B start_xdp_fwd "$1"; }
+
 start_xdp_fwd_l3() {
 	start_xdp_fwd "$1" --mode l3
 }
@@ -402,6 +409,7 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	case "$sys" in
 	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
 	xdp_fwd_l3|xdp_fwd_l3_offload|xdp_fwd_l3_full) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd_b) [ -x "$FWD_B" ] || { note "xdp_fwd_b skipped: no --fwd-b binary"; return 1; } ;;
 	dpdk_l3fwd) [ -n "$L3FWD" ] || { note "dpdk_l3fwd skipped: no --l3fwd binary and no dpdk-l3fwd in PATH (Debian packages none: see --help)"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }

@@ -12,7 +12,7 @@ machine=${2:-?} cmdline=${3:-?} load=${4:-?}
 shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
-SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
+SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_b xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
