@@ -114,6 +114,16 @@ static int make_socket(struct fwd_control *c, const struct fwd_config *cfg, char
 	return 0;
 }
 
+/* The inode of xdp-fwd's network namespace, 0 when it is the initial one (pid 1's). */
+static unsigned long long netns_outside_init(void)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/net", &self) || stat("/proc/1/ns/net", &init))
+		return 0;
+	return self.st_ino == init.st_ino && self.st_dev == init.st_dev ? 0 : (unsigned long long)self.st_ino;
+}
+
 struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
 {
 	bool given = cfg->control_path != NULL;
@@ -145,7 +155,7 @@ struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
 	}
 	if (given)
 		snprintf(c->path, sizeof(c->path), "%s", cfg->control_path);
-	else if (fwd_ctl_default_path(cfg, c->path, sizeof(c->path)))
+	else if (fwd_ctl_default_path(cfg, netns_outside_init(), c->path, sizeof(c->path)))
 		snprintf(why, sizeof(why), "the default path would be longer than %d bytes", FWD_CTL_PATH_MAX - 1);
 	/* The default folder is the interface locks' (lock.c): made here too, never removed. */
 	if (!why[0] && !given && mkdir(FWD_CTL_DIR, 0755) && errno != EEXIST)
@@ -788,7 +798,6 @@ static void accept_all(struct fwd_control *c, uint64_t now)
 		c->conn[slot] = (struct ctl_conn){ .fd = fd, .deadline = now + FWD_CONTROL_TIMEOUT_MS * 1000000ull };
 		if (refused(c, fd, why, sizeof(why))) {
 			fprintf(stderr, "xdp-fwd: control: refused a client: %s\n", why);
-			shutdown(fd, SHUT_RD);
 			conn_reply(&c->conn[slot], why, NULL, 0);
 		}
 	}

@@ -184,7 +184,7 @@ int fwd_ctl_parse(const char *line, size_t len, struct fwd_ctl_req *req, char *e
 	return fail(err, errlen, "unknown command '%.*s' (try help)", (int)(ws.len[c] > 32 ? 32 : ws.len[c]), ws.w[c]);
 }
 
-int fwd_ctl_default_path(const struct fwd_config *cfg, char *buf, size_t len)
+int fwd_ctl_default_path(const struct fwd_config *cfg, unsigned long long netns, char *buf, size_t len)
 {
 	char name[256];
 	int n;
@@ -195,7 +195,7 @@ int fwd_ctl_default_path(const struct fwd_config *cfg, char *buf, size_t len)
 
 		base = base ? base + 1 : cfg->config_path;
 		l = strlen(base);
-		if (l > 5 && !strcmp(base + l - 5, ".conf"))
+		if (l >= 5 && !strcmp(base + l - 5, ".conf"))
 			l -= 5;
 		if (!l || l >= sizeof(name))
 			return -1;
@@ -206,6 +206,9 @@ int fwd_ctl_default_path(const struct fwd_config *cfg, char *buf, size_t len)
 	} else {
 		return -1;
 	}
-	n = snprintf(buf, len, FWD_CTL_DIR "/%s" FWD_CTL_SUFFIX, name);
+	if (netns)
+		n = snprintf(buf, len, FWD_CTL_DIR "/%s@net%llu" FWD_CTL_SUFFIX, name, netns);
+	else
+		n = snprintf(buf, len, FWD_CTL_DIR "/%s" FWD_CTL_SUFFIX, name);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

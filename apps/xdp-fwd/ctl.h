@@ -51,15 +51,17 @@ struct fwd_ctl_req {
 };
 
 /* Parses the request line[0..len) (its newline already taken off). 0, or -EINVAL with the
- * reason in err (always terminated); req is fully written on success only. Reads nothing but
+ * reason in err (always terminated); req means something on success only. Reads nothing but
  * its arguments. */
 int fwd_ctl_parse(const char *line, size_t len, struct fwd_ctl_req *req, char *err, size_t errlen);
 /* The commands, one per line ("  stats   the counters since start ..."), for help. */
 extern const char fwd_ctl_help[];
 
 /* The default socket path: FWD_CTL_DIR/NAME.sock, NAME the --config file's name without its
- * folder and a final ".conf" (the systemd instance), else the first -i's interface. 0, or -1
- * when it does not fit. */
-int fwd_ctl_default_path(const struct fwd_config *cfg, char *buf, size_t len);
+ * folder and a final ".conf" (the systemd instance), else the first -i's interface; netns, the
+ * inode of xdp-fwd's network namespace when it is not the initial one (0: it is), makes it
+ * NAME@net<netns>.sock, as interface names are unique only within a namespace. 0, or -1 when
+ * it does not fit. */
+int fwd_ctl_default_path(const struct fwd_config *cfg, unsigned long long netns, char *buf, size_t len);
 
 #endif

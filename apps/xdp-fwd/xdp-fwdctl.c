@@ -157,12 +157,12 @@ static int read_reply(int fd, double timeout, char **out, size_t *len)
 		r = recv(fd, buf + n, cap - n - 1, 0);
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r == 0 || (r < 0 && errno == ECONNRESET)) /* what came is judged by show() */
+			break;
 		if (r < 0) {
 			free(buf);
 			return die("reading the reply: %s", strerror(errno));
 		}
-		if (r == 0)
-			break;
 		n += (size_t)r;
 	}
 	buf[n] = '\0';
@@ -271,6 +271,9 @@ int main(int argc, char **argv)
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* A peer that refused us answered before it closed: its reply is read below. */
+		if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+			break;
 		if (n < 0) {
 			close(fd);
 			return die("%s: sending the request: %s", path, strerror(errno));
