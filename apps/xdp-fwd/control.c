@@ -114,14 +114,20 @@ static int make_socket(struct fwd_control *c, const struct fwd_config *cfg, char
 	return 0;
 }
 
-/* The inode of xdp-fwd's network namespace, 0 when it is the initial one (pid 1's). */
+/* The initial network namespace's inode number (the kernel's PROC_NET_INIT_INO, fixed). */
+#define FWD_INIT_NETNS_INO 0xeffffff9ull
+
+/* The inode of xdp-fwd's network namespace, 0 when it is pid 1's (a container's own counts as
+ * initial), or, where pid 1's cannot be read, the kernel's initial one. */
 static unsigned long long netns_outside_init(void)
 {
 	struct stat self, init;
 
-	if (stat("/proc/self/ns/net", &self) || stat("/proc/1/ns/net", &init))
+	if (stat("/proc/self/ns/net", &self))
 		return 0;
-	return self.st_ino == init.st_ino && self.st_dev == init.st_dev ? 0 : (unsigned long long)self.st_ino;
+	if (!stat("/proc/1/ns/net", &init))
+		return self.st_ino == init.st_ino && self.st_dev == init.st_dev ? 0 : (unsigned long long)self.st_ino;
+	return self.st_ino == FWD_INIT_NETNS_INO ? 0 : (unsigned long long)self.st_ino;
 }
 
 struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
