@@ -319,25 +319,31 @@ static bool json_swap(struct fwd_ctx *ctx, bool json)
 	return was;
 }
 
-static const char *cmd_stats(struct run *r)
+/* Every counter now (the stats sample), for the commands that show counts since start. */
+static const struct fwd_samples *sample_now(struct run *r)
 {
 	static struct fwd_samples cur; /* large: static, one request at a time */
+
+	fwd_report_sample(r->ctx, &cur);
+	return &cur;
+}
+
+static const char *cmd_stats(struct run *r)
+{
 	double t = (double)(r->now - r->c->t0) / 1e9;
 	bool was_json = json_swap(r->ctx, r->req->json);
 
 	/* prev == start: counts since start, as the exit totals count them. */
-	fwd_report_sample(r->ctx, &cur);
-	fwd_print_stats(r->out, r->ctx, r->c->start, r->c->start, &cur, t, t, "stats");
+	fwd_print_stats(r->out, r->ctx, r->c->start, r->c->start, sample_now(r), t, t, "stats");
 	json_swap(r->ctx, was_json);
 	return NULL;
 }
 
 static const char *cmd_ports(struct run *r)
 {
-	static struct fwd_samples cur;
+	const struct fwd_samples *cur = sample_now(r);
 	struct fwd_ctx *ctx = r->ctx;
 
-	fwd_report_sample(ctx, &cur);
 	if (!r->req->json)
 		fprintf(r->out, "%-4s %-18s %-16s %5s %6s %-9s %-24s %-5s %14s %14s %10s\n", "port", "name", "interface",
 			"queue", "worker", "bind", "xdp", "link", "rx_packets", "tx_packets", "drops");
@@ -345,7 +351,7 @@ static const char *cmd_ports(struct run *r)
 		fputs("{\"ports\":[", r->out);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		const struct fwd_port *p = &ctx->ports[i];
-		const struct fwd_port_sample *s = &cur.port[i], *b = &r->c->start->port[i];
+		const struct fwd_port_sample *s = &cur->port[i], *b = &r->c->start->port[i];
 		const char *bind = p->port ? umem_port__mode_str(umem_port__mode(p->port)) : "closed";
 		const char *xdp = !p->port ? "-" :
 				  umem_port__xdp_mode(p->port) == UMEM_PORT_XDP_EXTERNAL ? "steering program" :
@@ -377,10 +383,9 @@ static const char *cmd_ports(struct run *r)
 
 static const char *cmd_workers(struct run *r)
 {
-	static struct fwd_samples cur;
+	const struct fwd_samples *cur = sample_now(r);
 	struct fwd_ctx *ctx = r->ctx;
 
-	fwd_report_sample(ctx, &cur);
 	if (!r->req->json)
 		fprintf(r->out, "%-6s %4s %-30s %10s %12s %12s %14s\n", "worker", "cpu", "ports", "inflight", "sleeps",
 			"late_handoff", "pool_allocs");
@@ -388,7 +393,7 @@ static const char *cmd_workers(struct run *r)
 		fputs("{\"workers\":[", r->out);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		const struct fwd_worker *w = &ctx->workers[k];
-		const struct fwd_pool_sample *s = &cur.pool[k], *b = &r->c->start->pool[k];
+		const struct fwd_pool_sample *s = &cur->pool[k], *b = &r->c->start->pool[k];
 		char ports[256] = "";
 		size_t o = 0;
 
