@@ -36,7 +36,7 @@ ctl_expect() {
 	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
 }
 alive() { kill -0 "$FWD_PID" 2>/dev/null; }
-# raw PYTHON-BYTES [KEEP]: one connection that sends the bytes and prints what comes back.
+# raw PYTHON-BYTES: one connection that sends the bytes and prints what comes back.
 raw() {
 	python3 - "$SOCK" "$1" <<'EOF'
 import socket, sys
