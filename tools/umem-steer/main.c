@@ -195,11 +195,24 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 	return 0;
 }
 
+/* The signals that stop a load (Ctrl-C, kill, a closed terminal), and the one that came. */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 static volatile sig_atomic_t load_stop;
 
 static void on_stop(int sig)
 {
 	load_stop = sig;
+}
+
+static void stop_signals(void (*handler)(int), sigset_t *set)
+{
+	struct sigaction sa = { .sa_handler = handler };
+
+	sigemptyset(set);
+	for (size_t k = 0; k < sizeof(stop_sigs) / sizeof(stop_sigs[0]); k++) {
+		sigaction(stop_sigs[k], &sa, NULL);
+		sigaddset(set, stop_sigs[k]);
+	}
 }
 
 /* Takes rules[0..n) out again, the last added first (each remove is one lookup of its prefix:
@@ -285,15 +298,9 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 	if (f != stdin)
 		fclose(f);
 	if (!err) {
-		struct sigaction sa = { .sa_handler = on_stop };
 		sigset_t stops;
 
-		sigemptyset(&stops);
-		sigaddset(&stops, SIGINT);
-		sigaddset(&stops, SIGTERM);
-		sigaddset(&stops, SIGHUP);
-		for (int k = 0; k < 3; k++)
-			sigaction(k == 0 ? SIGINT : k == 1 ? SIGTERM : SIGHUP, &sa, NULL);
+		stop_signals(on_stop, &stops);
 		for (i = 0; i < n && !err; i++) {
 			if (!load_stop && !(err = umem_steer__add_rule(s, &rules[i])))
 				continue;
@@ -306,17 +313,16 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 			err = REPORTED;
 			sigprocmask(SIG_BLOCK, &stops, NULL);
 			undo_load(s, argv[0], rules, i);
-			/* Dies of a signal that came meanwhile once nothing of the file is live. */
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			signal(SIGHUP, SIG_DFL);
-			sigprocmask(SIG_UNBLOCK, &stops, NULL);
 		}
+		/* A signal that came during the undo ends the command now that nothing of the file is
+		 * live; one after the last add came too late to stop it. */
+		stop_signals(SIG_DFL, &stops);
+		sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	}
 	free(rules);
 	free(lines);
-	if (load_stop)
-		raise(load_stop); /* its status, now that nothing of the file is live */
+	if (load_stop && err)
+		raise(load_stop); /* the load undone: its status */
 	if (!err)
 		printf("%zu rules added\n", n);
 	return err;
