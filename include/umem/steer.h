@@ -126,7 +126,7 @@ struct umem_steer_prefix_cursor {
 	struct umem_steer_prefix_key key;
 };
 /* umem_steer__prefix_rules in steps, for a loop that must not stall on a large table (a whole
- * walk of 100,000 prefixes takes about a second of system time): the rules of at most max
+ * walk of 100,000 prefixes takes about a second of CPU): the rules of at most max
  * prefixes from *cur on, cur moved past them. Returns the rules visited, or negative errno; cur->dir
  * is 2 once the walk is complete. The tries may change between steps: a rule added behind the
  * cursor is not visited, and a prefix removed under it starts its trie again (the kernel goes on
