@@ -195,8 +195,10 @@ static int cmd_add(struct umem_steer *s, char **argv, int argc)
 	return 0;
 }
 
-/* The signals that stop a load (Ctrl-C, kill, a closed terminal), and the one that came. */
+/* The signals that stop a load (Ctrl-C, kill, a closed terminal), what they did before, and
+ * the one that came. */
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+static struct sigaction stop_was[3];
 static volatile sig_atomic_t load_stop;
 
 static void on_stop(int sig)
@@ -204,13 +206,21 @@ static void on_stop(int sig)
 	load_stop = sig;
 }
 
-static void stop_signals(void (*handler)(int), sigset_t *set)
+/* catch: on_stop for each signal not ignored (nohup, a background job's SIGINT: they stay
+ * ignored); else back to what they did. set: the signals. */
+static void stop_signals(bool catch, sigset_t *set)
 {
-	struct sigaction sa = { .sa_handler = handler };
+	struct sigaction sa = { .sa_handler = on_stop };
 
 	sigemptyset(set);
 	for (size_t k = 0; k < sizeof(stop_sigs) / sizeof(stop_sigs[0]); k++) {
-		sigaction(stop_sigs[k], &sa, NULL);
+		if (catch) {
+			sigaction(stop_sigs[k], NULL, &stop_was[k]);
+			if (stop_was[k].sa_handler != SIG_IGN)
+				sigaction(stop_sigs[k], &sa, NULL);
+		} else {
+			sigaction(stop_sigs[k], &stop_was[k], NULL);
+		}
 		sigaddset(set, stop_sigs[k]);
 	}
 }
@@ -300,7 +310,7 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 	if (!err) {
 		sigset_t stops;
 
-		stop_signals(on_stop, &stops);
+		stop_signals(true, &stops);
 		for (i = 0; i < n && !err; i++) {
 			if (!load_stop && !(err = umem_steer__add_rule(s, &rules[i])))
 				continue;
@@ -315,14 +325,16 @@ static int cmd_load(struct umem_steer *s, char **argv, int argc)
 			undo_load(s, argv[0], rules, i);
 		}
 		/* A signal that came during the undo ends the command now that nothing of the file is
-		 * live; one after the last add came too late to stop it. */
-		stop_signals(SIG_DFL, &stops);
+		 * live (with its earlier disposition); one after the last add came too late to stop it. */
+		stop_signals(false, &stops);
 		sigprocmask(SIG_UNBLOCK, &stops, NULL);
 	}
 	free(rules);
 	free(lines);
-	if (load_stop && err)
+	if (load_stop && err) {
+		signal(load_stop, SIG_DFL);
 		raise(load_stop); /* the load undone: its status */
+	}
 	if (!err)
 		printf("%zu rules added\n", n);
 	return err;
