@@ -491,14 +491,17 @@ static int test_mbuf(void)
 	port_send(p, frame, sizeof(frame));
 	CHECK(peer_recv(pk, got, sizeof(got), ETH_P_TEST) == (int)sizeof(frame) &&
 	      !memcmp(got, frame, sizeof(frame)), "built 9014-byte chain at the peer");
-	if (set_mtu(&w, 0, 64000))
-		printf("mbuf: this kernel refuses MTU 64000 on veth: that part skipped\n");
-	else
+	/* A kernel that refuses MTU 64000 on veth: the rest is checked, the case reports a skip. */
+	bool big = !set_mtu(&w, 0, 64000);
+
+	if (big)
 		mbuf_round(&w, p, pk, 64000);
+	else
+		printf("skip: this kernel refuses MTU 64000 on veth: the 64000-byte round did not run\n");
 	close(pk);
 	CHECK_EQ(umem_port__destroy(p), 0);
 	world_fini(&w);
-	return 0;
+	return big ? 0 : TEST_SKIP;
 }
 
 #define EXPECT_FAIL(expr, err)                                                                  \
