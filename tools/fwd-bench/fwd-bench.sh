@@ -140,8 +140,8 @@ note() { NOTES+=("$*"); echo "note: $*" >&2; }
 
 # Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
 # wait_for: the helpers the netns tests use.
-# shellcheck source=../../test/common/netns.sh
-. "$SRC/test/common/netns.sh"
+# shellcheck source=../common/netns.sh
+. "$SRC/tools/common/netns.sh"
 
 cleanup() {
 	local rc=$?
