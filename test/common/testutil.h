@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <time.h>
 
 #define TEST_SKIP 77
 
@@ -27,6 +28,15 @@
 		long long _a = (long long)(a), _b = (long long)(b);                   \
 		CHECK(_a == _b, "%s = %lld, expected %s = %lld", #a, _a, #b, _b);       \
 	} while (0)
+
+/* Monotonic milliseconds, for waits that end. */
+static inline long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
+}
 
 /* Deterministic PRNG (xorshift64*) so failures reproduce from the seed. */
 static inline uint64_t test_rand(uint64_t *s)
