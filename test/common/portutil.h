@@ -8,8 +8,10 @@
 #define UMEM_TEST_PORTUTIL_H
 
 #include "testutil.h"
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <bpf/libbpf.h>
 #include <umem/umem.h>
 
@@ -82,6 +84,29 @@ static inline void port_wait_tx_done(struct umem_port *p)
 		umem_port__service(p);
 		poll(NULL, 0, 1);
 	}
+}
+
+/* Next frame a packet socket received (not one it sent) whose EtherType is type (0: any);
+ * returns its length, -1 after timeout_ms. */
+static inline int packet_recv(int fd, uint8_t *buf, size_t cap, uint16_t type, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	do {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t n;
+
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		n = recvfrom(fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		if (n < 14 || from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		if (!type || (buf[12] << 8 | buf[13]) == type)
+			return (int)n;
+	} while (now_ms() < end);
+	return -1;
 }
 
 /* Queues descs on the port and waits for every completion. */

@@ -100,27 +100,11 @@ static inline int peer_packet_socket(struct world *w, int pair)
 	return fd;
 }
 
-/* Next frame the peer interface received (not one it sent) whose EtherType is type (0: any);
- * returns its length, -1 on timeout. */
+/* Next frame the peer interface received whose EtherType is type (0: any); its length, -1 on
+ * timeout. */
 static inline int peer_recv(int fd, uint8_t *buf, size_t cap, uint16_t type)
 {
-	long long end = now_ms() + TIMEOUT_MS;
-
-	while (now_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t n;
-
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		n = recvfrom(fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&from, &fl);
-		if (n < 14 || from.sll_pkttype == PACKET_OUTGOING)
-			continue;
-		if (!type || (buf[12] << 8 | buf[13]) == type)
-			return (int)n;
-	}
-	return -1;
+	return packet_recv(fd, buf, cap, type, TIMEOUT_MS);
 }
 
 /* A test frame of len bytes from our end of pair to the peer's: a pattern of seed. */

@@ -175,25 +175,6 @@ static void packet_send(int fd, int from, int to, uint32_t seq)
 	}
 }
 
-/* Next test frame received (not sent) on the socket; its length, -1 on timeout. */
-static int packet_recv(int fd, uint8_t *b, size_t cap, int timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	do {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t n;
-
-		if (poll(&pfd, 1, 20) <= 0)
-			continue;
-		n = recvfrom(fd, b, cap, MSG_TRUNC, (struct sockaddr *)&from, &fl);
-		if (n >= 18 && from.sll_pkttype != PACKET_OUTGOING)
-			return (int)n;
-	} while (now_ms() < end);
-	return -1;
-}
 
 /* ---- ports ---- */
 
@@ -395,7 +376,7 @@ static int test_teardown(void)
 
 	for (long long end = now_ms() + TIMEOUT_MS; n <= 0 && now_ms() < end;) {
 		packet_send(tx, 0, 1, 7);
-		n = packet_recv(fd, b, sizeof(b), 200);
+		n = packet_recv(fd, b, sizeof(b), ETH_P_TEST, 200);
 	}
 	CHECK(n > 0, "%s receives nothing after the zero-copy socket is gone", ifn[1]);
 	check_frame(b, (uint32_t)n, 0, 1, 7);
@@ -730,7 +711,7 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 		packet_send(sfd, from, to, seq0 + i);
 		/* A window of 32 in flight: the guest's socket buffers never overflow. */
 		while (got + 32 <= i) {
-			int len = packet_recv(rfd, b, sizeof(b), TIMEOUT_MS);
+			int len = packet_recv(rfd, b, sizeof(b), ETH_P_TEST, TIMEOUT_MS);
 
 			CHECK(len > 0, "%s -> %s: %u of %u frames arrived", ifn[from], ifn[to], got, n);
 			check_frame(b, (uint32_t)len, from, to, seq0 + got);
@@ -738,14 +719,15 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 		}
 	}
 	while (got < n) {
-		int len = packet_recv(rfd, b, sizeof(b), TIMEOUT_MS);
+		int len = packet_recv(rfd, b, sizeof(b), ETH_P_TEST, TIMEOUT_MS);
 
 		CHECK(len > 0, "%s -> %s: %u of %u frames arrived", ifn[from], ifn[to], got, n);
 		check_frame(b, (uint32_t)len, from, to, seq0 + got);
 		got++;
 	}
 	/* Nothing extra (no duplicates): the sink stays quiet. */
-	CHECK(packet_recv(rfd, b, sizeof(b), 200) < 0, "%s got more than %u frames", ifn[to], n);
+	CHECK(packet_recv(rfd, b, sizeof(b), ETH_P_TEST, 200) < 0, "%s got more than %u frames", ifn[to],
+	      n);
 	printf("fwd: %s -> %s: %u of %u frames arrived, in order and unchanged\n", ifn[from], ifn[to],
 	       got, n);
 }
