@@ -583,10 +583,7 @@ static int test_holder(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(void);
-	} cases[] = {
+	static const struct test_case cases[] = {
 		{ "exhaust", test_exhaust }, { "starve", test_starve }, { "slow", test_slow },
 		{ "txfull", test_txfull },   { "flap", test_flap },     { "ifdel", test_ifdel },
 		{ "rebind", test_rebind },   { "holder", test_holder },   { "rebind_wait", test_rebind_wait },
@@ -594,11 +591,5 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	umem_set_print(keep_log);
-	for (size_t i = 0; argc == 2 && i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!strcmp(argv[1], cases[i].name))
-			return cases[i].run();
-	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel | rebind | holder | "
-		"rebind_wait\n",
-		argv[0]);
-	return 2;
+	return test_case_run(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }
