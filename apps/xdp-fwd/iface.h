@@ -13,6 +13,7 @@
 #define XDP_FWD_IFACE_H
 
 #include <net/if.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -52,7 +53,9 @@ struct fwd_iface {
 	bool link_down; /* down or without carrier at the last sample, or gone */
 	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
 	struct {
-		uint8_t mac[6]; /* the frames it routes are addressed to this */
+		/* The frames it routes are addressed to this MAC (6 bytes copied into the word):
+		 * the main thread follows the link's address, workers compare. */
+		_Atomic uint64_t mac;
 	} l3;              /* --mode l3 (mode_l3.c) */
 };
 

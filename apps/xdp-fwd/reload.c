@@ -17,18 +17,17 @@ static bool same(const char *a, const char *b)
 	return !strcmp(a ? a : "", b ? b : "");
 }
 
-static int rule_index(const struct fwd_config *cfg, const char *text)
+static int rule_index(const char *const *texts, uint32_t n, const char *text)
 {
-	for (uint32_t r = 0; r < cfg->nr_rules; r++)
-		if (!strcmp(cfg->rule_text[r], text))
+	for (uint32_t r = 0; r < n; r++)
+		if (!strcmp(texts[r], text))
 			return (int)r;
 	return -1;
 }
 
-/* The -r rules of every steering program become next's: the rules whose text is gone are
- * removed, the new ones added; the others keep their id and counters. */
-static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
+int fwd_rules_replace(struct fwd_ctx *ctx, const struct umem_steer_rule *rules, const char *const *texts, uint32_t n)
 {
+	struct fwd_config *cfg = ctx->cfg;
 	uint32_t ids[FWD_MAX_PORTS][FWD_MAX_RULES];
 	int err = 0;
 
@@ -38,11 +37,11 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		if (!fi->steer)
 			continue;
 		for (uint32_t r = 0; r < cfg->nr_rules; r++)
-			if (rule_index(&next, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
-				fprintf(stderr, "xdp-fwd: reload: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
-		for (uint32_t r = 0; r < next.nr_rules; r++) {
-			int old = rule_index(cfg, next.rule_text[r]);
-			struct umem_steer_rule rule = next.rules[r];
+			if (rule_index(texts, n, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
+				fprintf(stderr, "xdp-fwd: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
+		for (uint32_t r = 0; r < n; r++) {
+			int old = rule_index(cfg->rule_text, cfg->nr_rules, texts[r]);
+			struct umem_steer_rule rule = rules[r];
 
 			if (old >= 0) {
 				ids[f][r] = fi->rule_id[old];
@@ -50,8 +49,7 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 			}
 			err = umem_steer__add_rule(fi->steer, &rule);
 			if (err) {
-				fprintf(stderr, "xdp-fwd: reload: %s: rule '%s': %s\n", fi->name, next.rule_text[r],
-					strerror(-err));
+				fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", fi->name, texts[r], strerror(-err));
 				ids[f][r] = UINT32_MAX;
 				continue;
 			}
@@ -60,15 +58,15 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 	}
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (ctx->ifaces[f].steer)
-			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * next.nr_rules);
+			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * n);
 	/* --offload-after's workers match frames against cfg->rules (offload.c): parked while the
 	 * list changes under them. */
 	bool parked = ctx->off && fwd_workers_park(ctx);
 
 	if (!ctx->off || parked) {
-		memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
-		memcpy(cfg->rule_text, next.rule_text, sizeof(next.rule_text[0]) * next.nr_rules);
-		cfg->nr_rules = next.nr_rules;
+		memmove(cfg->rules, rules, sizeof(rules[0]) * n);
+		memmove(cfg->rule_text, texts, sizeof(texts[0]) * n);
+		cfg->nr_rules = n;
 	}
 	if (parked)
 		fwd_workers_unpark(ctx);
@@ -113,7 +111,7 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 		next.given[i] = NULL;
 	}
 	if (rules) {
-		ret = apply_rules(ctx, cfg);
+		ret = fwd_rules_replace(ctx, next.rules, next.rule_text, next.nr_rules);
 		fprintf(stderr, "xdp-fwd: reload: rules now %u%s\n", cfg->nr_rules, ret ? " (some failed, above)" : "");
 	}
 	if (latency) {

@@ -8,9 +8,18 @@
 #ifndef XDP_FWD_RELOAD_H
 #define XDP_FWD_RELOAD_H
 
+#include <stdint.h>
+
 struct fwd_ctx;
+struct umem_steer_rule;
 
 /* 0 when the file was read (what changed, or could not, is on stderr), -1 when it could not be. */
 int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv);
+
+/* The steering rules of every interface become rules[0..n) (texts[r] names rule r and must
+ * outlive it): those whose text is gone are removed, the new ones added, the others keep their
+ * id and counters. Also used by --mode l3 for its own-address rules. 0, or the last -errno of
+ * a rule the kernel refused (said on stderr). May alias cfg's own arrays. */
+int fwd_rules_replace(struct fwd_ctx *ctx, const struct umem_steer_rule *rules, const char *const *texts, uint32_t n);
 
 #endif
