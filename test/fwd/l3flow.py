@@ -5,11 +5,11 @@
                                   numbers received to OUT, one a line
   l3flow.py send DST PORT N PPS OUT
                                   sends N datagrams (64 bytes, the first 4 the sequence number)
-                                  paced at PPS; writes "SEQ T" lines to OUT (T: CLOCK_MONOTONIC,
+                                  paced at PPS, fewer if stopped by SIGTERM; then writes "SEQ T" lines to OUT (T: CLOCK_MONOTONIC,
                                   the clock `l3flow.py now` prints, shared by every namespace)
   l3flow.py now                   the monotonic clock, seconds
   l3flow.py books SENT RECV T0 T1 sent, received, lost; lost sent before T0, between T0 and
-                                  T1, after T1; the latest lost one's send time minus T0 (ms)
+                                  T1, after T1; the latest lost one's send time minus T1 (ms)
 """
 import signal
 import socket
@@ -44,8 +44,12 @@ def send(dst, port, n, pps, out):
     fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_DGRAM)
     times = []
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     t0 = time.monotonic()
     for q in range(n):
+        if stop:
+            break
         due = t0 + q / pps
         while True:
             now = time.monotonic()
@@ -68,8 +72,8 @@ def books(sent_file, recv_file, t0, t1):
     before = sum(1 for _, t in lost if t < t0)
     during = sum(1 for _, t in lost if t0 <= t <= t1)
     after = len(lost) - before - during
-    last = max((t for _, t in lost), default=t0)
-    print(len(sent), len(got), len(lost), before, during, after, int((last - t0) * 1000))
+    last = max((t for _, t in lost), default=t1)
+    print(len(sent), len(got), len(lost), before, during, after, int((last - t1) * 1000))
 
 
 if __name__ == "__main__":
