@@ -187,7 +187,13 @@ books() {
 	c=$(counted)
 	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c, last loss $LAG ms after the change was made"
 	[ "$got" -gt 0 ] || fail "nothing received"
-	[ "$LOST" -le "$c" ] || fail "books: $LOST lost, only $c drops counted"
+	[ "$LOST" -le "$c" ] || {
+		for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
+			echo "$p: $(ip -n "${p% *}" -s -j link show "${p#* }" | python3 -c "import json,sys; s=json.load(sys.stdin)[0]['stats64']; print(s['rx']['packets'], s['rx']['dropped'], s['tx']['packets'], s['tx']['dropped'])")"
+		done
+		for k in 1 2; do grep '"type":"total"' "$WORK/r$k.out" | python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print([(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']])"; done
+		fail "books: $LOST lost, only $c drops counted"
+	}
 	[ -z "${3:-}" ] || [ "$LAG" -le "$3" ] ||
 		fail "a datagram sent $LAG ms after the change was lost (bound: $3 ms after the change was made)"
 }
