@@ -152,8 +152,9 @@ stream_start() {
 	wait_for 15 ip netns exec "$S" sh -c "ss -lun | grep -q ':5300 '" || fail "receiver did not start"
 	netns_bg SEND "$C" $FLOW send "$3" 5300 "$1" "$2" "$WORK/sent"
 }
-# flowing: the stream reaches r1 (its a0 received more than 50 frames in the last interval).
-flowing() { [ "$(jfield 1 interval "p['a0@0']['rx_packets']")" -gt 50 ]; }
+# flowing: the stream reaches r1 (its a0 received more than 10 frames in the last interval; a
+# loaded machine paces the sender slower than asked).
+flowing() { [ "$(jfield 1 interval "p['a0@0']['rx_packets']")" -gt 10 ]; }
 # stream_end [all]: stops the sender (all: once it sent its N datagrams), then the receiver
 # (after the last frames' way through).
 stream_end() {
@@ -221,7 +222,7 @@ nhmac)
 	ip -n "$R1" -6 neigh replace 2001:db8:2::2 lladdr 02:00:00:00:b0:02 dev a1 nud reachable
 	t1=$(now)
 	# Routed to the server again (r2's b1 sends), then the stream's end.
-	wait_for 10 sh -c '[ "$(grep "\"type\":\"interval\"" "$1" | tail -1 | python3 -c "import json,sys; print({p[\"name\"]: p for p in json.loads(sys.stdin.read())[\"ports\"]}[\"b1@0\"][\"tx_packets\"])")" -gt 50 ]' _ "$WORK/r2.out" ||
+	wait_for 20 sh -c '[ "$(grep "\"type\":\"interval\"" "$1" | tail -1 | python3 -c "import json,sys; print({p[\"name\"]: p for p in json.loads(sys.stdin.read())[\"ports\"]}[\"b1@0\"][\"tx_packets\"])")" -gt 10 ]' _ "$WORK/r2.out" ||
 		fail "the stream does not reach the server again"
 	stream_end
 	ip netns exec "$C" ping -6 -c 3 -i 0.1 -W 1 2001:db8:3::2 >"$WORK/ping6" || fail "IPv6 after the MAC change: $(cat "$WORK/ping6")"
@@ -249,11 +250,11 @@ linkdown)
 	t0=$(now)
 	ip -n "$R1" link set a1 down
 	t1=$(now)
-	moved() { [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 50 ]; }
-	wait_for 5 moved
+	moved() { [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 10 ]; }
+	wait_for 10 moved
 	a2tx=$(jfield 1 interval "p['a2@0']['tx_packets']")
 	stream_end
-	[ "$a2tx" -gt 50 ] || fail "traffic did not move to a2 (a2 sent $a2tx in the last interval; r1 $(jfield 1 interval "[(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']]") $(jfield 1 interval "j['l3']['not_routed']"))"
+	[ "$a2tx" -gt 10 ] || fail "traffic did not move to a2 (a2 sent $a2tx in the last interval; r1 $(jfield 1 interval "[(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']]") $(jfield 1 interval "j['l3']['not_routed']"))"
 	books "$t0" "$t1" "$BOUND_MS"
 	log "no alternative: the a2 route deleted, every frame counted"
 	r4=$(jfield 1 interval "j['l3']['routes4']")
