@@ -189,7 +189,7 @@ books() {
 	read -r sent got LOST before during after LAG < <($FLOW books "$WORK/sent" "$WORK/recv" "$1" "$2")
 	local c
 	c=$(($(counted) - ${4:-0}))
-	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c, last loss $LAG ms after the change was made"
+	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c${3:+, last loss $LAG ms after the change was made}"
 	[ "$got" -gt 0 ] || fail "nothing received"
 	[ "$LOST" -le "$c" ] || {
 		for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
