@@ -57,7 +57,9 @@ struct fwd_iface {
 	bool link_down; /* down or without carrier at the last sample, or gone */
 	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
 	struct {
-		uint8_t mac[6]; /* the frames it routes are addressed to this */
+		/* The frames it routes are addressed to this MAC (6 bytes copied into the word):
+		 * the main thread follows the link's address, workers compare. */
+		_Atomic uint64_t mac;
 		/* The source of the ICMP errors it sends: an address of the interface (else of
 		 * the namespace) from the mirror, [0] IPv4 (0: none), [1..2] IPv6 (zero: none).
 		 * The main thread writes them under src_seq (odd while it does), workers read. */

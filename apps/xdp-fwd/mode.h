@@ -22,6 +22,7 @@
 
 struct fwd_ctx;
 struct fwd_worker;
+struct umem_steer_rule;
 
 struct fwd_mode_ops {
 	/* The worker's step: routes the burst d[0..n) received on port in. Every descriptor ends
@@ -42,6 +43,11 @@ struct fwd_mode_ops {
 	void (*print_head)(FILE *out, const struct fwd_samples *cur);
 	void (*print_json)(FILE *out, const struct fwd_samples *cur);
 	void (*print_table)(FILE *out, const struct fwd_ctx *ctx, uint64_t now_ns, double t);
+	/* Optional. The steering rules the mode added of its own (l3: its addresses' pass rules),
+	 * which a reload replacing the -r rules keeps: appended to rules/texts from n (at most
+	 * max), the new count. */
+	uint32_t (*own_rules)(const struct fwd_ctx *ctx, struct umem_steer_rule *rules, const char **texts, uint32_t n,
+			      uint32_t max);
 	/* Optional. The main thread's control work (l3: the routing mirror's events): the loop
 	 * waits for control_fd (>= 0) as well as for signals and calls control when it is
 	 * readable and at every tick. */

@@ -9,9 +9,9 @@
  * What a router's kernel does stays with it. The steering program decides before the socket
  * what it can: ARP and neighbour discovery (UMEM_STEER_F_HOST_CONTROL), TTL or hop limit <= 1
  * and IPv4 options (UMEM_STEER_F_ROUTER), the namespace's own addresses, broadcast and
- * multicast (rules "dst ADDR -> pass" added at start). What only the lookup tells is dropped
- * and counted by reason (the l3 stats): no route, a local address added after start, an
- * unresolved next hop (resolution is asked of the kernel, NTF_USE, so the flow's next frames
+ * multicast (rules "dst ADDR -> pass", written at start and rewritten as the mirror sees
+ * addresses come and go). What only the lookup tells is dropped and counted by reason (the l3
+ * stats): no route, a local address (one the rules do not pass yet), an unresolved next hop (resolution is asked of the kernel, NTF_USE, so the flow's next frames
  * are routed), a link down, blackhole/unreachable/prohibit routes, an output interface that is
  * not one of ours, a frame over the output MTU.
  *
@@ -23,9 +23,9 @@
  * shared by the workers, sized as the namespace's icmp_msgs_per_sec and icmp_msgs_burst (one
  * for the unreachables, one for PMTU discovery, which the kernel never lets the others starve).
  *
- * The main thread applies the routing events (the mode's control hook) and frees what they
- * retired once every worker has left the burst it was in (a per-worker sequence, odd inside a
- * burst's lookups).
+ * The main thread applies the routing events (the mode's control hook), follows the router
+ * interfaces' MACs and the own-address rules, and frees what the events retired once every
+ * worker has left the burst it was in (a per-worker sequence, odd inside a burst's lookups).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,6 +46,7 @@
 #include "nlmirror.h"
 #include "path.h"
 #include "privs.h"
+#include "reload.h"
 
 /* Reasons a frame is not routed: the mirror's (enum fwd_nh_reason, same index) and these. */
 enum l3_reason {
@@ -103,7 +104,10 @@ struct fwd_l3 {
 	uint64_t resolve_failed;
 	/* Shared by the workers: [0] the unreachables, [1] fragmentation needed / packet too big. */
 	struct fwd_icmp_limit limit[2];
+	uint64_t addr_changes; /* the mirror's count when the pass rules were last rewritten */
+	/* The texts of the pass rules (cfg->rule_text points here); used[k]: in cfg's list. */
 	char rule_text[FWD_MAX_RULES][INET6_ADDRSTRLEN + 24];
+	bool used[FWD_MAX_RULES];
 };
 
 /* --- the data path -------------------------------------------------------------------- */
@@ -165,8 +169,10 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 	uint16_t type = (uint16_t)(eth[12] << 8 | eth[13]);
 	uint32_t out, iplen;
 	uint8_t *ip = eth + FWD_ETH_HLEN;
+	uint64_t dst = 0;
 
-	if (memcmp(eth, ctx->ifaces[ctx->ports[in].iface].l3.mac, 6)) {
+	memcpy(&dst, eth, 6);
+	if (dst != atomic_load_explicit(&ctx->ifaces[ctx->ports[in].iface].l3.mac, memory_order_relaxed)) {
 		*why = L3_OTHER_MAC;
 		return UINT32_MAX;
 	}
@@ -362,41 +368,43 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 
 /* --- set-up: the mirror, the kernel's part ------------------------------------------- */
 
-static int add_pass_rule(struct fwd_ctx *ctx, const char *addr)
+/* The texts of the rules that pass the namespace's own addresses, their broadcast addresses,
+ * multicast and IPv6 link-local destinations to the kernel (a router's own traffic is the
+ * kernel's), as the kernel lists its addresses now; -errno. */
+typedef char l3_rule_text[INET6_ADDRSTRLEN + 24];
+static bool pass_known(const l3_rule_text *out, uint32_t n, const char *addr)
 {
-	struct fwd_config *cfg = ctx->cfg;
-	char *text;
-	int err;
+	char text[sizeof(l3_rule_text)];
 
-	if (cfg->nr_rules == FWD_MAX_RULES) {
-		fprintf(stderr, "xdp-fwd: --mode l3: no room for the rule that passes %s to the kernel (%u rules at most)\n",
-			addr, FWD_MAX_RULES);
-		return -ENOSPC;
-	}
-	text = ctx->l3->rule_text[cfg->nr_rules];
-	snprintf(text, sizeof(ctx->l3->rule_text[0]), "dst %s -> pass", addr);
-	err = umem_steer_rule__parse(text, &cfg->rules[cfg->nr_rules]);
-	if (err) {
-		fprintf(stderr, "xdp-fwd: --mode l3: rule '%s': %s\n", text, strerror(-err));
-		return err;
-	}
-	cfg->rule_text[cfg->nr_rules++] = text;
-	return 0;
+	snprintf(text, sizeof(text), "dst %s -> pass", addr);
+	for (uint32_t k = 0; k < n; k++)
+		if (!strcmp(out[k], text))
+			return true;
+	return false;
 }
 
-/* Rules that pass the namespace's own addresses, its broadcast addresses, multicast and IPv6
- * link-local destinations to the kernel: a router's own traffic is the kernel's. */
-static int pass_local(struct fwd_ctx *ctx)
+static int pass_texts(l3_rule_text *out, uint32_t max, uint32_t *n)
 {
 	static const char *const fixed[] = { "224.0.0.0/4", "255.255.255.255", "ff00::/8", "fe80::/10" };
 	struct ifaddrs *ifa, *a;
 	char buf[INET6_ADDRSTRLEN];
 	int err = 0;
 
+	*n = 0;
+#define PASS(addr)                                                                                                  \
+	do {                                                                                                        \
+		if (pass_known(out, *n, addr)) {                                                                    \
+			/* one address on two interfaces: one rule */                                       \
+		} else if (*n == max) {                                                                             \
+			fprintf(stderr, "xdp-fwd: --mode l3: no room for the rule that passes %s to the kernel "    \
+				"(%u rules at most)\n", addr, FWD_MAX_RULES);                                     \
+			err = -ENOSPC;                                                                              \
+		} else {                                                                                            \
+			snprintf(out[(*n)++], sizeof(out[0]), "dst %s -> pass", addr);                               \
+		}                                                                                                   \
+	} while (0)
 	for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]) && !err; k++)
-		err = add_pass_rule(ctx, fixed[k]);
-	if (err)
-		return err;
+		PASS(fixed[k]);
 	if (getifaddrs(&ifa))
 		return -errno;
 	for (a = ifa; a && !err; a = a->ifa_next) {
@@ -407,31 +415,140 @@ static int pass_local(struct fwd_ctx *ctx)
 
 			if ((ntohl(s->sin_addr.s_addr) >> 24) == 127)
 				continue; /* never on a router port */
-			inet_ntop(AF_INET, &s->sin_addr, buf, sizeof(buf));
-			err = add_pass_rule(ctx, buf);
+			PASS(inet_ntop(AF_INET, &s->sin_addr, buf, sizeof(buf)));
 			if (!err && (a->ifa_flags & IFF_BROADCAST) && a->ifa_broadaddr) {
 				const struct sockaddr_in *b = (const void *)a->ifa_broadaddr;
 
 				/* No broadcast address set: the kernel reports the address again. */
-				if (b->sin_addr.s_addr && b->sin_addr.s_addr != s->sin_addr.s_addr) {
-					inet_ntop(AF_INET, &b->sin_addr, buf, sizeof(buf));
-					err = add_pass_rule(ctx, buf);
-				}
+				if (b->sin_addr.s_addr && b->sin_addr.s_addr != s->sin_addr.s_addr)
+					PASS(inet_ntop(AF_INET, &b->sin_addr, buf, sizeof(buf)));
 			}
 		} else if (a->ifa_addr->sa_family == AF_INET6) {
 			const struct sockaddr_in6 *s = (const void *)a->ifa_addr;
 
 			if (IN6_IS_ADDR_LINKLOCAL(&s->sin6_addr) || IN6_IS_ADDR_LOOPBACK(&s->sin6_addr))
 				continue; /* fe80::/10 above */
-			inet_ntop(AF_INET6, &s->sin6_addr, buf, sizeof(buf));
-			err = add_pass_rule(ctx, buf);
+			PASS(inet_ntop(AF_INET6, &s->sin6_addr, buf, sizeof(buf)));
 		}
 	}
+#undef PASS
 	freeifaddrs(ifa);
 	return err;
 }
 
-static int iface_mac(const char *ifname, uint8_t mac[6])
+/* The slot of text among the mode's rule texts (UINT32_MAX: none). */
+static uint32_t pass_slot(const struct fwd_l3 *l3, const char *text)
+{
+	for (uint32_t k = 0; k < FWD_MAX_RULES; k++)
+		if (text == l3->rule_text[k])
+			return k;
+	return UINT32_MAX;
+}
+
+/* The pass rules become those of the addresses the namespace has now (at start: appended to
+ * cfg's rules before the programs are attached; later: replaced in every program, the -r rules
+ * and the pass rules that stay untouched). An address added while running reaches the kernel,
+ * not the lookup's `local` drop; one removed is routed again, not left to the kernel's own
+ * forwarding. */
+static int pass_local(struct fwd_ctx *ctx, bool running)
+{
+	static l3_rule_text want[FWD_MAX_RULES]; /* static: large; main thread only */
+	static struct umem_steer_rule rules[FWD_MAX_RULES];
+	static const char *texts[FWD_MAX_RULES];
+	struct fwd_config *cfg = ctx->cfg;
+	struct fwd_l3 *l3 = ctx->l3;
+	bool keep[FWD_MAX_RULES] = { false }, changed = false;
+	uint32_t nw, n = 0;
+	int err = pass_texts(want, FWD_MAX_RULES, &nw);
+
+	/* Running: a list cut short by the room still applies; one that could not be read not. */
+	if (err && (!running || err != -ENOSPC))
+		return err;
+	/* The -r rules first, as at start. */
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		if (pass_slot(l3, cfg->rule_text[r]) != UINT32_MAX)
+			continue;
+		rules[n] = cfg->rules[r];
+		texts[n++] = cfg->rule_text[r];
+	}
+	for (uint32_t k = 0; k < nw; k++) {
+		uint32_t slot = UINT32_MAX;
+
+		for (uint32_t r = 0; r < cfg->nr_rules && slot == UINT32_MAX; r++) {
+			uint32_t j = pass_slot(l3, cfg->rule_text[r]);
+
+			if (j != UINT32_MAX && !strcmp(l3->rule_text[j], want[k]) && !keep[j]) {
+				slot = j;
+				rules[n] = cfg->rules[r];
+			}
+		}
+		if (slot == UINT32_MAX) {
+			for (slot = 0; slot < FWD_MAX_RULES && l3->used[slot]; slot++)
+				;
+			if (n == FWD_MAX_RULES || slot == FWD_MAX_RULES) {
+				fprintf(stderr, "xdp-fwd: --mode l3: no room for the rule '%s' (%u rules at most)\n", want[k],
+					FWD_MAX_RULES);
+				err = -ENOSPC;
+				break;
+			}
+			memcpy(l3->rule_text[slot], want[k], sizeof(want[k]));
+			err = umem_steer_rule__parse(l3->rule_text[slot], &rules[n]);
+			if (err) {
+				fprintf(stderr, "xdp-fwd: --mode l3: rule '%s': %s\n", want[k], strerror(-err));
+				break;
+			}
+			l3->used[slot] = true;
+			changed = true;
+		}
+		keep[slot] = true;
+		texts[n++] = l3->rule_text[slot];
+	}
+	if (err && !running)
+		return err;
+	for (uint32_t k = 0; k < FWD_MAX_RULES; k++)
+		if (l3->used[k] && !keep[k])
+			changed = true;
+	if (!running) {
+		memcpy(cfg->rules, rules, sizeof(rules[0]) * n);
+		memcpy(cfg->rule_text, texts, sizeof(texts[0]) * n);
+		cfg->nr_rules = n;
+	} else if (changed) {
+		err = fwd_rules_replace(ctx, rules, texts, n, NULL);
+	}
+	for (uint32_t k = 0; k < FWD_MAX_RULES; k++)
+		l3->used[k] = keep[k];
+	return err;
+}
+
+/* A reload replaces the -r rules: the pass rules stay (appended to the new list). */
+static uint32_t l3_own_rules(const struct fwd_ctx *ctx, struct umem_steer_rule *rules, const char **texts, uint32_t n,
+			     uint32_t max)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
+		if (pass_slot(ctx->l3, cfg->rule_text[r]) == UINT32_MAX)
+			continue;
+		if (n == max) {
+			fprintf(stderr, "xdp-fwd: --mode l3: no room for the rule '%s' after the reload's (%u rules at most)\n",
+				cfg->rule_text[r], max);
+			break;
+		}
+		rules[n] = cfg->rules[r];
+		texts[n++] = cfg->rule_text[r];
+	}
+	return n;
+}
+
+static void l3_mac_set(_Atomic uint64_t *word, const uint8_t mac[6])
+{
+	uint64_t v = 0;
+
+	memcpy(&v, mac, 6);
+	atomic_store_explicit(word, v, memory_order_relaxed);
+}
+
+static int iface_mac(const char *ifname, _Atomic uint64_t *mac)
 {
 	struct ifreq ifr = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
@@ -442,7 +559,7 @@ static int iface_mac(const char *ifname, uint8_t mac[6])
 	if (ioctl(fd, SIOCGIFHWADDR, &ifr))
 		err = -errno;
 	else
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+		l3_mac_set(mac, (const uint8_t *)ifr.ifr_hwaddr.sa_data);
 	close(fd);
 	return err;
 }
@@ -541,7 +658,7 @@ static int l3_setup(struct fwd_ctx *ctx)
 	if (!ctx->l3)
 		return -ENOMEM;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		err = iface_mac(ctx->ifaces[f].name, ctx->ifaces[f].l3.mac);
+		err = iface_mac(ctx->ifaces[f].name, &ctx->ifaces[f].l3.mac);
 		if (err) {
 			fprintf(stderr, "xdp-fwd: --mode l3: %s: cannot read its MAC address: %s\n", ctx->ifaces[f].name,
 				strerror(-err));
@@ -564,7 +681,8 @@ static int l3_setup(struct fwd_ctx *ctx)
 	for (int k = 0; k < 2; k++)
 		fwd_icmp_limit_init(&ctx->l3->limit[k], icmp_rate, icmp_burst);
 	l3_sources(ctx);
-	err = pass_local(ctx);
+	ctx->l3->addr_changes = fwd_mirror_stats(ctx->l3->m)->addr_changes;
+	err = pass_local(ctx, false);
 	if (err)
 		l3_teardown(ctx);
 	return err;
@@ -605,15 +723,39 @@ static void l3_resolve_queued(struct fwd_ctx *ctx)
 		fwd_privs_raise(false);
 }
 
+/* A router interface whose MAC changed (ip link set dev X address ...; or a device recreated
+ * under its name): frames addressed to the new MAC are the ones routed. The next hops' source
+ * MAC follows in the mirror (its records take the link's address). */
+static void l3_follow_macs(struct fwd_ctx *ctx)
+{
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_iface *fi = &ctx->ifaces[f];
+		uint8_t mac[6];
+		uint64_t v = 0;
+
+		if (!fi->ifindex || fwd_mirror_link_mac(ctx->l3->m, fi->ifindex, mac))
+			continue;
+		memcpy(&v, mac, 6);
+		if (v != atomic_load_explicit(&fi->l3.mac, memory_order_relaxed))
+			l3_mac_set(&fi->l3.mac, mac);
+	}
+}
+
 static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
 {
 	struct fwd_l3 *l3 = ctx->l3;
 	int applied = fwd_mirror_process(l3->m);
-	uint64_t resyncs = fwd_mirror_stats(l3->m)->resyncs;
+	const struct fwd_mirror_stats *st = fwd_mirror_stats(l3->m);
+	uint64_t resyncs = st->resyncs;
 
 	(void)now_ns;
 	l3_resolve_queued(ctx);
 	l3_sources(ctx); /* addresses and links come and go with the events */
+	l3_follow_macs(ctx);
+	if (st->addr_changes != l3->addr_changes) {
+		l3->addr_changes = st->addr_changes;
+		pass_local(ctx, true);
+	}
 	if (applied != 0 || resyncs != l3->resyncs) {
 		/* Something may have been retired: it is freed once every worker has left the
 		 * burst it is in now. */
@@ -703,6 +845,7 @@ const struct fwd_mode_ops fwd_mode_l3 = {
 	.sample = l3_sample,
 	.print_head = l3_print_head,
 	.print_json = l3_print_json,
+	.own_rules = l3_own_rules,
 	.control_fd = l3_control_fd,
 	.control = l3_control,
 };

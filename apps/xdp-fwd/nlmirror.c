@@ -158,7 +158,7 @@ static void vec_del(struct vec *a, size_t i) /* order not kept */
 /* ---- the model ---- */
 struct link {
 	uint32_t ifindex, mtu, flags, gen;
-	uint8_t mac[6];
+	uint8_t mac[6], has_mac;
 	char name[IF_NAMESIZE];
 };
 
@@ -943,8 +943,10 @@ static void link_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 	l->flags = ifi->ifi_flags;
 	l->gen = m->gen;
 	attr_u32(t.a[IFLA_MTU], &l->mtu);
-	if (t.a[IFLA_ADDRESS] && mnl_attr_get_payload_len(t.a[IFLA_ADDRESS]) == 6)
+	if (t.a[IFLA_ADDRESS] && mnl_attr_get_payload_len(t.a[IFLA_ADDRESS]) == 6) {
 		memcpy(l->mac, mnl_attr_get_payload(t.a[IFLA_ADDRESS]), 6);
+		l->has_mac = 1;
+	}
 	if (t.a[IFLA_IFNAME]) {
 		snprintf(l->name, sizeof(l->name), "%.*s", (int)mnl_attr_get_payload_len(t.a[IFLA_IFNAME]),
 			 mnl_attr_get_str(t.a[IFLA_IFNAME]));
@@ -978,6 +980,7 @@ static void addr_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		if (i == m->addrs.n)
 			return;
 		vec_del(&m->addrs, i);
+		m->st.addr_changes++;
 		e = rt_find(m, ifa->ifa_family, fam_len(ifa->ifa_family) * 8, a);
 		if (e) {
 			e->nloc--;
@@ -1003,6 +1006,7 @@ static void addr_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		memcpy(x->addr, a, 16);
 	}
 	e->nloc++;
+	m->st.addr_changes++;
 	rt_commit(m, e);
 }
 
@@ -1473,6 +1477,7 @@ static void sweep(struct fwd_mirror *m)
 			rt_commit(m, e);
 		}
 		vec_del(&m->addrs, i);
+		m->st.addr_changes++;
 	}
 	for (size_t i = 0; i <= m->nb.mask; i++) {
 		for (struct hnode *p = m->nb.b[i], *next; p; p = next) {
@@ -1670,6 +1675,16 @@ const struct fwd_mirror_stats *fwd_mirror_stats(struct fwd_mirror *m)
 	st->links = (uint32_t)m->links.n;
 	st->addrs = (uint32_t)m->addrs.n;
 	return st;
+}
+
+int fwd_mirror_link_mac(const struct fwd_mirror *m, uint32_t ifindex, uint8_t mac[6])
+{
+	const struct link *l = link_find(m, ifindex);
+
+	if (!l || !l->has_mac)
+		return -ENOENT;
+	memcpy(mac, l->mac, 6);
+	return 0;
 }
 
 const struct fwd_mirror_view *fwd_mirror_view(const struct fwd_mirror *m)

@@ -168,6 +168,7 @@ struct fwd_mirror_stats {
 	uint64_t lpm_errors;   /* LPM refused a prefix (-ENOSPC) */
 	uint64_t resolves;     /* neighbour resolutions asked of the kernel */
 	uint64_t resolves_limited; /* ... and not asked, too soon after the last for that next hop */
+	uint64_t addr_changes; /* own addresses added or removed (a user rewrites what follows them) */
 	uint32_t routes[2];    /* prefixes with a route, [0] IPv4, [1] IPv6 */
 	uint32_t nexthops, neighbours, links, addrs;
 	uint64_t last_dump_ns; /* the last full dump's duration */
@@ -198,6 +199,8 @@ void fwd_mirror_reclaim(struct fwd_mirror *m);
  * hop. 0 sent, -EAGAIN too soon, -EINVAL not a next hop with a neighbour. */
 int fwd_mirror_resolve(struct fwd_mirror *m, uint32_t nh, int family, const void *dst);
 const struct fwd_mirror_stats *fwd_mirror_stats(struct fwd_mirror *m);
+/* The link's MAC address as last heard: 0, or -ENOENT (no such link, or not Ethernet). */
+int fwd_mirror_link_mac(const struct fwd_mirror *m, uint32_t ifindex, uint8_t mac[6]);
 /* Route-change latencies recorded so far (up to FWD_MIRROR_LAT_SAMPLES, oldest overwritten). */
 size_t fwd_mirror_latencies(const struct fwd_mirror *m, const uint32_t **ns);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "mode.h"
 #include "reload.h"
 #include "service.h"
 #include "worker.h"
@@ -17,10 +18,10 @@ static bool same(const char *a, const char *b)
 	return !strcmp(a ? a : "", b ? b : "");
 }
 
-static int rule_index(const struct fwd_config *cfg, const char *text)
+static int rule_index(const char *const *texts, uint32_t n, const char *text)
 {
-	for (uint32_t r = 0; r < cfg->nr_rules; r++)
-		if (!strcmp(cfg->rule_text[r], text))
+	for (uint32_t r = 0; r < n; r++)
+		if (!strcmp(texts[r], text))
 			return (int)r;
 	return -1;
 }
@@ -44,11 +45,10 @@ static char *copy_rule_texts(const char **text)
 	return block;
 }
 
-/* The -r rules of every steering program become next's: the rules whose text is gone are
- * removed, the new ones added; the others keep their id and counters. text: next's rule texts
- * in store (copy_rule_texts), which cfg takes. */
-static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char **text, char *store)
+int fwd_rules_replace(struct fwd_ctx *ctx, const struct umem_steer_rule *rules, const char *const *texts, uint32_t n,
+		      bool *applied)
 {
+	struct fwd_config *cfg = ctx->cfg;
 	uint32_t ids[FWD_MAX_PORTS][FWD_MAX_RULES];
 	int err = 0;
 
@@ -58,11 +58,11 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char *
 		if (!fi->steer)
 			continue;
 		for (uint32_t r = 0; r < cfg->nr_rules; r++)
-			if (rule_index(&next, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
-				fprintf(stderr, "xdp-fwd: reload: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
-		for (uint32_t r = 0; r < next.nr_rules; r++) {
-			int old = rule_index(cfg, next.rule_text[r]);
-			struct umem_steer_rule rule = next.rules[r];
+			if (rule_index(texts, n, cfg->rule_text[r]) < 0 && umem_steer__remove_rule(fi->steer, fi->rule_id[r], NULL))
+				fprintf(stderr, "xdp-fwd: %s: cannot remove rule '%s'\n", fi->name, cfg->rule_text[r]);
+		for (uint32_t r = 0; r < n; r++) {
+			int old = rule_index(cfg->rule_text, cfg->nr_rules, texts[r]);
+			struct umem_steer_rule rule = rules[r];
 
 			if (old >= 0) {
 				ids[f][r] = fi->rule_id[old];
@@ -70,8 +70,7 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char *
 			}
 			err = umem_steer__add_rule(fi->steer, &rule);
 			if (err) {
-				fprintf(stderr, "xdp-fwd: reload: %s: rule '%s': %s\n", fi->name, next.rule_text[r],
-					strerror(-err));
+				fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", fi->name, texts[r], strerror(-err));
 				ids[f][r] = UINT32_MAX;
 				continue;
 			}
@@ -80,25 +79,49 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char *
 	}
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (ctx->ifaces[f].steer)
-			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * next.nr_rules);
+			memcpy(ctx->ifaces[f].rule_id, ids[f], sizeof(ids[f][0]) * n);
 	/* --offload-after's workers match frames against cfg->rules (offload.c): parked while the
 	 * list changes under them. */
 	bool parked = ctx->off && fwd_workers_park(ctx);
 
 	if (!ctx->off || parked) {
-		memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
-		memcpy(cfg->rule_text, text, sizeof(text[0]) * next.nr_rules);
-		cfg->nr_rules = next.nr_rules;
-		free(cfg->rule_store);
-		cfg->rule_store = store;
-		store = NULL;
+		memmove(cfg->rules, rules, sizeof(rules[0]) * n);
+		memmove(cfg->rule_text, texts, sizeof(texts[0]) * n);
+		cfg->nr_rules = n;
 	}
+	if (applied)
+		*applied = !ctx->off || parked;
 	if (parked)
 		fwd_workers_unpark(ctx);
-	free(store);
 	/* The stats' rule names point into the texts just replaced: read again at the next sample. */
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		ctx->ifaces[f].steer_view.of = NULL;
+	return err;
+}
+
+/* A reload's rules: next's (their texts copied into store) and those the mode adds of its own
+ * (l3: the pass rules of its addresses), which a reload keeps. cfg takes store once its rules
+ * point into it; the block it had goes. */
+static int reload_rules(struct fwd_ctx *ctx, const char **text, char *store)
+{
+	static struct umem_steer_rule rules[FWD_MAX_RULES]; /* static: large; main thread only */
+	static const char *texts[FWD_MAX_RULES];
+	struct fwd_config *cfg = ctx->cfg;
+	uint32_t n = next.nr_rules;
+	bool applied = false;
+	int err;
+
+	memcpy(rules, next.rules, sizeof(rules[0]) * n);
+	memcpy(texts, text, sizeof(texts[0]) * n);
+	if (ctx->mode && ctx->mode->own_rules)
+		n = ctx->mode->own_rules(ctx, rules, texts, n, FWD_MAX_RULES);
+	err = fwd_rules_replace(ctx, rules, texts, n, &applied);
+	if (applied) {
+		free(cfg->rule_store);
+		cfg->rule_store = store;
+	} else {
+		free(store); /* the workers could not be parked: cfg kept its rules and their texts */
+	}
 	return err;
 }
 
@@ -157,7 +180,8 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 		next.given[i] = NULL;
 	}
 	if (rules) {
-		ret = apply_rules(ctx, cfg, text, store);
+		ret = reload_rules(ctx, text, store);
+		store = NULL;
 		fprintf(stderr, "xdp-fwd: reload: rules now %u%s\n", cfg->nr_rules, ret ? " (some failed, above)" : "");
 	} else {
 		free(store);

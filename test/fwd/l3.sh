@@ -10,7 +10,20 @@
 # received or counted dropped); a route change under traffic moves it to the new next hop; a
 # multipath route spreads flows, each whole on one path; TTL 1 and 2 get the time-exceeded of
 # r1 and of r2 (the kernel's, as traceroute shows hops).
-# Argument "badinput": the start-up refusals instead.
+# Other cases (the argument; each asserts what its comment below says):
+#   badinput   the start-up refusals (one port, no such or an empty table, IPv4 forwarding off)
+#              and IPv6 forwarding off's warning
+#   nhmac      the next hop's MAC changes under traffic: sent to the new one within the bound
+#   linkdown   the route's link goes down under traffic: a higher metric route takes it; then
+#              no route at all: every frame counted
+#   resolve    a flushed next hop: counted unresolved, resolved (NTF_USE), routed by xdp-fwd
+#   nexthops   an IPv6 link-local next hop routed; a route out of a foreign interface counted
+#   localaddr  addresses added and removed while running: answered by the kernel / routed again;
+#              a reload that changes the rules keeps the router's own addresses the kernel's
+#   ownmac     the router interface's own MAC changes: routed to and from the new one
+# Under traffic: a numbered UDP stream (l3flow.py), whose books are sent = received + counted
+# drops (both routers' by reason, every veth's, the server socket's) and whose losses end
+# within L3_BOUND_MS (default 500) of the change.
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
@@ -22,7 +35,7 @@ netns_init l3
 netns_workdir WORK
 fail() {
 	echo "FAIL: $*" >&2
-	for f in "$WORK"/r*.out "$WORK"/r*.err; do [ -s "$f" ] && { echo "--- $f"; tail -5 "$f"; } >&2; done
+	for f in "$WORK"/r*.err; do [ -s "$f" ] && { echo "--- $f"; tail -5 "$f"; } >&2; done
 	exit 1
 }
 log() { echo "== $*"; }
@@ -67,15 +80,16 @@ done
 no_xdp() { ! ip -n "$1" -d link show | grep -q "prog/xdp"; }
 
 # start K IF...: xdp-fwd --mode l3 in router K, JSON stats every 0.2 s.
+START_ARGS=() # more xdp-fwd options for the next start
 start() {
 	local k=$1 ns pid
 	shift
 	ns=$([ "$k" = 1 ] && echo "$R1" || echo "$R2")
 	local args=()
 	for i in "$@"; do args+=(-i "$i"); done
-	netns_bg pid "$ns" "$FWD" --mode l3 "${args[@]}" --json --interval 0.2 >"$WORK/r$k.out" 2>"$WORK/r$k.err"
+	netns_bg pid "$ns" "$FWD" --mode l3 "${args[@]}" "${START_ARGS[@]}" --json --interval 0.2 >"$WORK/r$k.out" 2>"$WORK/r$k.err"
 	printf -v "PID$k" '%s' "$pid"
-	wait_for 10 grep -q "Ctrl-C stops" "$WORK/r$k.err" || fail "router $k did not start: $(cat "$WORK/r$k.err")"
+	wait_for 30 grep -q "Ctrl-C stops" "$WORK/r$k.err" || fail "router $k did not start: $(cat "$WORK/r$k.err")"
 }
 
 # stop K: SIGINT, exit 0, every frame back.
@@ -107,11 +121,303 @@ if [ "${1:-}" = badinput ]; then
 	}
 	expect "--mode l3 needs at least 2 interfaces" "$R1" --mode l3 -i a0
 	expect "routing table 77" "$R1" --mode l3 -i a0 -i a1 --table 77
+	# A table that held routes and holds none now is the kernel's "no such table" too: refused
+	# as one that does not exist (a router with nothing to route is a mistake, not a start).
+	ip -n "$R1" route add 10.9.0.0/24 dev a1 table 78
+	ip -n "$R1" route del 10.9.0.0/24 dev a1 table 78
+	expect "routing table 78" "$R1" --mode l3 -i a0 -i a1 --table 78
+	# IPv6 forwarding off: a warning, not a refusal (IPv4 routes; the kernel's IPv6 part, hop
+	# limit expiry, is missing, and said).
+	ip netns exec "$R1" sysctl -qw net.ipv6.conf.all.forwarding=0
+	start 1 a0 a1
+	grep -q "net.ipv6.conf.all.forwarding is 0" "$WORK/r1.err" || fail "no warning for IPv6 forwarding off: $(cat "$WORK/r1.err")"
+	stop 1
+	echo "   IPv6 forwarding off: $(grep -o "warning: net.ipv6.conf.all.forwarding is 0" "$WORK/r1.err")"
 	ip netns exec "$R2" sysctl -qw net.ipv4.ip_forward=0
 	expect "net.ipv4.ip_forward = 0" "$R2" --mode l3 -i b0 -i b1
 	log "ok"
 	exit 0
 fi
+
+# --- helpers of the cases below -------------------------------------------------------------
+FLOW="python3 $SRC/test/fwd/l3flow.py"
+now() { $FLOW now; }
+ipfwd() { ip netns exec "$1" awk '/^Ip:/ { n++; if (n == 2) print $7 }' /proc/net/snmp; } # ForwDatagrams
+ip6fwd() { ip netns exec "$1" awk '$1 == "Ip6OutForwDatagrams" { print $2 }' /proc/net/snmp6; }
+# l3n K REASON: router K's not-routed count of REASON (its last JSON line).
+l3n() { jfield "$1" interval "j['l3']['not_routed']['$2']" 2>/dev/null || echo 0; }
+# l3t K EXPR: a number from router K's total line (python expression on l, its l3 object).
+l3t() { grep '"type":"total"' "$WORK/r$1.out" | python3 -c "import json,sys; l=json.loads(sys.stdin.read())['l3']; print($2)"; }
+# stream_start N PPS DST: a numbered UDP stream from the client to the server (port 5300). The
+# cases under traffic ask for more than they need and stop it (stream_end) once the change
+# is seen through: a loaded machine takes tens of seconds for what an idle one does in one.
+stream_start() {
+	netns_bg RECV "$S" $FLOW recv 5300 "$WORK/recv"
+	wait_for 15 ip netns exec "$S" sh -c "ss -lun | grep -q ':5300 '" || fail "receiver did not start"
+	netns_bg SEND "$C" $FLOW send "$3" 5300 "$1" "$2" "$WORK/sent"
+}
+# flowing: the stream reaches r1 (its a0 received more than 10 frames in the last interval; a
+# loaded machine paces the sender slower than asked).
+flowing() { [ "$(jfield 1 interval "p['a0@0']['rx_packets']")" -gt 10 ]; }
+# stream_end [all]: stops the sender (all: once it sent its N datagrams), then the receiver
+# (after the last frames' way through).
+stream_end() {
+	[ "${1:-}" = all ] || kill -TERM "$SEND" 2>/dev/null
+	wait "$SEND" || fail "sender failed"
+	netns_stop "$SEND"
+	sleep 0.3 # the frames still on their way (a window, nothing to await)
+	kill -TERM "$RECV"
+	wait "$RECV"
+	netns_stop "$RECV"
+	[ -e "$WORK/recv" ] || fail "the receiver wrote nothing"
+}
+# counted: every drop the path counted: both routers' (xdp-fwd's by reason; the kernel's xsk
+# drops of their sockets are the veths' RX drops, in path_drops), every veth's, the server's
+# UDP socket's. Call after stop 1; stop 2.
+counted() {
+	local r1 r2 veth sock
+	sock=$(ip netns exec "$S" awk '/^Udp:/ { n++; if (n == 2) print $4 }' /proc/net/snmp) # InErrors
+	r1=$(fwd_drops "$WORK/r1.out")
+	r2=$(fwd_drops "$WORK/r2.out")
+	veth=$(path_drops "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0")
+	echo "   counted drops: r1 $r1, r2 $r2, veths $veth, server socket $sock" >&2
+	echo $((r1 + r2 + veth + sock))
+}
+# books T0 T1 [BOUND_MS [SUB]]: the stream's books, after both routers stopped (their totals).
+# Every datagram lost is a counted drop (less SUB, drops another stream's books account for);
+# with a bound, none lost after T1 + the bound. Sets LOST, LAG (ms after T1 of the last lost).
+books() {
+	local sent got before during after
+	read -r sent got LOST before during after LAG < <($FLOW books "$WORK/sent" "$WORK/recv" "$1" "$2")
+	local c
+	c=$(($(counted) - ${4:-0}))
+	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c${3:+, last loss $LAG ms after the change was made}"
+	[ "$got" -gt 0 ] || fail "nothing received"
+	[ "$LOST" -le "$c" ] || {
+		for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
+			echo "$p: $(ip -n "${p% *}" -s -j link show "${p#* }" | python3 -c "import json,sys; s=json.load(sys.stdin)[0]['stats64']; print(s['rx']['packets'], s['rx']['dropped'], s['tx']['packets'], s['tx']['dropped'])")"
+		done
+		for k in 1 2; do grep '"type":"total"' "$WORK/r$k.out" | python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print([(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']])"; done
+		fail "books: $LOST lost, only $c drops counted"
+	}
+	[ -z "${3:-}" ] || [ "$LAG" -le "$3" ] ||
+		fail "a datagram sent $LAG ms after the change was lost (bound: $3 ms after the change was made)"
+}
+# The bound a change has to apply within, under traffic: the mirror applies it within
+# milliseconds; a loaded 2-CPU machine delays the main thread by more.
+BOUND_MS=${L3_BOUND_MS:-500}
+
+case "${1:-routed}" in
+nhmac)
+	# The next hop's MAC changes under traffic: r2's b0 gets a new address, r1's neighbour entry is
+	# replaced (as a gratuitous ARP or `ip neigh replace` would): within the bound r1 sends to
+	# the new MAC. Until then r2 counts the frames to the old one (other_mac); nothing unseen.
+	start 1 a0 a1 a2
+	start 2 b0 b1 b2
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
+	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
+	stream_start 200000 1000 10.3.0.2
+	wait_for 15 flowing || fail "the stream does not reach r1"
+	t0=$(now)
+	ip -n "$R2" link set dev b0 address 02:00:00:00:b0:02
+	# r1 still sends to the old MAC: r2 counts them.
+	wait_for 5 sh -c '[ "$(grep "\"type\":\"interval\"" "$1" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())[\"l3\"][\"not_routed\"][\"other_mac\"])")" -gt 0 ]' _ "$WORK/r2.out" ||
+		fail "r2 counted no frame to b0's old MAC"
+	ip -n "$R1" neigh replace 10.2.0.2 lladdr 02:00:00:00:b0:02 dev a1 nud reachable
+	ip -n "$R1" -6 neigh replace 2001:db8:2::2 lladdr 02:00:00:00:b0:02 dev a1 nud reachable
+	t1=$(now)
+	# Routed to the server again (r2's b1 sends), then the stream's end.
+	wait_for 20 sh -c '[ "$(grep "\"type\":\"interval\"" "$1" | tail -1 | python3 -c "import json,sys; print({p[\"name\"]: p for p in json.loads(sys.stdin.read())[\"ports\"]}[\"b1@0\"][\"tx_packets\"])")" -gt 10 ]' _ "$WORK/r2.out" ||
+		fail "the stream does not reach the server again"
+	stream_end
+	ip netns exec "$C" ping -6 -c 3 -i 0.1 -W 1 2001:db8:3::2 >"$WORK/ping6" || fail "IPv6 after the MAC change: $(cat "$WORK/ping6")"
+	om=$(l3n 2 other_mac)
+	stop 1
+	stop 2
+	[ "$om" -gt 0 ] || fail "r2 counted no frame to b0's old MAC: the change was not under traffic"
+	books "$t0" "$t1" "$BOUND_MS"
+	echo "   r2: $om frames to the old MAC (other_mac)"
+	log "ok"
+	exit 0
+	;;
+linkdown)
+	# The route's output link goes down under traffic: r1 has 10.3.0.0/24 via a1 (metric 0) and
+	# via a2 (metric 100); a1 down, the kernel removes the first, traffic takes a2 within the
+	# bound. Then no alternative (the a2 route deleted): every frame counted (no_route).
+	ip -n "$R1" route add 10.3.0.0/24 via 10.4.0.2 metric 100
+	ip -n "$R2" route replace 10.1.0.0/24 via 10.4.0.1 # the way back stays up
+	start 1 a0 a1 a2
+	start 2 b0 b1 b2
+	ip netns exec "$R1" ping -c 1 -W 1 10.4.0.2 >/dev/null # a2's next hop known beforehand
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
+	stream_start 200000 1000 10.3.0.2
+	wait_for 15 flowing || fail "the stream does not reach r1"
+	t0=$(now)
+	ip -n "$R1" link set a1 down
+	t1=$(now)
+	# a2 carries it.
+	moved() { [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 10 ]; }
+	wait_for 10 moved
+	a2tx=$(jfield 1 interval "p['a2@0']['tx_packets']")
+	stream_end
+	[ "$a2tx" -gt 10 ] || fail "traffic did not move to a2 (a2 sent $a2tx in the last interval; r1 $(jfield 1 interval "[(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']]") $(jfield 1 interval "j['l3']['not_routed']"))"
+	mv "$WORK/sent" "$WORK/sent1"
+	mv "$WORK/recv" "$WORK/recv1"
+	log "no alternative: the a2 route deleted, every frame counted"
+	r4=$(jfield 1 interval "j['l3']['routes4']")
+	ip -n "$R1" route del 10.3.0.0/24 via 10.4.0.2 metric 100
+	[ -z "$(ip -n "$R1" route show 10.3.0.0/24)" ] || fail "a route to 10.3.0.0/24 is left"
+	# The mirror has the deletion once its count of IPv4 routes went down.
+	wait_for 5 sh -c '[ "$(grep "\"type\":\"interval\"" "$1" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())[\"l3\"][\"routes4\"])")" -lt "$2" ]' _ "$WORK/r1.out" "$r4" ||
+		fail "r1's mirror did not drop the route"
+	stream_start 200 1000 10.3.0.2
+	stream_end all
+	stop 1
+	stop 2
+	read -r sent got lost _ < <($FLOW books "$WORK/sent" "$WORK/recv" 0 0)
+	nr=$(l3t 1 "l['not_routed']['no_route'] + l['not_routed']['link_down']")
+	[ "$got" = 0 ] || fail "$got datagrams arrived with no route"
+	[ "$nr" -ge "$lost" ] || fail "no route: $lost lost, r1 counted $nr (no_route + link_down)"
+	echo "   no route: sent $sent, lost $lost, r1 counted no_route + link_down $nr"
+	log "the books of the stream that moved (the no-route one's drops set apart)"
+	mv "$WORK/sent1" "$WORK/sent"
+	mv "$WORK/recv1" "$WORK/recv"
+	books "$t0" "$t1" "$BOUND_MS" "$lost"
+	log "ok"
+	exit 0
+	;;
+resolve)
+	# An unresolved next hop resolves: r1's entries for r2 flushed, then a stream. Its first
+	# frames are counted unresolved and r1 asks the kernel (NTF_USE); the rest are routed by
+	# xdp-fwd (r1's kernel forwarded none: its ForwDatagrams stays).
+	start 1 a0 a1 a2
+	start 2 b0 b1 b2
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
+	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
+	res0=$(jfield 1 interval "j['l3']['resolves']")
+	ip -n "$R1" neigh flush dev a1
+	ip -n "$R1" -6 neigh flush dev a1
+	wait_for 5 sh -c "! ip -n $R1 neigh show dev a1 | grep -q lladdr" || fail "a1's neighbours not flushed"
+	f4=$(ipfwd "$R1")
+	f6=$(ip6fwd "$R1")
+	stream_start 1000 1000 10.3.0.2
+	stream_end all
+	ip netns exec "$C" ping -6 -c 10 -i 0.05 -W 1 2001:db8:3::2 >"$WORK/ping6"
+	grep -q "ttl=62" "$WORK/ping6" || fail "IPv6: no echo came back routed after the flush: $(cat "$WORK/ping6")"
+	[ "$(ipfwd "$R1")" = "$f4" ] && [ "$(ip6fwd "$R1")" = "$f6" ] ||
+		fail "r1's kernel forwarded ($f4 -> $(ipfwd "$R1"), IPv6 $f6 -> $(ip6fwd "$R1")): not routed by xdp-fwd"
+	stop 1
+	stop 2
+	unres=$(l3t 1 "l['not_routed']['unresolved']")
+	res=$(l3t 1 "l['resolves']")
+	[ "$unres" -gt 0 ] || fail "no frame was counted unresolved after the flush"
+	[ "$res" -gt "$res0" ] || fail "r1 asked no resolution after the flush ($res0 -> $res)"
+	books 0 0
+	[ "$LOST" -le "$unres" ] || echo "   (more lost than unresolved: other counted drops)"
+	echo "   unresolved $unres, resolutions asked $((res - res0)), kernel forwarded none"
+	log "ok"
+	exit 0
+	;;
+nexthops)
+	# A route whose next hop is r2's IPv6 link-local address: routed (hop limit 62, r1's kernel
+	# forwarded none). A route out of an interface xdp-fwd does not own (a3): counted not_ours,
+	# every echo.
+	ll=$(ip -n "$R2" -6 addr show dev b0 scope link | awk '/inet6/ { sub("/.*", "", $2); print $2 }')
+	[ -n "$ll" ] || fail "b0 has no link-local address"
+	ip -n "$R1" -6 route replace 2001:db8:3::/64 via "$ll" dev a1
+	netns_add X
+	netns_veth "$R1" a3 "$X" eth0 || fail "veth"
+	addr "$R1" 10.6.0.1/24 a3
+	addr "$X" 10.6.0.2/24 eth0
+	addr "$X" 10.7.0.1/32 lo
+	ip -n "$X" route add default via 10.6.0.1
+	ip -n "$R1" route add 10.7.0.0/24 via 10.6.0.2
+	ip netns exec "$R1" ping -c 1 -W 1 10.6.0.2 >/dev/null # its next hop resolved: not_ours, not unresolved
+	start 1 a0 a1 a2
+	start 2 b0 b1 b2
+	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path via $ll"
+	f6=$(ip6fwd "$R1")
+	ip netns exec "$C" ping -6 -c 5 -i 0.05 -W 1 2001:db8:3::2 >"$WORK/ping6" || fail "IPv6 via $ll lost echoes: $(cat "$WORK/ping6")"
+	grep -q "ttl=62" "$WORK/ping6" || fail "hop limit not 62 via $ll"
+	[ "$(ip6fwd "$R1")" = "$f6" ] || fail "r1's kernel forwarded IPv6: not routed by xdp-fwd"
+	echo "   next hop $ll: routed, hop limit 62"
+	ip netns exec "$C" ping -c 5 -i 0.05 -W 0.3 10.7.0.1 >/dev/null && fail "frames routed out of a3, which xdp-fwd does not own"
+	sleep 0.5 # one stats interval and more
+	stop 1
+	stop 2
+	no=$(l3t 1 "l['not_routed']['not_ours']")
+	[ "$no" -ge 5 ] || fail "not_ours counted $no of the 5 echoes"
+	echo "   out of a3 (not ours): $no counted not_ours"
+	log "ok"
+	exit 0
+	;;
+localaddr)
+	# Addresses added to and removed from r1 while it runs. Added (IPv4 and IPv6): the kernel
+	# answers them (the pass rules follow), no frame dropped as local. Removed (10.3.0.2, the
+	# server's address, was r1's at start): its frames are routed by xdp-fwd to the server again,
+	# not handed to r1's kernel, which would forward them itself (ForwDatagrams).
+	addr "$R1" 10.3.0.2/32 lo
+	echo "rule = udp dport 7 -> drop" >"$WORK/r1.conf"
+	START_ARGS=(--config "$WORK/r1.conf")
+	start 1 a0 a1 a2
+	START_ARGS=()
+	start 2 b0 b1 b2
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.1.0.1 >/dev/null || fail "r1 does not answer"
+	# A reload that changes the -r rules keeps the router's pass rules: its own address is still
+	# the kernel's (the reload used to remove them: the echoes were dropped as local).
+	echo "rule = udp dport 9 -> drop" >"$WORK/r1.conf"
+	kill -HUP "$PID1"
+	wait_for 10 grep -q "reload: rules now" "$WORK/r1.err" || fail "r1 did not reload: $(tail -3 "$WORK/r1.err")"
+	ip netns exec "$C" ping -c 3 -i 0.05 -W 1 10.1.0.1 >/dev/null ||
+		fail "r1's own address not answered after a reload: local drops $(l3n 1 local)"
+	addr "$R1" 10.5.0.1/32 a0
+	addr "$R1" 2001:db8:5::1/128 a0 6
+	wait_for 5 ip netns exec "$C" ping -c 1 -W 0.5 10.5.0.1 >/dev/null ||
+		fail "an address added after start is not answered: r1's local drops $(l3n 1 local)"
+	wait_for 5 ip netns exec "$C" ping -6 -c 1 -W 0.5 2001:db8:5::1 >/dev/null ||
+		fail "an IPv6 address added after start is not answered"
+	ip netns exec "$C" ping -c 3 -i 0.05 -W 1 10.5.0.1 >"$WORK/p1"
+	grep -q "ttl=64" "$WORK/p1" || fail "10.5.0.1: not r1's kernel answering: $(cat "$WORK/p1")"
+	ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >"$WORK/p2"
+	grep -q "ttl=64" "$WORK/p2" || fail "10.3.0.2 not answered by r1 at start: $(cat "$WORK/p2")"
+	ip -n "$R1" addr del 10.3.0.2/32 dev lo
+	f4=$(ipfwd "$R1")
+	wait_for 5 sh -c "ip netns exec $C ping -c 1 -W 0.5 10.3.0.2 | grep -q ttl=62" || fail "10.3.0.2 not reached after its removal from r1"
+	ip netns exec "$C" ping -c 5 -i 0.05 -W 1 10.3.0.2 >/dev/null || fail "echoes lost"
+	[ "$(ipfwd "$R1")" = "$f4" ] || fail "r1's kernel forwarded $(( $(ipfwd "$R1") - f4 )) datagrams to a removed address: its pass rule stayed"
+	stop 1
+	stop 2
+	echo "   added: answered by r1's kernel; removed: routed by xdp-fwd (local drops $(l3t 1 "l['not_routed']['local']"))"
+	log "ok"
+	exit 0
+	;;
+ownmac)
+	# r1's a0 changes its MAC while running (the client's entry replaced): frames to the new MAC
+	# are routed (not other_mac), and what r1 sends out of a0 carries the new source MAC.
+	start 1 a0 a1 a2
+	start 2 b0 b1 b2
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
+	ip -n "$R1" link set dev a0 address 02:00:00:00:a0:01
+	ip -n "$C" neigh replace 10.1.0.1 lladdr 02:00:00:00:a0:01 dev eth0 nud reachable
+	ip -n "$C" -6 neigh replace 2001:db8:1::1 lladdr 02:00:00:00:a0:01 dev eth0 nud reachable
+	netns_bg CAP "$C" tcpdump -l -n -e -i eth0 -c 4 icmp and src 10.3.0.2 >"$WORK/cap" 2>"$WORK/cap.err"
+	wait_for 5 grep -q "listening on" "$WORK/cap.err" || fail "tcpdump did not start: $(cat "$WORK/cap.err")"
+	wait_for 5 ip netns exec "$C" ping -c 1 -W 0.5 10.3.0.2 >/dev/null ||
+		fail "frames to a0's new MAC not routed: other_mac $(l3n 1 other_mac)"
+	ip netns exec "$C" ping -c 5 -i 0.05 -W 1 10.3.0.2 >/dev/null || fail "echoes lost after the MAC change"
+	ip netns exec "$C" ping -6 -c 5 -i 0.05 -W 1 2001:db8:3::2 >/dev/null || fail "IPv6 echoes lost after the MAC change"
+	wait_for 5 sh -c "[ \$(grep -c ICMP $WORK/cap) -ge 4 ]" || fail "no replies captured: $(cat "$WORK/cap")"
+	netns_stop "$CAP"
+	grep "ICMP" "$WORK/cap" | grep -qv "^.*02:00:00:00:a0:01 >" && fail "a reply left a0 with the old source MAC: $(head -2 "$WORK/cap")"
+	stop 1
+	stop 2
+	echo "   routed to and from the new MAC ($(grep -c ICMP "$WORK/cap") replies captured from 02:00:00:00:a0:01)"
+	log "ok"
+	exit 0
+	;;
+routed) ;;
+*) fail "unknown case '$1'" ;;
+esac
 
 start 1 a0 a1 a2
 start 2 b0 b1 b2

@@ -170,7 +170,7 @@ path_drops() {
 # under generic XDP (--xdp-mode skb) the device counts a failed redirect nowhere, so "generic"
 # adds them. Never tx_dropped_kernel: that is the output interface's tx_dropped, in path_drops.
 fwd_drops() {
-	grep '"type":"total"' "$1" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
+	grep '"type":"total"' "$1" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z0-9_]*":[0-9]*' |
 		grep -v '"tx_dropped_kernel"' |
 		{ if [ "${2:-}" = generic ]; then cat; else grep -v '"xsk_'; fi; } |
 		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
