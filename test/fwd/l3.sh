@@ -117,10 +117,11 @@ fi
 
 if [ "${1:-}" = offload ]; then
 	# --offload-after: an established routed flow is forwarded by the steering program of its
-	# input interface, which rewrites it as the router does (MACs, TTL and the IPv4 checksum).
+	# input interface, which rewrites it as the router does (MACs, TTL or hop limit, the IPv4
+	# checksum).
 	# r2 routes b0 and b1 only: b2 is its kernel's (GRO on, so r1 can redirect into a2, and a
-	# capture there sees the MACs r1 wrote). Checks: a UDP flow offloaded at both routers
-	# arrives with TTL 62 and the right MACs, its books balance; TCP offloaded too; TTL 1 and 2
+	# capture there sees the MACs r1 wrote). Checks: UDP flows (IPv4, IPv6) offloaded at both
+	# routers arrive with TTL 62 and the right MACs, its books balance; TCP offloaded too; TTL 1 and 2
 	# frames of an offloaded flow get the time exceeded of r1 and r2; a route change and a
 	# neighbour MAC change under traffic move the offloaded flow within 100 ms.
 	# shellcheck source=offload_lib.sh
@@ -147,9 +148,9 @@ print(sum(p['offload']['$3'] for l in sys.stdin for p in json.loads(l)['ports'] 
 	RECV_CAP='
 import json, os, select, socket, sys
 out, dev = sys.argv[1], sys.argv[2]
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-u.bind(("0.0.0.0", 5302))
-c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800)); c.bind((dev, 0))
+u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); u.bind(("::", 5302))
+c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)); c.bind((dev, 0))
 c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
 got, seen, last, late = 0, {}, {}, 0
 open(out + ".ready", "w").close()
@@ -162,10 +163,13 @@ while True:
         u.recv(2048); got += 1
     if c in r:
         f = c.recv(2048)
-        if len(f) < 46 or f[23] != 17 or int.from_bytes(f[36:38], "big") != 5302: continue
-        k = "ttl %d dmac %s smac %s" % (f[22], f[0:6].hex(":"), f[6:12].hex(":"))
+        v6 = f[12:14] == b"\x86\xdd"
+        ip, l4 = (14, 54) if v6 else (14, 34)
+        if (not v6 and f[12:14] != b"\x08\x00") or len(f) < l4 + 12 or f[ip + (6 if v6 else 9)] != 17: continue
+        if int.from_bytes(f[l4 + 2:l4 + 4], "big") != 5302: continue
+        k = "%s ttl %d dmac %s smac %s" % ("v6" if v6 else "v4", f[ip + (7 if v6 else 8)], f[0:6].hex(":"), f[6:12].hex(":"))
         seen[k] = seen.get(k, 0) + 1
-        sport, seq = int.from_bytes(f[34:36], "big"), int.from_bytes(f[42:46], "big")
+        sport, seq = int.from_bytes(f[l4:l4 + 2], "big") + (1 << 16 if v6 else 0), int.from_bytes(f[l4 + 8:l4 + 12], "big")
         if seq < last.get(sport, -1): late += 1
         last[sport] = seq
 json.dump({"got": got, "seen": seen, "late": late}, open(out + ".tmp", "w")); os.rename(out + ".tmp", out)
@@ -186,20 +190,23 @@ json.dump({"got": got, "seen": seen, "late": late}, open(out + ".tmp", "w")); os
 	}
 	jgot() { python3 -c "import json; j=json.load(open('$WORK/got')); print($1)"; }
 
-	log "a routed UDP flow, offloaded at both routers: TTL 62, the MACs of the last hop, the books"
+	log "routed UDP flows (IPv4, IPv6), offloaded at both routers: TTL 62, the MACs of the last hop, the books"
+	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
 	s_mac=$(mac "$S" eth0) b1_mac=$(mac "$R2" b1)
 	mark
 	udp_books0
 	recv_start
 	sent=$(ip netns exec "$C" python3 -c "$UDP_SEND" 10.3.0.2 6000 41000 3000) || fail "UDP sender"
+	sent6=$(ip netns exec "$C" python3 -c "$UDP_SEND" 2001:db8:3::2 3000 41000 3000) || fail "UDP sender (IPv6)"
+	sent=$((sent + sent6))
 	recv_stop
 	sleep 0.5 # an interval or two: the programs' counts in the JSON
 	got=$(jgot 'j["got"]')
 	off1=$(osum 1 a0@0 packets) off2=$(osum 2 b0@0 packets)
 	echo "   sent $sent, received $got; redirected by r1's program $off1, by r2's $off2; seen: $(jgot 'j["seen"]')"
-	[ "$off1" -gt 4000 ] || fail "r1's program redirected $off1 of $sent frames: the flow was not offloaded"
-	[ "$off2" -gt 4000 ] || fail "r2's program redirected $off2 of $sent frames: the flow was not offloaded"
-	[ "$(jgot 'list(j["seen"])')" = "['ttl 62 dmac $s_mac smac $b1_mac']" ] ||
+	[ "$off1" -gt 8000 ] || fail "r1's program redirected $off1 of $sent frames: the flows were not offloaded"
+	[ "$off2" -gt 8000 ] || fail "r2's program redirected $off2 of $sent frames: the flows were not offloaded"
+	[ "$(jgot 'sorted(j["seen"])')" = "['v4 ttl 62 dmac $s_mac smac $b1_mac', 'v6 ttl 62 dmac $s_mac smac $b1_mac']" ] ||
 		fail "frames at the server not all TTL 62 from $b1_mac to $s_mac: $(jgot 'j["seen"]')"
 	drops=$(($(path_drops "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0") +
 		$(snmp_s RcvbufErrors) - DROPS0))
