@@ -168,6 +168,9 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->since_ns = now;
 	e->out = (uint16_t)out;
 	e->out_ifindex = fl.index;
+	e->mtu = fl.mtu;
+	memcpy(e->dmac, fl.dmac, 6);
+	memcpy(e->smac, fl.smac, 6);
 	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
 	e->tag = tag;
 	e->have_released = false;
@@ -435,9 +438,11 @@ static bool route_current(struct fwd_ctx *ctx, int worker, uint32_t in, const st
 	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && now.mtu == v->mtu;
 }
 
-/* The tables changed (fwd_offload_routes_changed): this worker's routed flows that the main
- * thread removed come back to counting, and those it installed from the old tables meanwhile
- * (looked up before the change, added after the main thread's walk) leave the kernel. */
+/* The tables changed (fwd_offload_routes_changed): this worker's routed flows whose route
+ * moved come back to counting, out of the kernel: those the main thread removed, and those the
+ * worker installed from the old tables meanwhile (looked up before the change, added after the
+ * main thread's walk). By the rewrite each was installed with, not by a look at the kernel's
+ * table: no system call per flow on the worker's thread. */
 static void recheck_routes(struct fwd_worker *w, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -445,16 +450,18 @@ static void recheck_routes(struct fwd_worker *w, uint64_t now)
 
 	for (uint32_t s = 0; s < ow->nr_slots; s++) {
 		struct off_flow *e = &ow->slots[s];
-		struct umem_steer_flow v;
+		struct umem_steer_flow v = { .index = e->out_ifindex, .mtu = e->mtu };
 
 		if (e->state != OFF_ARMING && e->state != OFF_OFFLOADED)
 			continue;
-		if (umem_steer_flows__lookup(ow->flows[ctx->ports[e->in].iface], &e->key, &v)) {
-			fwd_off_to_counting(w, e, now, false);
-		} else if (!route_current(ctx, (int)w->idx, e->in, &e->key, &v)) {
+		memcpy(v.dmac, e->dmac, 6);
+		memcpy(v.smac, e->smac, 6);
+		if (route_current(ctx, (int)w->idx, e->in, &e->key, &v))
+			continue;
+		/* Counted by whoever removes it: here, or the main thread before. */
+		if (!umem_steer_flows__delete(ow->flows[ctx->ports[e->in].iface], &e->key))
 			bump(&ctr_of(ctx, e)->invalidated);
-			fwd_off_to_counting(w, e, now, true);
-		}
+		fwd_off_to_counting(w, e, now, false);
 	}
 }
 

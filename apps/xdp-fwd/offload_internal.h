@@ -48,6 +48,8 @@ struct off_flow {
 	uint64_t released;     /* ARMING: the count last released, when have_released */
 	bool have_released;
 	uint32_t out_ifindex;
+	uint32_t mtu;          /* a routed flow's rewrite as installed (UMEM_STEER_FLOW_F_ROUTE) */
+	uint8_t dmac[6], smac[6];
 	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
 	uint16_t in, out;      /* ports */
 	uint8_t state;
