@@ -188,12 +188,7 @@ static uint32_t rule_hash(const uint8_t *key, unsigned alen, unsigned depth)
 		h = (h << 32 | h >> 32) ^ w;
 		h *= 0x9e3779b97f4a7c15ull;
 	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	return (uint32_t)umem_hash__mix64(h);
 }
 
 static struct lpm_rule *rule_at(const struct lpm *t, uint32_t i)

@@ -20,7 +20,7 @@ INC = os.path.join(ROOT, "include", "umem")
 # page -> (headers, one-line summary). pool_fast.h only contributes its top comment (threading
 # and memory ordering) and its constants: its structs are private. umem.h only includes.
 PAGES = {
-    "umem_common": (["common.h"], "libumem version, options structs and the print callback"),
+    "umem_common": (["common.h"], "libumem version, options structs, the print callback and a hash mixer"),
     "umem_area": (["area.h"], "the UMEM area: one mmap'd region cut into pages"),
     "umem_pool": (["pool.h", "pool_fast.h"], "page_pool-style buffer pools on a UMEM area"),
     "umem_classes": (["classes.h"], "size classes: one pool per buffer size"),

@@ -91,6 +91,7 @@ struct fwd_worker {
 	 * handoff that did not wake it). */
 	_Atomic uint64_t sleeps;
 	_Atomic uint64_t late_handoffs;
+	_Atomic uint64_t cpu_ns; /* the thread's CPU time, written with the kernel stats (worker.c) */
 };
 
 struct fwd_ctx {

@@ -22,15 +22,17 @@
 #define FWD_MAX_BATCH 256u /* --batch's bound */
 #define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
-/* The modes: FWD_MODE_ID, its name as --mode takes it, and its room (mode_name.c defines the
- * struct fwd_mode_ops fwd_mode_name, mode.h). A new mode is one line here and its file. */
-#define FWD_MODES(X)                                                                            \
-	X(WIRE, wire)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
-	X(L2, l2)           /* learning bridge */                                                 \
-	X(REFLECT, reflect) /* swap MACs, send back out of the input port (a loopback tester) */ \
-	X(L3, l3)           /* IP router on the kernel's tables (mode_l3.c) */
+/* The modes: FWD_MODE_ID, its name as --mode takes it, the fewest interfaces it works with
+ * (checked at start; wire's pairing has a rule of its own), and why it cannot offload flows
+ * (NULL: it can), and its room (mode_name.c defines the struct fwd_mode_ops fwd_mode_name,
+ * mode.h). A new mode is one line here and its file. */
+#define FWD_MODES(X)                                                                                     \
+	X(WIRE, wire, 1, NULL)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
+	X(L2, l2, 2, NULL)           /* learning bridge */                                                 \
+	X(REFLECT, reflect, 1, "it rewrites every frame") /* swap MACs, back out of the input port */     \
+	X(L3, l3, 2, NULL)           /* IP router on the kernel's tables (mode_l3.c) */
 
-#define FWD_MODE_ENUM(id, name) FWD_MODE_##id,
+#define FWD_MODE_ENUM(id, name, ...) FWD_MODE_##id,
 enum fwd_mode {
 	FWD_MODES(FWD_MODE_ENUM)
 	FWD_MODE_COUNT
@@ -148,12 +150,14 @@ struct fwd_config {
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
-	/* --config FILE (options.c). Its values point into its text, which stays for the run (a
-	 * reload's rules point into a newer text: the list grows by one text per reload). given[i]:
+	/* --config FILE (options.c). Its values point into its text, which stays for the run; a
+	 * reload copies what it applies (reload.c: rule_text then points into rule_store, which the
+	 * next one replaces) and frees the text it read, so memory stays flat. given[i]:
 	 * the file's values of option i, one per line (NULL: none); on_cmdline[i]: the command line
 	 * set it (and overrides the file). */
 	const char *config_path;
 	struct fwd_text *texts;
+	char *rule_store;
 	char *given[FWD_MAX_OPTIONS];
 	bool on_cmdline[FWD_MAX_OPTIONS];
 	bool cmdline;                    /* parsing argv: its first -i (--rule) replaces the file's */
@@ -182,10 +186,9 @@ void fwd_config_defaults(struct fwd_config *cfg);
  * pairing rules; the only system state it reads is the queue count of IFNAME@all. */
 int fwd_parse_args(struct fwd_config *cfg, int argc, char **argv, char *err, size_t errlen);
 void fwd_usage(FILE *out);
-/* What fwd_parse_args allocated for --config (its texts and given values). */
+/* What fwd_parse_args allocated for --config (its texts and given values), and the rule texts
+ * a reload applied. */
 void fwd_config_free(struct fwd_config *cfg);
-/* A reload keeps next's texts for the run (cfg's strings may now point into them). */
-void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next);
 /* The option table, for a reload's difference: how many, and option i's long name. */
 size_t fwd_option_count(void);
 const char *fwd_option_name(size_t i);

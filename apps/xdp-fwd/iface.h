@@ -13,6 +13,7 @@
 #define XDP_FWD_IFACE_H
 
 #include <net/if.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +54,11 @@ struct fwd_iface {
 	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
 	struct {
 		uint8_t mac[6]; /* the frames it routes are addressed to this */
+		/* The source of the ICMP errors it sends: an address of the interface (else of
+		 * the namespace) from the mirror, [0] IPv4 (0: none), [1..2] IPv6 (zero: none).
+		 * The main thread writes them under src_seq (odd while it does), workers read. */
+		_Atomic uint32_t src_seq;
+		_Atomic uint64_t src[3];
 	} l3;              /* --mode l3 (mode_l3.c) */
 };
 

@@ -148,17 +148,21 @@ static void render_pools(FILE *o, const struct fwd_ctx *ctx, const struct fwd_sa
 				(unsigned long long)(at(&cur->pool[k], pool_metrics[m].off) -
 						     at(&start->pool[k], pool_metrics[m].off)));
 	}
+	family(o, "worker_cpu_seconds_total", "counter", "CPU time of the worker thread, user and system (read every 250 ms).");
+	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+		fprintf(o, "xdp_fwd_worker_cpu_seconds_total{worker=\"%u\"} %.3f\n", k,
+			(double)(cur->pool[k].cpu_ns - start->pool[k].cpu_ns) / 1e9);
 	family(o, "pool_pages_held", "gauge", "Pages of the pool out in rings and in flight.");
 	for (uint32_t k = 0; k < ctx->nr_workers; k++)
 		fprintf(o, "xdp_fwd_pool_pages_held{worker=\"%u\"} %lld\n", k, (long long)cur->pool[k].inflight);
 }
 
 static void render_rules(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples *start,
-			 const struct fwd_samples *cur)
+			 const struct fwd_samples *cur, bool all)
 {
 	static const char *const what[] = { "drop", "pass", "no_socket" };
 
-	if (!ctx->cfg->nr_rules)
+	if (!ctx->cfg->nr_rules && !all)
 		return;
 	family(o, "steer_frames_total", "counter", "Frames the steering program kept from xdp-fwd, by decision.");
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
@@ -182,20 +186,21 @@ static void render_rules(FILE *o, const struct fwd_ctx *ctx, const struct fwd_sa
 	}
 }
 
-void fwd_metrics_render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples *start,
-			const struct fwd_samples *cur)
+/* all: every family, also those of options ctx's run does not have (fwd_metrics_families). */
+static void render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples *start,
+		   const struct fwd_samples *cur, bool all)
 {
 	family(o, "build_info", "gauge", "The version of xdp-fwd (libumem) that runs, as a label.");
 	fprintf(o, "xdp_fwd_build_info{version=\"%d.%d\",mode=\"%s\"} 1\n", UMEM_VERSION_MAJOR, UMEM_VERSION_MINOR,
 		fwd_mode_name(ctx->cfg->mode));
 	render_ports(o, ctx, start, cur);
 	render_pools(o, ctx, start, cur);
-	render_rules(o, ctx, start, cur);
-	if (ctx->cfg->mode == FWD_MODE_L2) {
+	render_rules(o, ctx, start, cur, all);
+	if (ctx->cfg->mode == FWD_MODE_L2 || all) {
 		family(o, "l2_macs", "gauge", "Live entries of the MAC table.");
 		fprintf(o, "xdp_fwd_l2_macs %u\n", cur->l2_macs);
 	}
-	if (ctx->cap) {
+	if (ctx->cap || all) {
 		const struct fwd_capture_sample *a = &start->capture, *b = &cur->capture;
 
 		family(o, "capture_frames_total", "counter", "Frames copied for --pcap.");
@@ -205,6 +210,41 @@ void fwd_metrics_render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_sam
 		family(o, "capture_dropped_total", "counter", "Frames the --pcap filter took that found the capture ring full.");
 		fprintf(o, "xdp_fwd_capture_dropped_total %llu\n", (unsigned long long)(b->dropped - a->dropped));
 	}
+}
+
+void fwd_metrics_render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples *start,
+			const struct fwd_samples *cur)
+{
+	render(o, ctx, start, cur, false);
+}
+
+int fwd_metrics_families(FILE *out)
+{
+	/* The text of a run without ports or workers, every optional family on: its TYPE lines. */
+	struct fwd_config *cfg = malloc(sizeof(*cfg));
+	struct fwd_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct fwd_samples *zero = calloc(1, sizeof(*zero));
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *o = NULL;
+	int ret = -ENOMEM;
+
+	if (cfg && ctx && zero && (o = open_memstream(&text, &len))) {
+		fwd_config_defaults(cfg);
+		ctx->cfg = cfg;
+		render(o, ctx, zero, zero, true);
+		if (!fclose(o)) {
+			for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+				if (!strncmp(line, "# TYPE ", 7))
+					fprintf(out, "%s\n", line + 7);
+			ret = 0;
+		}
+	}
+	free(text);
+	free(zero);
+	free(ctx);
+	free(cfg);
+	return ret;
 }
 
 struct fwd_metrics *fwd_metrics_open(const struct fwd_config *cfg)

@@ -28,5 +28,8 @@ void fwd_metrics_close(struct fwd_metrics *m);
 /* The text itself (exposition format 0.0.4). */
 void fwd_metrics_render(FILE *out, const struct fwd_ctx *ctx, const struct fwd_samples *start,
 			const struct fwd_samples *cur);
+/* Every metric family the text can hold, whatever the options, one "NAME TYPE" line each (as
+ * the TYPE lines name them): what a dashboard or an alert may use. 0 or -ENOMEM. */
+int fwd_metrics_families(FILE *out);
 
 #endif

@@ -57,7 +57,7 @@ struct fwd_mode_ops {
 			       uint32_t *out, struct umem_steer_flow *fl);
 };
 
-#define FWD_MODE_OPS(id, name) extern const struct fwd_mode_ops fwd_mode_##name;
+#define FWD_MODE_OPS(id, name, ...) extern const struct fwd_mode_ops fwd_mode_##name;
 FWD_MODES(FWD_MODE_OPS)
 #undef FWD_MODE_OPS
 /* The room of a mode (NULL: no such mode). */

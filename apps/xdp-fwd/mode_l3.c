@@ -13,8 +13,15 @@
  * and counted by reason (the l3 stats): no route, a local address added after start, an
  * unresolved next hop (resolution is asked of the kernel, NTF_USE, so the flow's next frames
  * are routed), a link down, blackhole/unreachable/prohibit routes, an output interface that is
- * not one of ours, a frame over the output MTU. No ICMP error comes from xdp-fwd (yet): the
- * kernel's own ones cover what reaches it, and a frame that cannot be handed back is counted.
+ * not one of ours, a frame over the output MTU.
+ *
+ * The kernel never sees those frames, so the ICMP errors it would send for some of them come
+ * from here (icmp.h): no route and unreachable or prohibit routes get destination unreachable,
+ * a datagram over the MTU (IPv4 with DF, IPv6) fragmentation needed or packet too big with the
+ * MTU. Each is built in the offending frame's buffer and sent back out of its input port, to
+ * the MAC it came from, from an address of that interface; rate-limited by two token buckets
+ * shared by the workers, sized as the namespace's icmp_msgs_per_sec and icmp_msgs_burst (one
+ * for the unreachables, one for PMTU discovery, which the kernel never lets the others starve).
  *
  * The main thread applies the routing events (the mode's control hook) and frees what they
  * retired once every worker has left the burst it was in (a per-worker sequence, odd inside a
@@ -34,6 +41,7 @@
 #include <umem/csum.h>
 
 #include "ctx.h"
+#include "icmp.h"
 #include "mode.h"
 #include "nlmirror.h"
 #include "offload.h"
@@ -67,6 +75,9 @@ static const char *reason_name(uint32_t r)
 
 #define L3_RQ 64u /* resolution requests a worker queues for the main thread */
 
+/* ICMP errors: sent (unreachable, too big), refused by the limit, not sent (no source, room). */
+enum l3_icmp_count { L3_ICMP_UNREACH, L3_ICMP_TOO_BIG, L3_ICMP_LIMITED, L3_ICMP_UNSENT, L3_ICMP_NR };
+
 struct l3_resolve {
 	uint32_t nh;
 	int family;
@@ -77,6 +88,7 @@ struct l3_worker {
 	/* Odd while the worker is inside a burst's lookups (reclaim waits for it to move on). */
 	_Atomic uint64_t seq;
 	_Atomic uint64_t drop[L3_NR];
+	_Atomic uint64_t icmp[L3_ICMP_NR];
 	/* Single producer (the worker), single consumer (the main thread). */
 	_Atomic uint32_t rq_head, rq_tail;
 	struct l3_resolve rq[L3_RQ];
@@ -90,21 +102,12 @@ struct fwd_l3 {
 	bool reclaim_pending;
 	uint64_t resyncs;
 	uint64_t resolve_failed;
+	/* Shared by the workers: [0] the unreachables, [1] fragmentation needed / packet too big. */
+	struct fwd_icmp_limit limit[2];
 	char rule_text[FWD_MAX_RULES][INET6_ADDRSTRLEN + 24];
 };
 
 /* --- the data path -------------------------------------------------------------------- */
-
-static inline uint32_t l3_mix(uint64_t x)
-{
-	/* murmur3's 64-bit finalizer: every input bit reaches the chosen member. */
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return (uint32_t)x;
-}
 
 /* The ports of a TCP/UDP/SCTP/UDP-Lite header at l4 (0 when absent or cut short). */
 static inline uint32_t l3_ports(uint8_t proto, const uint8_t *l4, const uint8_t *end)
@@ -122,7 +125,7 @@ static inline uint32_t l3_ports(uint8_t proto, const uint8_t *l4, const uint8_t 
  * in the frame, 0 without them); one place, so an offloaded flow's path is the one it had. */
 static inline uint32_t l3_hash4(uint32_t saddr, uint32_t daddr, uint8_t proto, uint32_t ports)
 {
-	return l3_mix((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)proto << 24 ^ (uint64_t)ports << 16);
+	return (uint32_t)umem_hash__mix64((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)proto << 24 ^ (uint64_t)ports << 16);
 }
 
 static inline uint32_t l3_hash6(const uint8_t *saddr, const uint8_t *daddr, uint8_t proto, uint32_t ports)
@@ -131,12 +134,17 @@ static inline uint32_t l3_hash6(const uint8_t *saddr, const uint8_t *daddr, uint
 
 	memcpy(s, saddr, 16);
 	memcpy(d, daddr, 16);
-	return l3_mix(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)proto << 56 ^ (uint64_t)ports << 8);
+	return (uint32_t)umem_hash__mix64(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)proto << 56 ^ (uint64_t)ports << 8);
 }
 
 static inline void l3_count(struct l3_worker *lw, uint32_t why)
 {
 	fwd_count(&lw->drop[why], 1);
+}
+
+static inline void l3_icmp_count(struct l3_worker *lw, enum l3_icmp_count c)
+{
+	fwd_count(&lw->icmp[c], 1);
 }
 
 static inline void l3_ask_resolve(struct l3_worker *lw, uint32_t nh, int family, const void *dst, size_t len)
@@ -162,9 +170,9 @@ static inline uint32_t l3_out_port(const struct fwd_ctx *ctx, uint32_t in, uint3
 }
 
 /* Routes one frame (first descriptor at eth, total bytes len): the output port, or
- * UINT32_MAX with *why set. */
+ * UINT32_MAX with *why set (L3_TOO_BIG: *mtu, the output's). */
 static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint32_t in, uint8_t *eth,
-				uint32_t len0, uint32_t *why)
+				uint32_t len0, uint32_t *why, uint32_t *mtu)
 {
 	const struct fwd_ctx *ctx = w->ctx;
 	const struct fwd_mirror_view *v = ctx->l3->view;
@@ -231,6 +239,7 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 	}
 	if (rec.mtu && iplen > rec.mtu) {
 		*why = L3_TOO_BIG;
+		*mtu = rec.mtu;
 		return UINT32_MAX;
 	}
 	if (type == 0x0800) {
@@ -248,6 +257,79 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 	return out;
 }
 
+/* The ICMP error source of interface f for family (AF_INET: 4 bytes, else 16), false: none. */
+static inline bool l3_src(const struct fwd_iface *f, int family, uint8_t out[16])
+{
+	uint64_t v[3];
+	uint32_t s;
+
+	do { /* the seqcount of fwd_nh_read (nlmirror.h), for three words written rarely */
+		while ((s = atomic_load_explicit(&f->l3.src_seq, memory_order_acquire)) & 1u)
+			;
+		for (int k = 0; k < 3; k++)
+			v[k] = atomic_load_explicit(&f->l3.src[k], memory_order_acquire);
+	} while (atomic_load_explicit(&f->l3.src_seq, memory_order_relaxed) != s);
+	if (family == AF_INET) {
+		memcpy(out, &v[0], 4);
+		return v[0] != 0;
+	}
+	memcpy(out, &v[1], 16);
+	return v[1] || v[2];
+}
+
+/* The ICMP error for a frame (n descriptors at d, received on port in) l3_route did not route
+ * for reason why: built in its first buffer and sent back out of in, the frame's drop counted
+ * as before. False (nothing done, the caller drops it) when the reason has no error, the frame
+ * may not have one (icmp.h), or the limit or a missing source address refuses it. */
+static bool l3_icmp(struct fwd_worker *w, struct l3_worker *lw, uint32_t in, struct umem_desc *d, uint32_t n,
+		    uint32_t why, uint32_t mtu, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct fwd_port *p = &ctx->ports[in];
+	uint8_t *eth = umem_area__ptr(ctx->area, d->addr), src[16];
+	enum fwd_icmp_kind kind;
+	struct umem_desc e;
+	uint32_t len;
+
+	switch (why) {
+	case FWD_NH_NOROUTE:
+		kind = FWD_ICMP_NET_UNREACH;
+		break;
+	case FWD_NH_UNREACHABLE:
+		kind = FWD_ICMP_HOST_UNREACH;
+		break;
+	case FWD_NH_PROHIBIT:
+		kind = FWD_ICMP_PROHIBITED;
+		break;
+	case L3_TOO_BIG:
+		kind = FWD_ICMP_TOO_BIG;
+		break;
+	default:
+		return false; /* blackhole (silent, as the kernel) and what the kernel would not answer */
+	}
+	if (!fwd_icmp_allowed(eth, d->len, kind))
+		return false;
+	if (!l3_src(&ctx->ifaces[p->iface], eth[12] == 0x08 ? AF_INET : AF_INET6, src)) {
+		l3_icmp_count(lw, L3_ICMP_UNSENT);
+		return false;
+	}
+	if (!fwd_icmp_limit_take(&ctx->l3->limit[kind == FWD_ICMP_TOO_BIG], now)) {
+		l3_icmp_count(lw, L3_ICMP_LIMITED);
+		return false;
+	}
+	len = p->port ? fwd_icmp_build(eth, d->len, umem_port__rx_frame_len(p->port), kind, mtu, src) : 0;
+	/* Our own reference on the first buffer: the drop below returns the frame's. */
+	if (!len || umem_pool__ref(w->pool, d->addr, 1)) {
+		l3_icmp_count(lw, L3_ICMP_UNSENT);
+		return false;
+	}
+	fwd_drop(w, p, FWD_DROP_L3, d, n);
+	e = (struct umem_desc){ .addr = d->addr, .len = len };
+	fwd_emit(w, in, in, &e, 1);
+	l3_icmp_count(lw, kind == FWD_ICMP_TOO_BIG ? L3_ICMP_TOO_BIG : L3_ICMP_UNREACH);
+	return true;
+}
+
 static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -256,7 +338,6 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 	uint64_t seq = atomic_load_explicit(&lw->seq, memory_order_relaxed);
 	uint32_t i;
 
-	(void)now;
 	/* Odd: inside; the fence orders it before the lookups' loads (the main thread's reclaim
 	 * reads it after its changes, with a fence of its own). */
 	atomic_store_explicit(&lw->seq, seq + 1, memory_order_relaxed);
@@ -265,7 +346,7 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 	if (i)
 		fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, i);
 	while (i < n) {
-		uint32_t len = 1, why = L3_MALFORMED, out = UINT32_MAX;
+		uint32_t len = 1, why = L3_MALFORMED, out = UINT32_MAX, mtu = 0;
 
 		while (i + len <= n && !fwd_desc_last(&d[i + len - 1]))
 			len++;
@@ -275,12 +356,13 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 			break;
 		}
 		if (d[i].len >= FWD_ETH_HLEN)
-			out = l3_route(w, lw, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len, &why);
+			out = l3_route(w, lw, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len, &why, &mtu);
 		if (out != UINT32_MAX) {
 			fwd_emit(w, in, out, &d[i], len);
 		} else {
 			l3_count(lw, why);
-			fwd_drop(w, &ctx->ports[in], FWD_DROP_L3, &d[i], len);
+			if (!l3_icmp(w, lw, in, &d[i], len, why, mtu, now))
+				fwd_drop(w, &ctx->ports[in], FWD_DROP_L3, &d[i], len);
 		}
 		i += len;
 	}
@@ -413,6 +495,65 @@ static int iface_mac(const char *ifname, uint8_t mac[6])
 	return err;
 }
 
+/* An integer sysctl of the namespace (a /proc/sys path), or def when it cannot be read. */
+static uint32_t sysctl_u32(const char *path, uint32_t def)
+{
+	FILE *f = fopen(path, "re");
+	int v;
+
+	if (!f)
+		return def;
+	if (fscanf(f, "%d", &v) != 1 || v < 0)
+		v = (int)def;
+	fclose(f);
+	return (uint32_t)v;
+}
+
+/* An ICMP error source for interface ifindex (0: closed): its own address of global scope,
+ * else one of the namespace's, else its IPv6 link-local one (which a router beyond the
+ * neighbour would not forward: the last resort). All zero: none. */
+static void l3_source(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16])
+{
+	uint8_t ll[16] = { 0 };
+	int r = ifindex ? fwd_mirror_addr(m, ifindex, family, out) : -ENOENT;
+
+	if (r == 0)
+		return;
+	if (r == 1)
+		memcpy(ll, out, 16);
+	if (fwd_mirror_addr(m, 0, family, out) != 0)
+		memcpy(out, ll, 16);
+}
+
+/* The ICMP errors' sources (main thread), published to the workers under each interface's
+ * seqcount. */
+static void l3_sources(struct fwd_ctx *ctx)
+{
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct fwd_iface *fi = &ctx->ifaces[f];
+		uint8_t a4[16], a6[16];
+		uint64_t v[3];
+		uint32_t s;
+		bool same = true;
+
+		l3_source(ctx->l3->m, fi->ifindex, AF_INET, a4);
+		l3_source(ctx->l3->m, fi->ifindex, AF_INET6, a6);
+		v[0] = 0;
+		memcpy(&v[0], a4, 4);
+		memcpy(&v[1], a6, 16);
+		for (int k = 0; k < 3; k++)
+			same = same && atomic_load_explicit(&fi->l3.src[k], memory_order_relaxed) == v[k];
+		if (same)
+			continue;
+		/* The writer's half of l3_src's seqcount (as nlmirror.c's next-hop records). */
+		s = atomic_load_explicit(&fi->l3.src_seq, memory_order_relaxed);
+		atomic_store_explicit(&fi->l3.src_seq, s + 1, memory_order_relaxed);
+		for (int k = 0; k < 3; k++)
+			atomic_store_explicit(&fi->l3.src[k], v[k], memory_order_release);
+		atomic_store_explicit(&fi->l3.src_seq, s + 2, memory_order_release);
+	}
+}
+
 static void l3_teardown(struct fwd_ctx *ctx)
 {
 	if (!ctx->l3)
@@ -427,6 +568,7 @@ static int l3_setup(struct fwd_ctx *ctx)
 	const struct fwd_config *cfg = ctx->cfg;
 	UMEM_OPTS(fwd_mirror_opts, mo, .table = cfg->route_table);
 	bool v4 = false, v6 = false;
+	uint32_t icmp_rate, icmp_burst;
 	int err = fwd_forwarding_check(&v4, &v6);
 
 	if (err) {
@@ -464,6 +606,12 @@ static int l3_setup(struct fwd_ctx *ctx)
 		return err;
 	}
 	ctx->l3->view = fwd_mirror_view(ctx->l3->m);
+	/* The kernel's own bound on its ICMP errors (its defaults when unreadable). */
+	icmp_rate = sysctl_u32("/proc/sys/net/ipv4/icmp_msgs_per_sec", 1000);
+	icmp_burst = sysctl_u32("/proc/sys/net/ipv4/icmp_msgs_burst", 50);
+	for (int k = 0; k < 2; k++)
+		fwd_icmp_limit_init(&ctx->l3->limit[k], icmp_rate, icmp_burst);
+	l3_sources(ctx);
 	err = pass_local(ctx);
 	if (err)
 		l3_teardown(ctx);
@@ -513,6 +661,7 @@ static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
 
 	(void)now_ns;
 	l3_resolve_queued(ctx);
+	l3_sources(ctx); /* addresses and links come and go with the events */
 	if (applied != 0 || resyncs != l3->resyncs) {
 		/* Something may have been retired: it is freed once every worker has left the
 		 * burst it is in now. */
@@ -541,9 +690,16 @@ static void l3_sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 	const struct fwd_mirror_stats *st = fwd_mirror_stats(ctx->l3->m);
 
 	memset(&s->l3, 0, sizeof(s->l3));
-	for (uint32_t k = 0; k < ctx->nr_workers; k++)
+	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
+		const struct l3_worker *lw = &ctx->l3->w[k];
+
 		for (uint32_t r = 0; r < L3_NR; r++)
-			s->l3.drop[r] += atomic_load_explicit(&ctx->l3->w[k].drop[r], memory_order_relaxed);
+			s->l3.drop[r] += atomic_load_explicit(&lw->drop[r], memory_order_relaxed);
+		s->l3.icmp_unreach += atomic_load_explicit(&lw->icmp[L3_ICMP_UNREACH], memory_order_relaxed);
+		s->l3.icmp_too_big += atomic_load_explicit(&lw->icmp[L3_ICMP_TOO_BIG], memory_order_relaxed);
+		s->l3.icmp_limited += atomic_load_explicit(&lw->icmp[L3_ICMP_LIMITED], memory_order_relaxed);
+		s->l3.icmp_unsent += atomic_load_explicit(&lw->icmp[L3_ICMP_UNSENT], memory_order_relaxed);
+	}
 	s->l3.resolves = st->resolves;
 	s->l3.resolve_failed = ctx->l3->resolve_failed;
 	s->l3.resyncs = st->resyncs;
@@ -569,6 +725,10 @@ static void l3_print_head(FILE *out, const struct fwd_samples *cur)
 		fprintf(out, "%s %s %llu", any ? "," : "  not routed:", reason_name(r), (unsigned long long)l->drop[r]);
 		any = true;
 	}
+	if (l->icmp_unreach || l->icmp_too_big || l->icmp_limited || l->icmp_unsent)
+		fprintf(out, "  icmp sent: unreachable %llu, too_big %llu (limited %llu, unsent %llu)",
+			(unsigned long long)l->icmp_unreach, (unsigned long long)l->icmp_too_big,
+			(unsigned long long)l->icmp_limited, (unsigned long long)l->icmp_unsent);
 }
 
 static void l3_print_json(FILE *out, const struct fwd_samples *cur)
@@ -581,7 +741,9 @@ static void l3_print_json(FILE *out, const struct fwd_samples *cur)
 		(unsigned long long)l->resyncs, (unsigned long long)l->resolves, (unsigned long long)l->resolve_failed);
 	for (uint32_t r = 1; r < L3_NR; r++)
 		fprintf(out, "%s\"%s\":%llu", r > 1 ? "," : "", reason_name(r), (unsigned long long)l->drop[r]);
-	fputs("}}", out);
+	fprintf(out, "},\"icmp\":{\"unreachable\":%llu,\"too_big\":%llu,\"limited\":%llu,\"unsent\":%llu}}",
+		(unsigned long long)l->icmp_unreach, (unsigned long long)l->icmp_too_big,
+		(unsigned long long)l->icmp_limited, (unsigned long long)l->icmp_unsent);
 }
 
 const struct fwd_mode_ops fwd_mode_l3 = {

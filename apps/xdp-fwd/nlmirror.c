@@ -61,15 +61,6 @@ struct htab {
 	size_t mask, n;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -78,10 +69,10 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 		uint64_t w;
 
 		memcpy(&w, b, 8);
-		h = mix(h ^ w);
+		h = umem_hash__mix64(h ^ w);
 	}
 	for (; n; n--, b++)
-		h = mix(h ^ *b);
+		h = umem_hash__mix64(h ^ *b);
 	return h;
 }
 
@@ -349,7 +340,7 @@ static bool link_usable(const struct link *l)
 
 static uint64_t neigh_hash(uint32_t ifindex, uint8_t family, const uint8_t *addr)
 {
-	return hash_bytes(mix(((uint64_t)ifindex << 8) | family), addr, 16);
+	return hash_bytes(umem_hash__mix64(((uint64_t)ifindex << 8) | family), addr, 16);
 }
 
 static struct neigh *neigh_find(const struct fwd_mirror *m, uint32_t ifindex, uint8_t family, const uint8_t *addr)
@@ -542,7 +533,7 @@ static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, 
 			mem[j - 1] = tm, wt[j - 1] = tw;
 		}
 	}
-	h = hash_bytes(hash_bytes(mix(n) ^ 0x6770, mem, n * sizeof(*mem)), wt, n * sizeof(*wt));
+	h = hash_bytes(hash_bytes(umem_hash__mix64(n) ^ 0x6770, mem, n * sizeof(*mem)), wt, n * sizeof(*wt));
 	ht_each(&m->nhs, h, p)
 	{
 		c = container_of(p, struct nh_ctl, hn);
@@ -610,7 +601,7 @@ static void nh_put(struct fwd_mirror *m, uint32_t id)
 /* ---- the kernel's nexthop objects ---- */
 static uint32_t obj_find(struct fwd_mirror *m, uint32_t kid)
 {
-	uint64_t h = mix(kid ^ 0x6f626aull);
+	uint64_t h = umem_hash__mix64(kid ^ 0x6f626aull);
 
 	ht_each(&m->objs, h, p)
 	{
@@ -640,7 +631,7 @@ static uint32_t obj_ref(struct fwd_mirror *m, uint32_t kid, bool group)
 	c->kind = group ? NHK_OBJ_GROUP : NHK_OBJ_SINGLE;
 	c->kid = kid;
 	c->refcnt = 1;
-	ht_add(&m->objs, &c->hn, mix(kid ^ 0x6f626aull));
+	ht_add(&m->objs, &c->hn, umem_hash__mix64(kid ^ 0x6f626aull));
 	if (group)
 		sel_swap(m, id, calloc(1, sizeof(struct fwd_nh_sel)));
 	else
@@ -651,7 +642,7 @@ static uint32_t obj_ref(struct fwd_mirror *m, uint32_t kid, bool group)
 /* ---- the route store ---- */
 static uint64_t rt_hash(uint8_t family, unsigned len, const uint8_t *addr)
 {
-	return hash_bytes(mix(((uint64_t)family << 8) | len), addr, fam_len(family));
+	return hash_bytes(umem_hash__mix64(((uint64_t)family << 8) | len), addr, fam_len(family));
 }
 
 static struct rt_entry *rt_find(struct fwd_mirror *m, uint8_t family, unsigned len, const uint8_t *addr)
@@ -1752,6 +1743,30 @@ int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struc
 		explain_path(m, c->mem[i], r);
 	}
 	return 0;
+}
+
+int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16])
+{
+	static const uint8_t loopback6[16] = { [15] = 1 };
+	int best = 0; /* 2: global scope, 1: IPv6 link-local */
+
+	for (size_t i = 0; i < m->addrs.n && best < 2; i++) {
+		const struct addr *x = vec_at(&m->addrs, i);
+		int rank;
+
+		if (x->family != family || (ifindex && x->ifindex != ifindex))
+			continue;
+		if (family == AF_INET)
+			rank = x->addr[0] == 127 ? 0 : 2;
+		else
+			rank = !memcmp(x->addr, loopback6, 16)			    ? 0 :
+			       x->addr[0] == 0xfe && (x->addr[1] & 0xc0) == 0x80 ? 1 : 2;
+		if (rank > best) {
+			best = rank;
+			memcpy(out, x->addr, 16);
+		}
+	}
+	return best == 2 ? 0 : best == 1 ? 1 : -ENOENT;
 }
 
 /* ---- life ---- */

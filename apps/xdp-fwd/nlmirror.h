@@ -217,6 +217,12 @@ struct fwd_mirror_route {
 };
 int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struct fwd_mirror_route *r);
 
+/* An address of the namespace (control thread), family AF_INET or AF_INET6, of interface
+ * ifindex (0: of any), into out in network order (4 or 16 bytes used): one of global scope
+ * before an IPv6 link-local one, never a loopback address. 0 (global), 1 (only a link-local
+ * one), or -ENOENT when there is none. */
+int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16]);
+
 /* Reads net.ipv4.ip_forward and net.ipv6.conf.all.forwarding in the current namespace.
  * 0, or -errno if the IPv4 one cannot be read (no IPv6: *v6 false). */
 int fwd_forwarding_check(bool *v4, bool *v6);

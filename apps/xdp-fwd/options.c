@@ -173,13 +173,20 @@ static uint32_t count_interfaces(const struct fwd_config *cfg)
 	return n;
 }
 
+/* What check_config needs of each mode (FWD_MODES). */
+static const struct {
+	const char *name;
+	uint32_t min_ifaces;
+	const char *no_offload;
+} mode_facts[FWD_MODE_COUNT] = {
+#define FWD_MODE_FACTS(id, name_, min, why) [FWD_MODE_##id] = { #name_, min, why },
+	FWD_MODES(FWD_MODE_FACTS)
+#undef FWD_MODE_FACTS
+};
+
 const char *fwd_mode_name(enum fwd_mode mode)
 {
-#define FWD_MODE_NAME(id, name) [FWD_MODE_##id] = #name,
-	static const char *const names[FWD_MODE_COUNT] = { FWD_MODES(FWD_MODE_NAME) };
-#undef FWD_MODE_NAME
-
-	return (size_t)mode < FWD_MODE_COUNT ? names[mode] : "?";
+	return (size_t)mode < FWD_MODE_COUNT ? mode_facts[mode].name : "?";
 }
 
 static int set_mode(void *v, const char *arg, char *err, size_t errlen)
@@ -191,7 +198,11 @@ static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 			return 0;
 		}
 	}
-	return cli_fail(err, errlen, "--mode: unknown mode '%s' (wire, l2, reflect, l3)", arg);
+	char names[64] = "";
+
+	for (enum fwd_mode m = 0; m < FWD_MODE_COUNT; m++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", m ? ", " : "", fwd_mode_name(m));
+	return cli_fail(err, errlen, "--mode: unknown mode '%s' (%s)", arg, names);
 }
 
 static int set_xdp_mode(void *v, const char *a, char *e, size_t l)
@@ -779,17 +790,8 @@ void fwd_config_free(struct fwd_config *cfg)
 		free(cfg->given[i]);
 		cfg->given[i] = NULL;
 	}
-}
-
-void fwd_config_keep_texts(struct fwd_config *cfg, struct fwd_config *next)
-{
-	struct fwd_text **end = &next->texts;
-
-	while (*end)
-		end = &(*end)->next;
-	*end = cfg->texts;
-	cfg->texts = next->texts;
-	next->texts = NULL;
+	free(cfg->rule_store);
+	cfg->rule_store = NULL;
 }
 
 void fwd_config_defaults(struct fwd_config *cfg)
@@ -889,13 +891,12 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 	}
 	if (check_pcap(cfg, err, errlen))
 		return -1;
-	if (cfg->offload_after && cfg->mode == FWD_MODE_REFLECT)
-		return cli_fail(err, errlen, "--offload-after: reflect mode has nothing to offload (it rewrites every frame)");
-	if (cfg->mode == FWD_MODE_L2 && count_interfaces(cfg) < 2)
-		return cli_fail(err, errlen, "--mode l2 needs at least 2 interfaces");
-	if (cfg->mode == FWD_MODE_L3 && count_interfaces(cfg) < 2)
-		return cli_fail(err, errlen, "--mode l3 needs at least 2 interfaces to route between (-i names %u)",
-			    count_interfaces(cfg));
+	if (cfg->offload_after && mode_facts[cfg->mode].no_offload)
+		return cli_fail(err, errlen, "--offload-after: %s mode has nothing to offload (%s)", fwd_mode_name(cfg->mode),
+				mode_facts[cfg->mode].no_offload);
+	if (count_interfaces(cfg) < mode_facts[cfg->mode].min_ifaces)
+		return cli_fail(err, errlen, "--mode %s needs at least %u interfaces (-i names %u)", fwd_mode_name(cfg->mode),
+				mode_facts[cfg->mode].min_ifaces, count_interfaces(cfg));
 	if (cfg->chunk_size && !cfg->unaligned && !is_pow2(cfg->chunk_size))
 		return cli_fail(err, errlen, "--chunk-size %u: aligned mode needs a power of two (2048 or 4096); add --unaligned",
 			    cfg->chunk_size);

@@ -25,9 +25,29 @@ static int rule_index(const struct fwd_config *cfg, const char *text)
 	return -1;
 }
 
+/* next's rule texts, copied into one block (NULL: out of memory): next's file text, which they
+ * point into, is freed after the reload, so a reload keeps only the texts of the rules it
+ * applied (the running configuration then owns the block, cfg->rule_store). */
+static char *copy_rule_texts(const char **text)
+{
+	size_t len = 1, n;
+	char *block, *p;
+
+	for (uint32_t r = 0; r < next.nr_rules; r++)
+		len += strlen(next.rule_text[r]) + 1;
+	block = p = malloc(len);
+	for (uint32_t r = 0; block && r < next.nr_rules; r++, p += n) {
+		n = strlen(next.rule_text[r]) + 1;
+		memcpy(p, next.rule_text[r], n);
+		text[r] = p;
+	}
+	return block;
+}
+
 /* The -r rules of every steering program become next's: the rules whose text is gone are
- * removed, the new ones added; the others keep their id and counters. */
-static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
+ * removed, the new ones added; the others keep their id and counters. text: next's rule texts
+ * in store (copy_rule_texts), which cfg takes. */
+static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char **text, char *store)
 {
 	uint32_t ids[FWD_MAX_PORTS][FWD_MAX_RULES];
 	int err = 0;
@@ -67,18 +87,26 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg)
 
 	if (!ctx->off || parked) {
 		memcpy(cfg->rules, next.rules, sizeof(next.rules[0]) * next.nr_rules);
-		memcpy(cfg->rule_text, next.rule_text, sizeof(next.rule_text[0]) * next.nr_rules);
+		memcpy(cfg->rule_text, text, sizeof(text[0]) * next.nr_rules);
 		cfg->nr_rules = next.nr_rules;
+		free(cfg->rule_store);
+		cfg->rule_store = store;
+		store = NULL;
 	}
 	if (parked)
 		fwd_workers_unpark(ctx);
+	free(store);
+	/* The stats' rule names point into the texts just replaced: read again at the next sample. */
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		ctx->ifaces[f].steer_view.of = NULL;
 	return err;
 }
 
 int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 {
 	struct fwd_config *cfg = ctx->cfg;
-	char err[512], fixed[1024] = "";
+	const char *text[FWD_MAX_RULES];
+	char err[512], fixed[1024] = "", *store;
 	size_t nfixed = 0;
 	bool rules = false, latency = false;
 	int ret;
@@ -88,6 +116,12 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "xdp-fwd: reload: %s; nothing changed\n", ret < 0 ? err : "no options");
 		fwd_service_status("reload failed: %s", ret < 0 ? err : "no options");
+		fwd_config_free(&next);
+		return -1;
+	}
+	store = copy_rule_texts(text);
+	if (!store) { /* before anything changes */
+		fprintf(stderr, "xdp-fwd: reload: out of memory; nothing changed\n");
 		fwd_config_free(&next);
 		return -1;
 	}
@@ -113,8 +147,10 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 		next.given[i] = NULL;
 	}
 	if (rules) {
-		ret = apply_rules(ctx, cfg);
+		ret = apply_rules(ctx, cfg, text, store);
 		fprintf(stderr, "xdp-fwd: reload: rules now %u%s\n", cfg->nr_rules, ret ? " (some failed, above)" : "");
+	} else {
+		free(store);
 	}
 	if (latency) {
 		cfg->latency = next.latency;
@@ -129,8 +165,6 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 	if (!rules && !latency && !nfixed)
 		fprintf(stderr, "xdp-fwd: reload: %s unchanged\n", cfg->config_path);
 	fwd_service_status("reloaded %s%s", cfg->config_path, nfixed ? " (some options need a restart)" : "");
-	/* cfg's rule texts may point into next's file text now: it stays for the run. */
-	fwd_config_keep_texts(cfg, &next);
-	fwd_config_free(&next);
+	fwd_config_free(&next); /* what cfg took from it is copied (given[], the rule texts) */
 	return 0;
 }

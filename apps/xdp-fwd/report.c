@@ -37,6 +37,7 @@ static void sample_counters(struct fwd_ctx *ctx, struct fwd_samples *s)
 			.inflight = st.inflight,
 			.sleeps = atomic_load_explicit(&w->sleeps, memory_order_relaxed),
 			.late_handoffs = atomic_load_explicit(&w->late_handoffs, memory_order_relaxed),
+			.cpu_ns = atomic_load_explicit(&w->cpu_ns, memory_order_relaxed),
 		};
 	}
 	if (ctx->cap)

@@ -95,6 +95,7 @@ struct fwd_pool_sample {
 	 * frames handed to it waiting (a handoff that did not wake it). */
 	uint64_t sleeps;
 	uint64_t late_handoffs;
+	uint64_t cpu_ns; /* the worker thread's CPU time, user and system (at most 250 ms old) */
 };
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c);
@@ -190,6 +191,9 @@ struct fwd_l3_sample {
 	uint64_t drop[FWD_L3_REASONS];
 	uint64_t resolves, resolve_failed, resyncs, events;
 	uint32_t routes4, routes6, nexthops, neighbours;
+	/* ICMP errors xdp-fwd sent (unreachable, too big), refused by the rate limit, and not
+	 * sent for want of a source address or of room (icmp.h). */
+	uint64_t icmp_unreach, icmp_too_big, icmp_limited, icmp_unsent;
 };
 
 /* A run's counters at one moment: every port's and every worker pool's. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libumem: shared definitions (export macro, logging, options helpers). */
+/* libumem: shared definitions (export macro, logging, options helpers, a hash mixer). */
 #ifndef UMEM_COMMON_H
 #define UMEM_COMMON_H
 
@@ -25,6 +25,11 @@ extern "C" {
 #define umem_likely(x) __builtin_expect(!!(x), 1)
 #define umem_unlikely(x) __builtin_expect(!!(x), 0)
 #endif
+
+/* murmur3's 64-bit finaliser (fmix64): every input bit reaches every output bit. For hash
+ * tables and for choosing among equal paths by a flow's key, where a plain multiply would leave
+ * the low bits to the low bits of the key. */
+static inline uint64_t umem_hash__mix64(uint64_t x);
 
 /* Options structs carry their size first so they can grow without breaking callers
  * (libbpf's OPTS pattern): UMEM_OPTS(umem_area_opts, o, .page_size = 8192); zeroes every other
@@ -64,6 +69,17 @@ typedef int (*umem_print_fn_t)(enum umem_print_level level, const char *fmt, va_
  * umem_area__put, umem_area__put_pages) and any call on a pool the calling thread owns; it runs on
  * the thread whose call logged, inside that call. */
 UMEM_API umem_print_fn_t umem_set_print(umem_print_fn_t fn);
+
+/* ---- inline definitions ---- */
+
+static inline uint64_t umem_hash__mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,9 @@ done
 grep -q 'xdp_fwd_port_drops_total{interface="'"$TOPO_IF0"'",queue="0",reason="xsk_rx_ring_full"}' "$WORK/scrape.txt" ||
 	fail "no drop reason label: $(grep drops_total "$WORK/scrape.txt" | head -3)"
 grep -q 'xdp_fwd_pool_allocs_total{worker="0"}' "$WORK/scrape.txt" || fail "no worker label"
+# The worker forwarded the traffic: its CPU time moved (seconds, with decimals).
+awk '/^xdp_fwd_worker_cpu_seconds_total\{worker="0"\} / { ok = $2 > 0 } END { exit !ok }' "$WORK/scrape.txt" ||
+	fail "no worker CPU time: $(grep worker_cpu "$WORK/scrape.txt")"
 
 # Prometheus has the settled totals once its value equals a scrape taken after the traffic.
 rx_now=$last_rx

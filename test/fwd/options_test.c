@@ -126,7 +126,7 @@ static void test_bad_arguments(void)
 	BAD("given twice", "-i", "a", "-i", "a@0");
 	BAD("odd number", "-i", "a", "-i", "b", "-i", "c", "--mode", "wire");
 	BAD("at least 2", "-i", "a", "--mode", "l2");
-	BAD("--mode l3 needs at least 2 interfaces to route between (-i names 1)", "-i", "a@0", "-i", "a@1", "--mode", "l3");
+	BAD("--mode l3 needs at least 2 interfaces (-i names 1)", "-i", "a@0", "-i", "a@1", "--mode", "l3");
 	BAD("out of range", "-i", "a", "-i", "b", "--mode", "l3", "--table", "0");
 	/* The router: the main table unless --table names another. */
 	CHECK_EQ(PARSE(&cfg, err, "-i", "a", "-i", "b", "--mode", "l3"), 0);

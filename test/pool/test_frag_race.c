@@ -13,6 +13,7 @@
  * must be back in the area exactly once (a page in the store twice aborts).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <umem/pool.h>
 #include "testutil.h"
@@ -35,6 +36,15 @@ static void spin(uint32_t n)
 		;
 }
 
+/* A wait for the other thread: spin first (the race wants both on a CPU at once), then give the
+ * CPU away, so on a busy machine, where the two may share one CPU, a hand-off costs a switch
+ * rather than a time slice. */
+static void wait_turn(uint32_t *spins)
+{
+	if (++*spins > 256)
+		sched_yield();
+}
+
 static void mark(uint64_t addr, uint32_t len, unsigned char v)
 {
 	for (uint64_t g = addr / GRAIN; g < (addr + len) / GRAIN; g++) {
@@ -48,11 +58,14 @@ static void mark(uint64_t addr, uint32_t len, unsigned char v)
 static void *remote(void *arg)
 {
 	(void)arg;
-	for (uint32_t r = 1; !atomic_load(&stop); r++) {
+	for (uint32_t spins = 0; !atomic_load(&stop);) {
 		uint64_t h = atomic_load_explicit(&handed, memory_order_acquire);
 
-		if (!h)
+		if (!h) {
+			wait_turn(&spins);
 			continue;
+		}
+		spins = 0;
 		atomic_store_explicit(&handed, 0, memory_order_relaxed);
 		spin(atomic_load_explicit(&spin_seed, memory_order_relaxed) % 64);
 		mark(h - 1, handed_len, 0);
@@ -99,8 +112,8 @@ static void run(uint32_t first_size, const char *name)
 		spin((uint32_t)test_rand(&rng) % 64);
 		mark(f2, ts, 0);
 		umem_pool__put(p, f2);
-		while (atomic_load_explicit(&done_rounds, memory_order_acquire) != r + 1)
-			;
+		for (uint32_t spins = 0; atomic_load_explicit(&done_rounds, memory_order_acquire) != r + 1;)
+			wait_turn(&spins);
 	}
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
