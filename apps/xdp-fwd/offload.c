@@ -427,7 +427,7 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 	}
 }
 
-/* Whether routed flow e's entry v still says what the mode's tables say now. */
+/* Whether the entry v of routed flow key still says what the mode's tables say now. */
 static bool route_current(struct fwd_ctx *ctx, int worker, uint32_t in, const struct umem_steer_flow_key *key,
 			  const struct umem_steer_flow *v)
 {
