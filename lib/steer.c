@@ -367,27 +367,42 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	return 0;
 }
 
-/* Calls fn for every prefix rule of one trie, with its key and value, until fn returns non-zero
- * (returned). The key is copied before fn runs, so fn may update or delete its own entry. */
+/* Calls fn for the prefix rules of one trie after key k (all of them when !*started), with each
+ * key and value, until fn returns non-zero (returned) or *budget prefixes were visited (k is then
+ * the last one, *started set: the place to go on from). The key is copied before fn runs, so fn
+ * may update or delete its own entry. */
+static int prefix_walk_from(struct umem_steer *s, uint32_t dir, struct umem_steer_prefix_key *k, uint32_t *started,
+			    uint32_t *budget,
+			    int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+				      struct umem_steer_prefix_rules *v, void *arg),
+			    void *arg)
+{
+	struct umem_steer_prefix_key nk;
+	struct umem_steer_prefix_rules v;
+	int err;
+
+	while (*budget && !bpf_map_get_next_key(s->prefix_fd[dir], *started ? k : NULL, &nk)) {
+		*k = nk;
+		*started = 1;
+		--*budget;
+		if (bpf_map_lookup_elem(s->prefix_fd[dir], k, &v) || v.prefixlen != k->prefixlen)
+			continue; /* gone meanwhile */
+		if ((err = fn(s, dir, k, &v, arg)))
+			return err;
+	}
+	return !*budget || errno == ENOENT ? 0 : -errno;
+}
+
+/* prefix_walk_from over a whole trie. */
 static int prefix_walk(struct umem_steer *s, uint32_t dir,
 		       int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
 				 struct umem_steer_prefix_rules *v, void *arg),
 		       void *arg)
 {
-	struct umem_steer_prefix_key k, nk;
-	struct umem_steer_prefix_rules v;
-	void *prev = NULL;
-	int err;
+	struct umem_steer_prefix_key k;
+	uint32_t started = 0, budget = UINT32_MAX;
 
-	while (!bpf_map_get_next_key(s->prefix_fd[dir], prev, &nk)) {
-		k = nk;
-		prev = &k;
-		if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
-			continue; /* gone meanwhile */
-		if ((err = fn(s, dir, &k, &v, arg)))
-			return err;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	return prefix_walk_from(s, dir, &k, &started, &budget, fn, arg);
 }
 
 struct prefix_find {
@@ -519,22 +534,36 @@ static int prefix_list_one(struct umem_steer *s, uint32_t dir, const struct umem
 	return 0;
 }
 
-int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg)
+int umem_steer__prefix_rules_step(struct umem_steer *s, struct umem_steer_prefix_cursor *cur, uint32_t max,
+				  umem_steer_rule_fn fn, void *arg)
 {
 	struct prefix_list l = { fn, arg, 0 };
 	struct umem_steer_table t;
 	uint32_t bank;
 	int err;
 
-	if (!s)
+	if (!s || !cur)
 		return -EINVAL;
 	if ((err = umem__steer_table_read(s, &t, &bank)))
 		return err;
-	/* A trie the table counts no rule in: only what a killed clear left (see prefix_add_locked). */
-	for (uint32_t dir = 0; dir < 2 && !err; dir++)
-		if (t.nr_prefix_rules[dir])
-			err = prefix_walk(s, dir, prefix_list_one, &l);
+	while (cur->dir < 2 && max && !err) {
+		/* A trie the table counts no rule in: only what a killed clear left (see
+		 * prefix_add_locked). */
+		if (t.nr_prefix_rules[cur->dir])
+			err = prefix_walk_from(s, cur->dir, &cur->key, &cur->started, &max, prefix_list_one, &l);
+		if (max && !err) { /* the trie is done */
+			cur->dir++;
+			cur->started = 0;
+		}
+	}
 	return err < 0 ? err : l.n;
+}
+
+int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg)
+{
+	struct umem_steer_prefix_cursor cur = {};
+
+	return umem_steer__prefix_rules_step(s, &cur, UINT32_MAX, fn, arg);
 }
 
 static int zero_counter(struct umem_steer *s, int fd, uint32_t key)
@@ -890,6 +919,8 @@ int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out)
 	out->generation = t.generation;
 	if (OPTS_HAS(out, owner_alive))
 		out->owner_alive = umem__steer_owner_alive(&t);
+	if (OPTS_HAS(out, prefix_ids))
+		out->prefix_ids = t.next_prefix_id;
 	return 0;
 }
 

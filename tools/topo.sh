@@ -6,16 +6,22 @@
 #                                     ├ <P>-mid   (xdp-fwd -i m0 -i m1 ...)
 #   <P>-h1 (server)  eth0 ──veth── m1 ┘
 #
-#   topo.sh up   --prefix P [--hosts N] [--mtu M] [--queues Q] [--net 10.77.0]   build it
+#   topo.sh up   --prefix P [--hosts N] [--mtu M] [--queues Q] [--net 10.77.0] [--routed]
 #   topo.sh down --prefix P                                                       remove it
 #   topo.sh run  --prefix P [options] -- CMD [ARGS]   up, run CMD, down on every exit (Ctrl-C too)
 #
 # Host k has address NET.(k+1)/24 on its eth0 and MAC 02:77:00:00:00:(k+1) (hex), so tests can
-# predict them; the middle namespace has no addresses (it is a pure L2 hop). IPv6 is off in every
+# predict them; the middle namespace has no addresses (it is a pure L2 hop). With --routed the
+# middle is a router instead: host k is alone on subnet NET+k (10.77.0 + k: 10.77.k.2/24, the
+# third octet counting up), the middle's mk is its gateway there (.1, MAC 02:77:00:00:01:(k+1)),
+# hosts route everything through it, both ends hold each other as static (permanent)
+# neighbours, and the middle forwards (net.ipv4.ip_forward=1, in that namespace only).
+# IPv6 is off in every
 # namespace so that router solicitations and MLD reports do not disturb frame counters.
 # Interface names live inside the private namespaces, so only the namespace names (all starting
 # with the prefix) must be unique: parallel users pass distinct prefixes (e.g. fw-$$).
-# `up` prints shell assignments (TOPO_MID=..., TOPO_H0=..., TOPO_IP0=..., TOPO_MAC0=...) for eval.
+# `up` prints shell assignments (TOPO_MID=..., TOPO_H0=..., TOPO_IP0=..., TOPO_MAC0=...; with
+# --routed also TOPO_GW0=... and TOPO_GWMAC0=..., host 0's gateway and its MAC) for eval.
 #
 # Two veth facts shape the set-up:
 #  - TCP through an AF_XDP hop needs TX checksum offload off on the sending ends (an XDP frame
@@ -38,7 +44,7 @@ up|down|run) shift ;;
 "") usage 2 ;;
 *) die "unknown command '$cmd' (up, down, run; see --help)" ;;
 esac
-prefix="" hosts=2 mtu=1500 queues=1 net=10.77.0
+prefix="" hosts=2 mtu=1500 queues=1 net=10.77.0 routed=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--prefix) prefix=${2:?}; shift 2 ;;
@@ -46,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--mtu) mtu=${2:?}; shift 2 ;;
 	--queues) queues=${2:?}; shift 2 ;;
 	--net) net=${2:?}; shift 2 ;;
+	--routed) routed=1; shift ;;
 	--) shift; break ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -57,9 +64,15 @@ done
 [[ "$mtu" =~ ^[0-9]+$ ]] && [ "$mtu" -ge 68 ] && [ "$mtu" -le 65535 ] || die "--mtu '$mtu': 68..65535"
 [[ "$queues" =~ ^[0-9]+$ ]] && [ "$queues" -ge 1 ] && [ "$queues" -le 64 ] || die "--queues '$queues': 1..64"
 [[ "$net" =~ ^(10|192)\.[0-9]+\.[0-9]+$ ]] || die "--net '$net': three octets of a private /24, e.g. 10.77.0"
+[ -z "$routed" ] || [ $((${net##*.} + hosts)) -le 256 ] || die "--routed --net '$net' --hosts $hosts: the subnets pass x.x.255"
 
 mid="$prefix-mid"
 host_ns() { echo "$prefix-h$1"; }
+host_mac() { printf '02:77:00:00:00:%02x' $(($1 + 1)); }
+gw_mac() { printf '02:77:00:00:01:%02x' $(($1 + 1)); }
+# Host k's address (and with --routed its gateway's): one /24 for all, or subnet NET+k each.
+host_ip() { if [ -n "$routed" ]; then echo "${net%.*}.$((${net##*.} + $1)).2"; else echo "$net.$(($1 + 1))"; fi; }
+gw_ip() { echo "${net%.*}.$((${net##*.} + $1)).1"; }
 
 # Every namespace whose name starts with "$prefix-": only what this prefix created.
 our_namespaces() {
@@ -88,10 +101,11 @@ topo_up() {
 	ip netns add "$mid"
 	ip netns exec "$mid" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 	ip -n "$mid" link set lo up
+	[ -z "$routed" ] || ip netns exec "$mid" sysctl -qw net.ipv4.ip_forward=1
 	local k ns mac
 	for ((k = 0; k < hosts; k++)); do
 		ns=$(host_ns $k)
-		mac=$(printf '02:77:00:00:00:%02x' $((k + 1)))
+		mac=$(host_mac $k)
 		ip netns add "$ns"
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 		ip -n "$ns" link set lo up
@@ -99,8 +113,15 @@ topo_up() {
 			peer name eth0 netns "$ns" numtxqueues "$queues" numrxqueues "$queues"
 		ip -n "$mid" link set "m$k" mtu "$mtu" up
 		ip -n "$ns" link set eth0 address "$mac" mtu "$mtu" up
-		ip -n "$ns" addr add "$net.$((k + 1))/24" dev eth0
+		ip -n "$ns" addr add "$(host_ip $k)/24" dev eth0
 		ip netns exec "$ns" ethtool -K eth0 tx off gro on >/dev/null
+		if [ -n "$routed" ]; then
+			ip -n "$mid" link set "m$k" address "$(gw_mac $k)"
+			ip -n "$mid" addr add "$(gw_ip $k)/24" dev "m$k"
+			ip -n "$mid" neigh replace "$(host_ip $k)" lladdr "$mac" dev "m$k" nud permanent
+			ip -n "$ns" neigh replace "$(gw_ip $k)" lladdr "$(gw_mac $k)" dev eth0 nud permanent
+			ip -n "$ns" route add default via "$(gw_ip $k)"
+		fi
 	done
 	trap - ERR INT TERM
 	echo "TOPO_PREFIX=$prefix"
@@ -108,9 +129,10 @@ topo_up() {
 	echo "TOPO_HOSTS=$hosts"
 	for ((k = 0; k < hosts; k++)); do
 		echo "TOPO_H$k=$(host_ns $k)"
-		echo "TOPO_IP$k=$net.$((k + 1))"
-		echo "TOPO_MAC$k=$(printf '02:77:00:00:00:%02x' $((k + 1)))"
+		echo "TOPO_IP$k=$(host_ip $k)"
+		echo "TOPO_MAC$k=$(host_mac $k)"
 		echo "TOPO_IF$k=m$k"
+		[ -z "$routed" ] || printf "TOPO_GW%d=%s\nTOPO_GWMAC%d=%s\n" $k "$(gw_ip $k)" $k "$(gw_mac $k)"
 	done
 }
 
@@ -134,6 +156,7 @@ run)
 	export TOPO_PREFIX TOPO_MID TOPO_HOSTS
 	for ((k = 0; k < hosts; k++)); do
 		export "TOPO_H$k" "TOPO_IP$k" "TOPO_MAC$k" "TOPO_IF$k"
+		[ -z "$routed" ] || export "TOPO_GW$k" "TOPO_GWMAC$k"
 	done
 	"$@" &
 	child=$!

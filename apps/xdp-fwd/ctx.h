@@ -113,6 +113,7 @@ struct fwd_ctx {
 	struct fwd_l3 *l3;       /* --mode l3: the router's state (mode_l3.c) */
 	struct fwd_capture *cap; /* --pcap; NULL when off (capture.c) */
 	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
+	struct fwd_control *control; /* --control; NULL when off (control.c) */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

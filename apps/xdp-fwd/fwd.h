@@ -147,6 +147,9 @@ struct fwd_config {
 	bool quiet;
 	const char *metrics_addr; /* --metrics [ADDR:]PORT (metrics.h); NULL: off */
 	const char *metrics_file; /* --metrics-file PATH; NULL: off */
+	/* --control PATH (control.h): NULL, the default path (ctl.h); "none": off. */
+	const char *control_path;
+	const char *control_group; /* --control-group NAME: the socket is 0660, that group's */
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
@@ -176,6 +179,8 @@ static inline bool fwd_wants_steering(const struct fwd_config *cfg)
 struct umem_idle_opts;
 void fwd_latency_idle_opts(const struct fwd_config *cfg, struct umem_idle_opts *o);
 extern const char *const fwd_latency_names[FWD_LATENCY_MAX];
+/* Why the running cfg cannot move to level live (NULL: it can: its idle policy changes only). */
+const char *fwd_latency_fixed(const struct fwd_config *cfg, enum fwd_latency level);
 /* Warnings for the deprecated options cfg has (what replaced them), one line each. */
 void fwd_warn_deprecated(const struct fwd_config *cfg, FILE *out);
 

@@ -45,6 +45,10 @@ struct fwd_iface {
 	 * go back. */
 	struct fwd_steer_sample steer_raw, steer_reset;
 	uint64_t steer_gen;
+	/* Live edits already checked (live.c): the table's rules as last seen, the prefix ids. */
+	struct umem_steer_rule live_table[UMEM_STEER_MAX_RULES];
+	uint32_t live_nr;
+	struct fwd_prefix_scan live_scan;
 	struct fwd_rule_view steer_view;
 	/* The kernel's tx_dropped as last read (main thread): the ifindex it was read on, and the
 	 * count widened (not seen: gone, or not read yet, so the next read is a new base). */

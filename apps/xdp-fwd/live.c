@@ -230,8 +230,8 @@ static void resync(struct fwd_ctx *ctx)
 }
 
 /* A live edit (umem-steer) may send frames to a socket index no port of ours serves: the
- * program passes them to the kernel (no_socket), so the edit is named once, when the table
- * changes. */
+ * program passes them to the kernel (no_socket), so each such rule is named once, when it comes:
+ * a table rule that was not in the table before, a prefix rule whose id is new. */
 struct live_check {
 	struct fwd_ctx *ctx;
 	const char *ifname;
@@ -257,6 +257,9 @@ static int check_live_rule(const struct umem_steer_rule *rule, const struct umem
 	return 0;
 }
 
+/* A large edit (`umem-steer load` of 100,000 prefix rules) changes the table thousands of times
+ * a second: the table's rules are compared with the last ones seen, and the prefix rules are
+ * walked in slices (fwd_prefix_scan), so no poll takes more than a few milliseconds. */
 static void check_live_rules(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
 	struct live_check lc = { ctx, f->name };
@@ -264,13 +267,23 @@ static void check_live_rules(struct fwd_ctx *ctx, struct fwd_iface *f)
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
 	int n;
 
-	if (umem_steer__info(f->steer, &info) || info.generation == f->steer_gen)
+	if (umem_steer__info(f->steer, &info))
 		return;
-	n = umem_steer__rules(f->steer, rules, UMEM_STEER_MAX_RULES);
-	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
-		check_live_rule(&rules[r], NULL, &lc);
-	umem_steer__prefix_rules(f->steer, check_live_rule, &lc);
-	f->steer_gen = info.generation;
+	if (info.generation != f->steer_gen && (n = umem_steer__rules(f->steer, rules, UMEM_STEER_MAX_RULES)) >= 0) {
+		n = n < UMEM_STEER_MAX_RULES ? n : UMEM_STEER_MAX_RULES;
+		for (int r = 0; r < n; r++) {
+			bool seen = false;
+
+			for (uint32_t q = 0; q < f->live_nr && !seen; q++)
+				seen = !memcmp(&rules[r], &f->live_table[q], sizeof(rules[r]));
+			if (!seen)
+				check_live_rule(&rules[r], NULL, &lc);
+		}
+		memcpy(f->live_table, rules, (size_t)n * sizeof(rules[0]));
+		f->live_nr = (uint32_t)n;
+		f->steer_gen = info.generation;
+	}
+	fwd_prefix_scan(&f->live_scan, f->steer, info.prefix_ids, UINT32_MAX, check_live_rule, &lc);
 }
 
 #define FWD_QUEUES_CHECK_NS 1000000000ull /* ethtool -L sends no link event: looked at this often */

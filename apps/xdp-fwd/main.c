@@ -10,7 +10,8 @@
  * then the pools; the frames still out at that point are reported and must be zero. A SIGINT or
  * SIGTERM during start-up undoes it and exits 128 + the signal. Signals are blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
  * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
- * read again: reload.c) and the handling of live interface changes (live.c).
+ * read again: reload.c), the control socket's requests (--control: control.c, served here
+ * between the ticks, never by a worker) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include <umem/port.h>
 
 #include "capture.h"
+#include "control.h"
 #include "ctx.h"
 #include "fwd.h"
 #include "live.h"
@@ -174,9 +176,10 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	struct fwd_samples prev = *start;
 	uint32_t lines = 0; /* of the block printed last (ports may be added since) */
 	bool printed = false, now_asked = false;
-	/* The mode's control socket (l3: routing events) and the signals, waited for together. */
+	/* The mode's control socket (l3: routing events), the control socket's connections and the
+	 * signals, waited for together. */
 	int ctl_fd = ctx->mode->control_fd ? ctx->mode->control_fd(ctx) : -1;
-	int sig_fd = ctl_fd >= 0 ? signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
+	int sig_fd = ctl_fd >= 0 || ctx->control ? signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK) : -1;
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
@@ -187,23 +190,28 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 			wait = FWD_TICK_NS;
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
 		if (sig_fd >= 0) {
-			struct pollfd pfd[2] = { { .fd = ctl_fd, .events = POLLIN }, { .fd = sig_fd, .events = POLLIN } };
+			struct pollfd pfd[2 + 1 + FWD_CONTROL_CONNS] = { { .fd = sig_fd, .events = POLLIN },
+									   { .fd = ctl_fd, .events = POLLIN } };
+			int n = 2 + fwd_control_pollfds(ctx->control, pfd + 2, 1 + FWD_CONTROL_CONNS);
 
-			poll(pfd, 2, (int)((wait + 999999) / 1000000));
+			poll(pfd, (nfds_t)n, (int)((wait + 999999) / 1000000));
 			ts = (struct timespec){ 0 }; /* the signal, if one came, is pending: take it */
 		}
 		sig = sigtimedwait(sigs, NULL, &ts);
 		now = fwd_now_ns();
 		if (ctx->mode->control)
 			ctx->mode->control(ctx, now);
+		fwd_control_serve(ctx->control, now);
 		fwd_out_pump();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
 		} else if (sig == SIGHUP) {
 			/* A reload, never a stop: systemd's ExecReload=kill -HUP must not take the link
 			 * down. Without --config there is nothing to read again. */
+			char why[512];
+
 			if (cfg->config_path)
-				fwd_reload(ctx, argc, argv);
+				fwd_reload(ctx, argc, argv, why, sizeof(why));
 			else
 				fprintf(stderr, "xdp-fwd: SIGHUP: nothing to reload (no --config); still running\n");
 		} else if (sig > 0) {
@@ -268,6 +276,9 @@ static void banner(const struct fwd_ctx *ctx, const struct fwd_config *cfg)
 	/* What a frame in flight costs: the chunk each RX buffer takes out of the area. */
 	fprintf(stderr, "xdp-fwd:   UMEM %llu KiB, %u-byte chunks\n",
 		(unsigned long long)(umem_area__size(ctx->area) >> 10), umem_port__chunk_size(ctx->ports[0].port));
+	if (ctx->control)
+		fprintf(stderr, "xdp-fwd:   control socket %s (xdp-fwdctl -s %s help)\n", fwd_control_path(ctx->control),
+			fwd_control_path(ctx->control));
 	fprintf(stderr, "xdp-fwd:   latency %s%s\n", fwd_latency_names[cfg->latency],
 		cfg->idle_spin_given && !cfg->idle_spin_auto ? " (a fixed spin window: --idle-spin)" : "");
 	if (cfg->pcap_path) {
@@ -322,6 +333,7 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_report_sample(ctx, &start);
 	fwd_metrics_publish(ctx->metrics, ctx, &start, &start); /* a scrape before the first interval */
+	fwd_control_attach(ctx->control, ctx, &start, argc, argv);
 	t0 = fwd_now_ns();
 	ret = ctx->cap ? fwd_capture_start(ctx->cap) : 0;
 	if (!ret)
@@ -400,6 +412,10 @@ int main(int argc, char **argv)
 	ctx.metrics = fwd_metrics_open(&cfg);
 	if (!ctx.metrics && errno)
 		goto unlock;
+	/* The same for the control socket: a path in use changes nothing. */
+	ctx.control = fwd_control_open(&cfg);
+	if (!ctx.control && errno)
+		goto unlock;
 	/* The file before anything is attached: a path that cannot be written changes nothing.
 	 * A FIFO's open waits for its reader; a SIGINT/SIGTERM interrupts it. */
 	if (cfg.pcap_path && !(ctx.cap = fwd_capture_open(&cfg, cfg.workers)))
@@ -447,6 +463,8 @@ free_capture:
 unlock:
 	fwd_metrics_close(ctx.metrics);
 	ctx.metrics = NULL;
+	fwd_control_close(ctx.control);
+	ctx.control = NULL;
 	fwd_unlock_interfaces();
 	if (ran)
 		print_frames_out(&cfg, out);

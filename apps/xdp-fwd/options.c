@@ -13,6 +13,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "ctl.h"
 #include "fwd.h"
 #include "l2.h"
 
@@ -290,6 +291,19 @@ void fwd_latency_idle_opts(const struct fwd_config *cfg, struct umem_idle_opts *
 	o->spin_share = levels[cfg->latency].share;
 }
 
+const char *fwd_latency_fixed(const struct fwd_config *cfg, enum fwd_latency level)
+{
+	bool hold = cfg->cpu_latency_given ? cfg->cpu_latency : levels[level].cpu_latency_us >= 0;
+	uint32_t usecs = cfg->cpu_latency_given ? cfg->cpu_latency_usecs :
+			 hold ? (uint32_t)levels[level].cpu_latency_us : cfg->cpu_latency_usecs;
+
+	if (cfg->idle_spin_given && !cfg->idle_spin_auto)
+		return "--idle-spin fixes the spin window, which no level replaces while running";
+	if (hold != cfg->cpu_latency || usecs != cfg->cpu_latency_usecs)
+		return "its CPU latency request (/dev/cpu_dma_latency) is taken at start; a restart applies it";
+	return NULL;
+}
+
 void fwd_warn_deprecated(const struct fwd_config *cfg, FILE *out)
 {
 	if (cfg->idle_spin_given)
@@ -416,6 +430,18 @@ static int set_cpus(void *v, const char *a, char *e, size_t l)
 	c->nr_cpus = (uint32_t)n;
 	return 0;
 }
+static int set_control(void *v, const char *a, char *e, size_t l)
+{
+	struct fwd_config *c = v;
+
+	if (!*a)
+		return cli_fail(e, l, "--control: give a socket path, or none");
+	if (strlen(a) >= FWD_CTL_PATH_MAX)
+		return cli_fail(e, l, "--control '%s': a unix socket path has at most %d bytes", a, FWD_CTL_PATH_MAX - 1);
+	c->control_path = a;
+	return 0;
+}
+
 static int set_rule(void *v, const char *a, char *e, size_t l)
 {
 	struct fwd_config *c = v;
@@ -594,6 +620,8 @@ static const struct cli_opt options[] = {
 	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
 	{ "metrics", 0, "[ADDR:]PORT", "serve every counter in the Prometheus text format at http://ADDR:PORT/metrics (ADDR: an IPv4 address or [IPv6]; default all IPv4 addresses), updated every --interval", CLI_SET(set_metrics) },
 	{ "metrics-file", 0, "PATH", "write the same text to PATH every --interval, atomically (node_exporter's textfile collector)", CLI_STRING_AT(CFG, metrics_file, 4000) },
+	{ "control", 0, "PATH|none", "the control socket xdp-fwdctl(8) talks to (default /run/xdp-fwd/NAME.sock, NAME the --config file's name without .conf, else the first interface); none: no socket", CLI_SET(set_control) },
+	{ "control-group", 0, "NAME", "the control socket is 0660 and belongs to group NAME, whose members may use it (default 0600: root and the owner only)", CLI_STRING_AT(CFG, control_group, 255) },
 	{ "config", 0, "FILE", "read options from FILE first (name = value, one a line, every long option; xdp-fwd.conf(5)); the command line overrides it; SIGHUP re-reads it", CLI_STRING_AT(CFG, config_path, 4000) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },
 	{ "json-totals", 0, NULL, "--json interval objects count from the start (as the total does) instead of over the interval; rates stay per interval", CLI_FLAG_AT(CFG, json_totals, true) },

@@ -211,7 +211,7 @@ int fwd_port_add(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
 int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
 	const struct fwd_config *cfg = ctx->cfg;
-	int err;
+	int err, n;
 
 	/* A forwarder takes whole queues: what no rule claims goes to its socket (the library's
 	 * default is pass). The router leaves ARP/ND, TTL <= 1 and IP options to the kernel. */
@@ -237,7 +237,12 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	}
 	/* Later changes of the table are live edits (live.c checks them). */
 	UMEM_OPTS(umem_steer_info, info);
-	f->steer_gen = umem_steer__info(f->steer, &info) ? 0 : info.generation;
+	if (umem_steer__info(f->steer, &info))
+		info = (struct umem_steer_info){ 0 };
+	f->steer_gen = info.generation;
+	n = umem_steer__rules(f->steer, f->live_table, UMEM_STEER_MAX_RULES);
+	f->live_nr = n < 0 ? 0 : n < UMEM_STEER_MAX_RULES ? (uint32_t)n : UMEM_STEER_MAX_RULES;
+	f->live_scan = (struct fwd_prefix_scan){ .done = info.prefix_ids };
 	return fwd_iface_steer_sockets(ctx, f, true);
 }
 

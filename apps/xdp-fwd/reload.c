@@ -102,7 +102,15 @@ static int apply_rules(struct fwd_ctx *ctx, struct fwd_config *cfg, const char *
 	return err;
 }
 
-int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
+void fwd_latency_apply(struct fwd_ctx *ctx, enum fwd_latency level, bool given)
+{
+	ctx->cfg->latency = level;
+	ctx->cfg->latency_given = given;
+	/* The workers take the level's idle policy at their next idle turn (worker.c). */
+	atomic_fetch_add(&ctx->latency_gen, 1);
+}
+
+int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t whylen)
 {
 	struct fwd_config *cfg = ctx->cfg;
 	const char *text[FWD_MAX_RULES];
@@ -116,12 +124,14 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "xdp-fwd: reload: %s; nothing changed\n", ret < 0 ? err : "no options");
 		fwd_service_status("reload failed: %s", ret < 0 ? err : "no options");
+		snprintf(why, whylen, "%s", ret < 0 ? err : "no options");
 		fwd_config_free(&next);
 		return -1;
 	}
 	store = copy_rule_texts(text);
 	if (!store) { /* before anything changes */
 		fprintf(stderr, "xdp-fwd: reload: out of memory; nothing changed\n");
+		snprintf(why, whylen, "out of memory");
 		fwd_config_free(&next);
 		return -1;
 	}
@@ -153,10 +163,7 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv)
 		free(store);
 	}
 	if (latency) {
-		cfg->latency = next.latency;
-		cfg->latency_given = next.latency_given;
-		/* The workers take the level's idle policy at their next idle turn (worker.c). */
-		atomic_fetch_add(&ctx->latency_gen, 1);
+		fwd_latency_apply(ctx, next.latency, next.latency_given);
 		fprintf(stderr, "xdp-fwd: reload: latency %s\n", fwd_latency_names[cfg->latency]);
 	}
 	if (nfixed)

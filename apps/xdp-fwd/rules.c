@@ -15,6 +15,7 @@
 
 #include "rules.h"
 #include "stats.h"
+#include "sys.h"
 
 #define ETH_P_IPV4 0x0800
 #define ETH_P_IPV6 0x86dd
@@ -272,6 +273,10 @@ static int view_add(const struct umem_steer_rule *rule, const struct umem_steer_
 	(void)count;
 	if (fwd_hit_slot(rule->id) < 0 || v->nr >= sizeof(v->id) / sizeof(v->id[0]))
 		return 0;
+	/* A walk that started its trie again (a prefix removed under it) meets rules it has. */
+	for (k = 0; k < v->nr; k++)
+		if (v->id[k] == rule->id)
+			return 0;
 	k = v->nr++;
 	v->id[k] = rule->id;
 	v->rule[k] = *rule;
@@ -285,11 +290,53 @@ static int view_add(const struct umem_steer_rule *rule, const struct umem_steer_
 	return 0;
 }
 
+/* How long one call of fwd_prefix_scan walks, and how many prefixes between looks at the clock. */
+#define FWD_SCAN_NS 5000000ull
+#define FWD_SCAN_STEP 64
+
+struct scan_filter {
+	const struct fwd_prefix_scan *sc;
+	uint32_t below;
+	umem_steer_rule_fn fn;
+	void *arg;
+};
+
+static int scan_one(const struct umem_steer_rule *rule, const struct umem_steer_counter *count, void *arg)
+{
+	const struct scan_filter *f = arg;
+	uint32_t n = rule->id - UMEM_STEER_PREFIX_ID_BASE;
+
+	return n >= f->sc->done && n < f->sc->upto && n < f->below ? f->fn(rule, count, f->arg) : 0;
+}
+
+bool fwd_prefix_scan(struct fwd_prefix_scan *sc, struct umem_steer *s, uint32_t prefix_ids, uint32_t below,
+		     umem_steer_rule_fn fn, void *arg)
+{
+	struct scan_filter f = { sc, below, fn, arg };
+	uint64_t t0 = fwd_now_ns();
+
+	if (prefix_ids < sc->done) /* the ids came round (2^32 additions) */
+		sc->done = 0;
+	if (!sc->walking && sc->done < below && prefix_ids != sc->done)
+		*sc = (struct fwd_prefix_scan){ .walking = true, .done = sc->done, .upto = prefix_ids };
+	while (sc->walking && fwd_now_ns() - t0 < FWD_SCAN_NS) {
+		if (umem_steer__prefix_rules_step(s, &sc->cur, FWD_SCAN_STEP, scan_one, &f) < 0)
+			break; /* tried again at the next call */
+		if (sc->cur.dir >= 2) {
+			sc->walking = false;
+			sc->done = sc->upto;
+		}
+	}
+	return sc->walking;
+}
+
 void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const struct fwd_config *cfg,
 			   const uint32_t *cfg_id)
 {
 	struct umem_steer_info info = { .sz = sizeof(info) };
-	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
+	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES], kept[UMEM_STEER_MAX_RULES];
+	struct umem_steer_counter c;
+	uint32_t nr_kept = 0;
 	int n;
 
 	if (!s) {
@@ -298,17 +345,28 @@ void fwd_rule_view_refresh(struct fwd_rule_view *v, struct umem_steer *s, const 
 		return;
 	}
 	/* The generation is in the table itself: one lookup tells whether the rules changed. */
-	if (umem_steer__info(s, &info) || (v->of == s && v->gen == info.generation))
+	if (umem_steer__info(s, &info) || (v->of == s && v->gen == info.generation && !v->scan.walking))
 		return;
+	if (v->of != s) {
+		v->nr = 0;
+		v->scan = (struct fwd_prefix_scan){ 0 };
+	}
 	n = umem_steer__rules(s, rules, UMEM_STEER_MAX_RULES);
 	if (n < 0)
 		return;
+	/* The prefix rules followed that are still there (a lookup of each one's prefix). */
+	for (uint32_t r = 0; r < v->nr; r++)
+		if (v->id[r] >= UMEM_STEER_PREFIX_ID_BASE && !umem_steer__rule_counter_of(s, &v->rule[r], &c))
+			kept[nr_kept++] = v->rule[r];
 	v->nr = 0;
 	struct view_fill f = { v, cfg, cfg_id };
 
 	for (int r = 0; r < n && r < UMEM_STEER_MAX_RULES; r++)
 		view_add(&rules[r], NULL, &f);
-	umem_steer__prefix_rules(s, view_add, &f);
+	for (uint32_t r = 0; r < nr_kept; r++)
+		view_add(&kept[r], NULL, &f);
+	/* New ones: only among the first UMEM_STEER_MAX_RULES ids (fwd_hit_slot). */
+	fwd_prefix_scan(&v->scan, s, info.prefix_ids, UMEM_STEER_MAX_RULES, view_add, &f);
 	v->of = s;
 	v->gen = info.generation;
 }

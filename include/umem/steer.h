@@ -119,6 +119,20 @@ typedef int (*umem_steer_rule_fn)(const struct umem_steer_rule *rule, const stru
 /* Calls fn (may be NULL) for every prefix rule, src trie then dst trie, each prefix's rules by
  * priority; returns how many it visited, or negative errno. */
 UMEM_API int umem_steer__prefix_rules(struct umem_steer *s, umem_steer_rule_fn fn, void *arg);
+/* A place in a walk of the prefix rules (umem_steer__prefix_rules_step); zeroed: the start. */
+struct umem_steer_prefix_cursor {
+	uint32_t dir;     /* the trie walked (enum umem_steer_prefix_dir); 2: the walk is complete */
+	uint32_t started; /* key is the last prefix visited in that trie */
+	struct umem_steer_prefix_key key;
+};
+/* umem_steer__prefix_rules in steps, for a loop that must not stall on a large table (a whole
+ * walk of 100,000 prefixes takes about a second of CPU): the rules of at most max
+ * prefixes from *cur on, cur moved past them. Returns the rules visited, or negative errno; cur->dir
+ * is 2 once the walk is complete. The tries may change between steps: a rule added behind the
+ * cursor is not visited, and a prefix removed under it starts its trie again (the kernel goes on
+ * from a key its LPM trie still holds). */
+UMEM_API int umem_steer__prefix_rules_step(struct umem_steer *s, struct umem_steer_prefix_cursor *cur,
+					   uint32_t max, umem_steer_rule_fn fn, void *arg);
 /* The action a frame no rule matches gets: set it (-EINVAL as add_rule for a bad action), read it. */
 UMEM_API int umem_steer__set_default(struct umem_steer *s, const struct umem_steer_action *action);
 UMEM_API int umem_steer__default(struct umem_steer *s, struct umem_steer_action *out);
@@ -161,7 +175,10 @@ struct umem_steer_info {
 	uint32_t owned;        /* 1 if this handle attached it */
 	uint64_t generation;   /* table changes so far */
 	uint32_t owner_alive;  /* 1 if the owner process still runs (pid and start time match) */
-	uint32_t reserved; /* 0: room for a later field (checked) */
+	/* Prefix rule ids handed out so far (ids are monotonic: the next one is
+	 * UMEM_STEER_PREFIX_ID_BASE + prefix_ids, wrapping to 0 after 2^32 - BASE): a reader can tell
+	 * new prefix rules from the ones it has seen without walking the tries. */
+	uint32_t prefix_ids;
 };
 UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
 UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);

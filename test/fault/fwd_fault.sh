@@ -329,6 +329,13 @@ rule_live_unserved)
 		fail "umem-steer refused a socket the device has"
 	wait_for 5 grep -q "$TOPO_IF0: rule .*'udp dport 7 -> sock 1' (edited live) sends frames to socket 1, which no port of xdp-fwd serves" \
 		"$WORK/fwd.err" || fail "no warning about the live edit: $(cat "$WORK/fwd.err")"
+	# A prefix rule too (found by a walk of the tries in slices), and each rule named once.
+	ip netns exec "$TOPO_MID" "$BUILD/tools/umem-steer/umem-steer" add "$TOPO_IF0" "src 10.9.0.0/16 -> sock 1" >/dev/null ||
+		fail "umem-steer refused a prefix rule to a socket the device has"
+	wait_for 5 grep -q "$TOPO_IF0: rule .*'src 10.9.0.0/16 -> sock 1' (edited live) sends frames to socket 1" \
+		"$WORK/fwd.err" || fail "no warning about the live prefix edit: $(cat "$WORK/fwd.err")"
+	[ "$(grep -c "'udp dport 7 -> sock 1' (edited live)" "$WORK/fwd.err")" = 1 ] ||
+		fail "the table rule was named again at a later edit: $(cat "$WORK/fwd.err")"
 	pings "$TOPO_IP1" || fail "traffic stopped"
 	fwd_stop INT
 	;;

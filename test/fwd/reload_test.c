@@ -78,10 +78,10 @@ int main(void)
 
 		write_conf(path, port);
 		dup2(quiet, 2); /* a line per reload */
-		int ret = fwd_reload(&ctx, 3, argv);
+		int ret = fwd_reload(&ctx, 3, argv, err, sizeof(err));
 
 		dup2(saved, 2);
-		CHECK(ret == 0, "reload %u", i);
+		CHECK(ret == 0, "reload %u: %s", i, err);
 		snprintf(expect, sizeof(expect), "udp dport %u -> drop", port);
 		CHECK_EQ(cfg.nr_rules, 2);
 		CHECK(!strcmp(cfg.rule_text[0], expect), "reload %u: rule '%s', not '%s'", i, cfg.rule_text[0], expect);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tools/fwd-bench smoke run (label netns): 1 s, 1 repeat, TCP at MTU 1500, every system that is
-# available; then xdp_fwd alone on the --receiver-gro variant. Checks the machinery (a figure
-# per system, the table, the JSON, the chart, the variant's settings, nothing left behind),
-# never the numbers. Skipped (77) when not root, or when a run would exceed its time limit on a
-# loaded machine (60 s and 40 s: a benchmark is not a timed test).
+# available; then xdp_fwd alone on the --receiver-gro variant; then the router topology with
+# kernel forwarding and xdp-fwd --mode l3. Checks the machinery (a figure per system, the
+# tables, the JSON, the chart, the variant's settings, nothing left behind), never the numbers.
+# Skipped (77) when not root, or when a run would exceed its time limit on a loaded machine
+# (60 s, 40 s and 40 s: a benchmark is not a timed test).
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
@@ -46,4 +47,25 @@ grep -q '"system":"xdp_fwd","value":[0-9]*\.[0-9]*[1-9]' "$GRO/samples.json" || 
 grep -q -- '--receiver-gro --duration' "$GRO/summary.md" || fail "the summary does not name --receiver-gro"
 run="gnb-$(cat "$GRO/pid")-"
 ! ip netns list | grep -q "^$run" || fail "a namespace of the --receiver-gro run is left: $(ip netns list | grep "^$run")"
+
+# The router topology, in its cheapest form: the kernel's forwarding and xdp-fwd's l3 each
+# carried TCP through the router, and the router table names both.
+RT=$OUT/router
+mkdir -p "$RT"
+rc=0
+timeout 40 bash -c 'echo $$ >"$1/pid"; shift; exec "$@"' _ "$RT" \
+	"$SRC/tools/fwd-bench/fwd-bench.sh" --smoke --topology router --systems kernel_fwd,xdp_fwd_l3 --build "$BUILD" \
+	--out "$RT" >"$OUT/run.log" 2>&1 || rc=$?
+[ $rc = 124 ] && { echo "skip: the router run took more than 40 s (loaded machine)" >&2; exit 77; }
+[ $rc = 0 ] || fail "fwd-bench --topology router exited with $rc"
+for sys in kernel_fwd xdp_fwd_l3; do
+	grep -q "\"system\":\"$sys\",\"value\":[0-9]*\.[0-9]*[1-9].*\"topology\":\"router\"" "$RT/samples.json" ||
+		fail "no router figure for $sys"
+	grep -q "^| tcp1500 | $sys | [0-9.]* Gbit/s | [0-9.]* | " "$RT/summary.md" || fail "the router table lacks $sys"
+done
+grep -q '^| workload | system | median | min | min-max | vs wire (xdp_fwd) | vs l3fwd |' "$RT/summary.md" ||
+	fail "the summary is not the router table"
+grep -q -- '--topology router --duration' "$RT/summary.md" || fail "the summary does not name --topology router"
+run="gnb-$(cat "$RT/pid")-"
+! ip netns list | grep -q "^$run" || fail "a namespace of the router run is left: $(ip netns list | grep "^$run")"
 echo ok

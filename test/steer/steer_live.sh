@@ -11,12 +11,17 @@
 #   steer_live.sh unpriv    umem-steer as nobody names the privilege it lacks
 #   steer_live.sh stats     xdp-fwd's stats (text and JSON) list a rule umem-steer added while
 #                           it runs, and drop it once removed; prefix rules (-r and run-time) too
+#   steer_live.sh scale     while `umem-steer load` adds 20,000 prefix rules and, refused at its
+#                           last line, takes them out again, xdp-fwd's stats intervals (0.2 s)
+#                           keep coming: no gap over 1 s (a walk of the tries per table change
+#                           on the main thread made gaps of 6 s at 100,000 rules); nothing of the
+#                           refused file stays, nor of a load interrupted by SIGTERM
 set -uo pipefail
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 B=${UMEM_BUILD_DIR:?}
 CLI=$B/tools/umem-steer/umem-steer
 FWD=$B/apps/xdp-fwd/xdp-fwd
-CASE=${1:?case: writers, norule, unpriv or stats}
+CASE=${1:?case: writers, norule, unpriv, stats or scale}
 # The rule that makes xdp-fwd attach the steering program without changing what it forwards.
 IDLE_RULE='prio 65535 any -> queue'
 # shellcheck source=../common/netns.sh
@@ -140,6 +145,43 @@ stats)
 	steer add a0 'dst 2001:db8::/32 -> pass' >/dev/null || fail "add (prefix)"
 	wait_for 10 grep -q "^steer a0 .*rule hits '$IDLE_RULE' 0, 'src 10.99.0.0/16 -> drop' 0, 'dst 2001:db8::/32 -> pass' 0" \
 		"$W/fwd.out" || fail "text stats do not list the prefix rules"
+	;;
+scale)
+	command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
+	N=20000
+	for i in $(seq 0 $((N - 6))); do echo "src 10.$((i / 65536 + 100)).$((i / 256 % 256)).$((i % 256))/32 -> drop"; done >"$W/list"
+	for p in 1 2 3 4 5; do echo "src 10.99.0.0/16 udp dport $p -> drop"; done >>"$W/list"
+	fwd -r "$IDLE_RULE" --json --interval 0.2
+	t0=$(date +%s.%N)
+	steer load a0 "$W/list" >"$W/load.out" 2>&1 && fail "a fifth rule on one prefix loaded"
+	t1=$(date +%s.%N)
+	grep -q "line $N refused" "$W/load.out" || fail "load: $(cat "$W/load.out")"
+	# The command returns once the undo is complete: nothing of the file is live.
+	steer show a0 | grep -q " src " && fail "rules of the refused file are live after load returned"
+	# The interval after the load's end, so the last gap is seen whole.
+	n=$(wc -l <"$W/fwd.out")
+	wait_for 10 bash -c "[ \$(wc -l <'$W/fwd.out') -ge $((n + 2)) ]" || fail "no stats after the load"
+	python3 - "$W/fwd.out" "$t0" "$t1" >"$W/gaps" <<'PY' || fail "stats stalled during the load: $(cat "$W/gaps")"
+import json, sys
+t0, t1 = float(sys.argv[2]), float(sys.argv[3])
+ts = [o["timestamp"] for o in map(json.loads, open(sys.argv[1])) if o.get("counts") == "interval"]
+gaps = [b - a for a, b in zip(ts, ts[1:]) if b >= t0 and a <= t1]
+print("load %.1f s, %d intervals in it, longest gap %.2f s" % (t1 - t0, len(gaps), max(gaps, default=0)))
+sys.exit(0 if gaps and max(gaps) <= 1.0 else 1)
+PY
+	cat "$W/gaps"
+	# SIGTERM while the rules go in: the ones added go out again before the command ends, by
+	# the signal. (SIGINT as Ctrl-C sends it is the same path; a background job ignores it.)
+	ip netns exec "$NS" "$CLI" load a0 "$W/list" >"$W/int.out" 2>&1 &
+	pid=$!
+	wait_for 20 bash -c "ip netns exec $NS '$CLI' show a0 | grep -q ' src '" || fail "the load added nothing"
+	kill -TERM "$pid"
+	wait "$pid"
+	rc=$?
+	[ "$rc" = 143 ] || fail "an interrupted load exited $rc, not by its SIGTERM (143): $(cat "$W/int.out")"
+	grep -q "Terminated at line [0-9]*" "$W/int.out" || fail "interrupted load: $(cat "$W/int.out")"
+	grep -q "nothing added" "$W/int.out" || fail "interrupted load: $(cat "$W/int.out")"
+	steer show a0 | grep -q " src " && fail "rules of an interrupted load are live after it ended"
 	;;
 *)
 	fail "unknown case $CASE"

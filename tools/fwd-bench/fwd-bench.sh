@@ -3,6 +3,9 @@
 #
 #   tools/fwd-bench/fwd-bench.sh [options]          (root; builds nothing: run cmake --build first)
 #
+# Two topologies (--topology): "l2" (default), one subnet, the middle a pure L2 hop; "router"
+# (topo.sh --routed), client h0 -- m0 [router] m1 -- server h1, each host alone on its subnet
+# with the middle as its gateway, static neighbours, net.ipv4.ip_forward=1 in the middle only.
 # Systems in the middle namespace, alternated within every repetition (the starting one rotates):
 #   bridge        a Linux bridge holding m0 and m1
 #   xdp_redirect  the kernel's XDP_REDIRECT through a devmap (xdp_redirect_devmap.bpf.c here, xdp.frags)
@@ -15,6 +18,8 @@
 #                 written (to /dev/null: the capture's cost without a disk's); xdp_fwd_pcap_none
 #                 the same with a filter that takes nothing (--pcap-filter "vlan 4094"): the
 #                 filter's cost alone (neither in the default list: --systems)
+#   xdp_fwd_b     xdp_fwd (wire) run from the binary --fwd-b names: an A/B of two builds of
+#                 xdp-fwd, alternated like any two systems (not in the default list)
 #   xdp_fwd_scraped  xdp_fwd with --metrics and --interval 0.1, scraped at 10 Hz by one curl
 #                 (--rate 10/s, one kept-alive connection) in the middle namespace: the cost of
 #                 serving metrics (not in the default list)
@@ -23,6 +28,20 @@
 #   xsk_fwd       the AF_XDP-forwarding sample of xdp-project/bpf-examples, run as
 #                 `xsk_fwd -i m0 -i m1 -c 1` (skipped without --xsk-fwd, and above MTU 3500:
 #                 one 4 KiB buffer per frame, no multi-buffer)
+# In the router topology the systems above pass frames unrouted: the hosts' neighbour entries
+# for their gateways are crossed (each names the other host's MAC) while they run. Routers,
+# for the router topology only (its default list is these six):
+#   kernel_fwd    the kernel's IP forwarding (no program in the middle)
+#   xdp_fib       bpf_fib_lookup on the kernel's tables and XDP_REDIRECT through a devmap
+#                 (xdp_fib_devmap.bpf.c here, `xdp-redirect --fib m0 m1`)
+#   dpdk_l3fwd    DPDK's l3fwd example, LPM, two af_xdp vdevs, one polling lcore on CPU 1, routes
+#                 and next-hop MACs as the topology's (skipped without --l3fwd or dpdk-l3fwd)
+#   xdp_fwd       (listed above) xdp-fwd --mode wire with the gateway MACs crossed: the baseline
+#   xdp_fwd_l3    apps/xdp-fwd --mode l3
+#   xdp_fwd_l3_offload  the same with --offload-after 8 (skipped, with xdp-fwd's reason, when
+#                 xdp-fwd refuses the combination)
+#   kernel_fwd_full, xdp_fib_full, xdp_fwd_l3_full  the same routers on the full table of
+#                 --routes (not in the default list)
 # Workloads:
 #   tcp1500 tcp9000 tcp64000   one iperf3 TCP stream at that MTU (Gbit/s at the receiver)
 #   udp64                      64-byte UDP frames from xsk-gen at full speed (Mpps at the sink)
@@ -34,12 +53,29 @@
 # Options:
 #   --duration S     seconds per sample (default 5)
 #   --repeats N      samples per (system, workload) (default 3)
-#   --systems LIST   comma-separated subset (default: all four)
-#   --workloads LIST comma-separated subset (default: all four)
+#   --topology T     l2 (default) or router
+#   --systems LIST   comma-separated subset (default l2: bridge, xdp_redirect, xdp_fwd,
+#                    dpdk_af_xdp, xsk_fwd; router: the six routers above)
+#   --workloads LIST comma-separated subset (default l2: all; router: tcp1500, udp64, ping)
+#   --routes N       (router topology) a full table: N BGP-like IPv4 prefixes (tools/route-bench/
+#                    mirror-load.sh --emit) in the router's table 200 beside the topology's two
+#                    routes, through next hops on links of their own; the *_full systems route
+#                    on it (an ip rule to table 200 while they run, xdp-fwd --table 200), the
+#                    others on the main table: 10 routes (the topology's 2, the next hops'
+#                    links' 4, 4 of the prefixes). Loaded once per run; no prefix is in 10/8.
+#   --pin P          where the work runs: "fwd" (default) xdp-fwd's worker on CPU 1 (--cpus 1),
+#                    the rest where the scheduler puts it; "none" xdp-fwd without --cpus; "all"
+#                    xdp-fwd's worker on CPU 1 and the endpoints' programs (iperf3, ping,
+#                    xsk-gen) on CPU 0. DPDK's lcore and xsk_fwd's thread are on CPU 1 in all.
+#   --l3fwd PATH     DPDK's l3fwd example for dpdk_l3fwd (default: dpdk-l3fwd from PATH). Debian
+#                    packages no binary: build examples/l3fwd of the dpdk source package with
+#                    `make static` against libdpdk-dev, with one change: no RX checksum offload
+#                    requested (the af_xdp PMD has none, and l3fwd 22.11 asks for it; README.md).
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
 #   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
 #                    (e.g. "--chunk-size 4096" for an A/B of the chunk size)
+#   --fwd-b PATH     the xdp-fwd binary of system xdp_fwd_b (another build: before/after a change)
 #   --xsk-fwd PATH   the xsk_fwd binary for the xsk_fwd system. Build it from the public sample
 #                    (bpf-examples, AF_XDP-forwarding/xsk_fwd.c) with four changes that make it a
 #                    wire on veth: a failing setrlimit(RLIMIT_MEMLOCK) is reported, not fatal; no
@@ -75,10 +111,15 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$SRC/build
 DURATION=5
 REPEATS=3
-SYSTEMS=bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd
-WORKLOADS=tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle
+SYSTEMS=""
+WORKLOADS=""
+TOPOLOGY=l2
+PIN=fwd
+L3FWD=""
+ROUTES=0
 OUT=""
 XSK_FWD=""
+FWD_B=""
 FWD_ARGS=""
 RECEIVER_GRO=""
 HOST_OFFLOADS=""
@@ -95,9 +136,14 @@ while [ $# -gt 0 ]; do
 	--out) OUT=${2:?}; shift 2 ;;
 	--build) BUILD=$(cd "${2:?}" && pwd); shift 2 ;;
 	--xsk-fwd) XSK_FWD=${2:?}; shift 2 ;;
+	--fwd-b) FWD_B=$(cd "$(dirname "${2:?}")" && pwd)/$(basename "$2"); shift 2 ;;
 	--fwd-args) FWD_ARGS=${2?}; shift 2 ;;
 	--receiver-gro) RECEIVER_GRO=--receiver-gro; shift ;;
 	--host-offloads) HOST_OFFLOADS=--host-offloads; shift ;;
+	--topology) TOPOLOGY=${2:?}; shift 2 ;;
+	--pin) PIN=${2:?}; shift 2 ;;
+	--l3fwd) L3FWD=${2:?}; shift 2 ;;
+	--routes) ROUTES=${2:?}; shift 2 ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -105,14 +151,36 @@ while [ $# -gt 0 ]; do
 done
 [[ "$DURATION" =~ ^[0-9]+$ ]] && [ "$DURATION" -ge 1 ] && [ "$DURATION" -le 600 ] || die "--duration '$DURATION': 1..600 seconds"
 [[ "$REPEATS" =~ ^[0-9]+$ ]] && [ "$REPEATS" -ge 1 ] && [ "$REPEATS" -le 50 ] || die "--repeats '$REPEATS': 1..50"
+case "$TOPOLOGY" in
+l2) SYSTEMS=${SYSTEMS:-bridge,xdp_redirect,xdp_fwd,dpdk_af_xdp,xsk_fwd}
+    WORKLOADS=${WORKLOADS:-tcp1500,tcp9000,tcp64000,udp64,ping,tcp1g,idle} ;;
+router) SYSTEMS=${SYSTEMS:-kernel_fwd,xdp_fib,dpdk_l3fwd,xdp_fwd,xdp_fwd_l3,xdp_fwd_l3_offload}
+    WORKLOADS=${WORKLOADS:-tcp1500,udp64,ping} ;;
+*) die "--topology '$TOPOLOGY': l2 or router" ;;
+esac
+case "$PIN" in fwd|none|all) ;; *) die "--pin '$PIN': fwd, none or all" ;; esac
+[[ "$ROUTES" =~ ^[0-9]+$ ]] && [ "$ROUTES" -le 2000000 ] || die "--routes '$ROUTES': 0..2000000 prefixes"
+[ "$ROUTES" = 0 ] || [ "$TOPOLOGY" = router ] || die "--routes: only with --topology router"
 IFS=, read -ra SYS <<<"$SYSTEMS"
 IFS=, read -ra WLS <<<"$WORKLOADS"
+ROUTERS="kernel_fwd xdp_fib dpdk_l3fwd xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 for s in "${SYS[@]}"; do
-	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;; *) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd)" ;; esac
+	case "$s" in bridge|xdp_redirect|xdp_fwd|xdp_fwd_b|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped|dpdk_af_xdp|xsk_fwd) ;;
+	kernel_fwd|xdp_fib|dpdk_l3fwd|xdp_fwd_l3|xdp_fwd_l3_offload)
+		[ "$TOPOLOGY" = router ] || die "system '$s' routes: it needs --topology router" ;;
+	kernel_fwd_full|xdp_fib_full|xdp_fwd_l3_full)
+		[ "$ROUTES" -gt 0 ] || die "system '$s' routes on the full table: it needs --routes N" ;;
+	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_b, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
 done
 for w in "${WLS[@]}"; do
 	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
 done
+if [ -n "$L3FWD" ]; then
+	[ -x "$L3FWD" ] || die "--l3fwd '$L3FWD': not an executable file"
+	L3FWD=$(cd "$(dirname "$L3FWD")" && pwd)/$(basename "$L3FWD")
+else
+	L3FWD=$(command -v dpdk-l3fwd || true)
+fi
 if [ -n "$XSK_FWD" ]; then
 	[ -x "$XSK_FWD" ] || die "--xsk-fwd '$XSK_FWD': not an executable file"
 	XSK_FWD=$(cd "$(dirname "$XSK_FWD")" && pwd)/$(basename "$XSK_FWD")
@@ -138,6 +206,8 @@ FWD_PID=""
 NOTES=()
 
 note() { NOTES+=("$*"); echo "note: $*" >&2; }
+# alive PID: the process runs (a zombie does not: kill -0 would say it does).
+alive() { [ -n "$1" ] && sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^[^ZX]'; }
 
 # Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
 # wait_for: the helpers the netns tests use.
@@ -156,8 +226,44 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2)"
+ROUTED=()
+[ "$TOPOLOGY" = l2 ] || ROUTED=(--routed)
+eval "$("$TOPO" up --prefix "$PREFIX" --hosts 2 "${ROUTED[@]}")"
 H0=$TOPO_H0 H1=$TOPO_H1 MID=$TOPO_MID IP1=$TOPO_IP1
+# Where the endpoints' programs run (--pin all: CPU 0) and xdp-fwd's --cpus.
+EP=() FWD_CPUS=(--cpus 1)
+[ "$PIN" != all ] || EP=(taskset -c 0)
+[ "$PIN" != none ] || FWD_CPUS=()
+# The generator's destination MAC: the client's next hop as its neighbour table says (the
+# gateway, or in the router topology under an L2 system the server); "" lets xsk-gen ARP.
+GEN_DST_MAC=()
+
+# --routes: the full table in table 200 (with the topology's two routes), 4 of its prefixes in
+# the main table; the time the kernel took is in the log.
+FULL_TABLE=200
+load_routes() {
+	local t0 t1 dir=$OUT/logs/table
+	"$SRC/tools/route-bench/mirror-load.sh" --emit "$dir" --v4 "$ROUTES" --v6 0
+	ip -n "$MID" -batch "$dir/links"
+	ip -n "$MID" route add "${TOPO_GW0%.*}.0/24" dev m0 table "$FULL_TABLE"
+	ip -n "$MID" route add "${TOPO_GW1%.*}.0/24" dev m1 table "$FULL_TABLE"
+	head -4 "$dir/v4" | ip -n "$MID" -batch -
+	t0=$(date +%s.%N)
+	sed "s/\$/ table $FULL_TABLE/" "$dir/v4" | ip -n "$MID" -batch -
+	t1=$(date +%s.%N)
+	echo "routes: $(ip -n "$MID" route show table "$FULL_TABLE" | wc -l) in table $FULL_TABLE (loaded in $(echo "$t1 - $t0" | bc) s), $(ip -n "$MID" route show | wc -l) in main" >&2
+}
+[ "$ROUTES" = 0 ] || load_routes
+
+# gateway_macs own|crossed (router topology): the hosts' neighbour entries for their gateways
+# name the gateway (routed) or the other host (a system that forwards frames unrouted).
+gateway_macs() {
+	local mac0=$TOPO_GWMAC0 mac1=$TOPO_GWMAC1
+	[ "$1" = own ] || { mac0=$TOPO_MAC1; mac1=$TOPO_MAC0; }
+	ip -n "$H0" neigh replace "$TOPO_GW0" lladdr "$mac0" dev eth0 nud permanent
+	ip -n "$H1" neigh replace "$TOPO_GW1" lladdr "$mac1" dev eth0 nud permanent
+	GEN_DST_MAC=(--dst-mac "$mac0")
+}
 
 # --receiver-gro: why it takes both settings is in tools/fwd-bench/README.md.
 receiver_gro() {
@@ -205,11 +311,54 @@ start_xdp_redirect() {
 	wait_for 10 grep -q ready "$LOG.fwd"
 }
 
-start_xdp_fwd() { # MTU [xdp-fwd options...]; --fwd-args last
-	local extra=()
+start_xdp_fwd() { # MTU [--mode M] [xdp-fwd options...]; --fwd-args last
+	local extra=() mode=(--mode wire)
 	read -ra extra <<<"$FWD_ARGS"
-	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 --mode wire --cpus 1 --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
-	wait_for 10 grep -q "Ctrl-C stops" "$LOG.fwd"
+	[ "${2:-}" != --mode ] || { mode=("$2" "$3"); set -- "$1" "${@:4}"; }
+	netns_bg FWD_PID "$MID" "$FWD" -i m0 -i m1 "${mode[@]}" "${FWD_CPUS[@]}" --interval 3600 "${@:2}" "${extra[@]}" >"$LOG.fwd" 2>&1
+	# Ready, or gone (a refusal at start: its message is in the log).
+	wait_for "${START_WAIT:-30}" fwd_started_or_gone
+	grep -q "Ctrl-C stops" "$LOG.fwd"
+}
+fwd_started_or_gone() { grep -q "Ctrl-C stops" "$LOG.fwd" || ! alive "$FWD_PID"; }
+
+start_xdp_fwd_b() { FWD=$FWD_B start_xdp_fwd "$1"; }
+
+start_xdp_fwd_l3() {
+	start_xdp_fwd "$1" --mode l3
+}
+
+# The *_full systems: the same router, its lookups in the full table. xdp-fwd loads the table
+# at start, so its wait for "ready" is longer.
+start_kernel_fwd_full() { start_kernel_fwd "$1"; }
+start_xdp_fib_full() { start_xdp_fib "$1"; }
+start_xdp_fwd_l3_full() { START_WAIT=120 start_xdp_fwd "$1" --mode l3 --table "$FULL_TABLE"; }
+
+start_xdp_fwd_l3_offload() {
+	start_xdp_fwd "$1" --mode l3 --offload-after 8
+}
+
+start_kernel_fwd() {
+	[ "$(ip netns exec "$MID" sysctl -n net.ipv4.ip_forward)" = 1 ]
+}
+
+start_xdp_fib() {
+	netns_bg FWD_PID "$MID" "$REDIRECT" --fib m0 m1 >"$LOG.fwd" 2>&1
+	wait_for 10 grep -q ready "$LOG.fwd"
+}
+
+# DPDK's l3fwd as a router of this topology: port 0 is m0, port 1 m1 (the vdevs' order), an
+# LPM route per host subnet to its port, and each port's next hop the host's MAC (l3fwd has no
+# ARP; its source MAC is the port's, the gateway's). IPv6 has one route that no frame matches
+# (l3fwd takes both rule files or neither).
+start_dpdk_l3fwd() {
+	printf 'R%s/24 0\nR%s/24 1\n' "${TOPO_GW0%.*}.0" "${TOPO_GW1%.*}.0" >"$OUT/logs/l3fwd-v4.cfg"
+	echo "R2001:db8::/32 1" >"$OUT/logs/l3fwd-v6.cfg"
+	netns_bg FWD_PID "$MID" "$L3FWD" -l 1 --no-huge -m 512 --no-pci --file-prefix "$DPDK_PREFIX" \
+		--vdev net_af_xdp0,iface=m0 --vdev net_af_xdp1,iface=m1 -- -p 0x3 --lookup lpm --parse-ptype \
+		--config "(0,0,1),(1,0,1)" --eth-dest "0,$TOPO_MAC0" --eth-dest "1,$TOPO_MAC1" \
+		--rule_ipv4 "$OUT/logs/l3fwd-v4.cfg" --rule_ipv6 "$OUT/logs/l3fwd-v6.cfg" >"$LOG.fwd" 2>&1
+	wait_for 20 grep -q "entering main loop" "$LOG.fwd"
 }
 
 start_xdp_fwd_offload() {
@@ -259,6 +408,9 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 	FWD_PID=""
 	case "$sys" in
 	xdp_fwd|xdp_fwd_offload|xdp_fwd_lowlat|xdp_fwd_pcap|xdp_fwd_pcap_none|xdp_fwd_scraped) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd_l3|xdp_fwd_l3_offload|xdp_fwd_l3_full) [ -x "$FWD" ] || { note "$sys skipped: $FWD not built"; return 1; } ;;
+	xdp_fwd_b) [ -x "$FWD_B" ] || { note "xdp_fwd_b skipped: no --fwd-b binary"; return 1; } ;;
+	dpdk_l3fwd) [ -n "$L3FWD" ] || { note "dpdk_l3fwd skipped: no --l3fwd binary and no dpdk-l3fwd in PATH (Debian packages none: see --help)"; return 1; } ;;
 	dpdk_af_xdp)
 		command -v dpdk-testpmd >/dev/null || { note "dpdk_af_xdp skipped: dpdk-testpmd not installed (Debian: dpdk-dev, librte-net-af-xdp23)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "dpdk_af_xdp skipped at MTU $mtu: its libxdp program is not frags-aware, the veth refuses MTUs above ~3500 with it"; return 1; } ;;
@@ -266,7 +418,22 @@ start_system() { # SYS MTU: 0 when running, 1 when this system cannot run this M
 		[ -n "$XSK_FWD" ] || { note "xsk_fwd skipped: no --xsk-fwd binary (see --help)"; return 1; }
 		[ "$mtu" -le 3500 ] || { note "xsk_fwd skipped at MTU $mtu: one 4 KiB buffer per frame, no multi-buffer"; return 1; } ;;
 	esac
-	"start_$sys" "$mtu" || { echo "fwd-bench: $sys did not start; log:" >&2; cat "$LOG.fwd" >&2 2>/dev/null; exit 1; }
+	if [ "$TOPOLOGY" = router ]; then
+		case " $ROUTERS " in *" $sys "*) gateway_macs own ;; *) gateway_macs crossed ;; esac
+	fi
+	[ "${sys%_full}" = "$sys" ] || ip -n "$MID" rule add pref 100 lookup "$FULL_TABLE"
+	if ! "start_$sys" "$mtu"; then
+		# An option combination xdp-fwd refuses (its last line says why) is a skip, not a failure.
+		if [ "$sys" = xdp_fwd_l3_offload ] && ! alive "$FWD_PID"; then
+			note "xdp_fwd_l3_offload skipped: $(grep -v warning "$LOG.fwd" | tail -1)"
+			netns_stop "$FWD_PID" || true
+			FWD_PID=""
+			return 1
+		fi
+		echo "fwd-bench: $sys did not start; log:" >&2
+		cat "$LOG.fwd" >&2 2>/dev/null
+		exit 1
+	fi
 }
 
 stop_system() {
@@ -282,6 +449,7 @@ stop_system() {
 	if [ "$sys" = bridge ]; then
 		ip -n "$MID" link del br0
 	fi
+	[ "${sys%_full}" = "$sys" ] || ip -n "$MID" rule del pref 100
 	rm -rf "/var/run/dpdk/$DPDK_PREFIX"
 	# The next system needs interfaces without an XDP program.
 	wait_for 5 sh -c "! ip -n '$MID' -d link show | grep -q 'prog/xdp'" ||
@@ -314,10 +482,10 @@ cpu_mark() { echo "$(date +%s.%N) $(proc_ticks "$FWD_PID") $(softirq_ticks) $(po
 run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 	local srv rate=()
 	[ $# -eq 0 ] || rate=(-b "$1")
-	netns_bg srv "$H1" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
+	netns_bg srv "$H1" "${EP[@]}" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
 	cpu_mark
-	ip netns exec "$H0" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
+	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
 	cpu_mark
 	netns_stop "$srv" || true
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
@@ -327,10 +495,10 @@ run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 
 run_udp64() {
 	local sink
-	netns_bg sink "$H1" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
+	netns_bg sink "$H1" "${EP[@]}" "$GEN" sink -i eth0 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
 	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
 	cpu_mark
-	ip netns exec "$H0" "$GEN" gen -i eth0 --dst-ip "$IP1" --size 64 --duration "$DURATION" --json \
+	ip netns exec "$H0" "${EP[@]}" "$GEN" gen -i eth0 --dst-ip "$IP1" "${GEN_DST_MAC[@]}" --size 64 --duration "$DURATION" --json \
 		>"$LOG.gen" 2>"$LOG.gen.err" || true
 	cpu_mark
 	wait "$sink" 2>/dev/null || true
@@ -340,7 +508,7 @@ run_udp64() {
 
 run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per-echo lines
 	cpu_mark
-	ip netns exec "$H0" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
+	ip netns exec "$H0" "${EP[@]}" ping -n -i 0.005 -c $((DURATION * 200)) -W 1 "$IP1" >"$LOG.ping" 2>&1 || true
 	cpu_mark
 	ping_median_us "$LOG.ping"
 }
@@ -401,6 +569,16 @@ sample() {
 	esac
 	read -r t0 p0 s0 q0 < <(head -1 "$LOG.cpu")
 	read -r t1 p1 s1 q1 < <(tail -1 "$LOG.cpu")
+	# A forwarder that died during the sample left the traffic to whatever took over (in the
+	# router topology the kernel forwards once its XDP program is gone): no figure.
+	if [ -n "$FWD_PID" ] && ! alive "$FWD_PID"; then
+		local st=0
+		wait "$FWD_PID" 2>/dev/null || st=$?
+		FWD_PID=""
+		note "$wl/$sys repeat $rep: the forwarder died during the sample (exit status $st$([ "$st" -gt 128 ] && echo ", signal $(kill -l $((st - 128)))")), no figure (logs/$wl-$sys-$rep.fwd)"
+		stop_system "$sys"
+		return 0
+	fi
 	stop_system "$sys"
 	[ -n "$value" ] || { value=0; note "$wl/$sys repeat $rep: no result (logs/$wl-$sys-$rep.*)"; }
 	if [ "${sys#xdp_fwd}" != "$sys" ]; then
@@ -426,10 +604,10 @@ sample() {
 			"$(grep -o '"loss_pct":[0-9.]*' "$LOG.sink" | cut -d: -f2)")
 	fi
 	awk -v rep="$rep" -v wl="$wl" -v sys="$sys" -v unit="$unit" -v v="$value" -v hz="$HZ" \
-		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" \
-		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect") ? "null" : sprintf("%.1f", 100 * p / hz / w);
-			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
-			 rep, wl, sys, v, unit, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
+		-v p="$((p1 - p0))" -v s="$((s1 - s0))" -v q="$((q1 - q0))" -v t0="$t0" -v t1="$t1" -v pid="$FWD_PID" -v extra="$extra" -v topo="$TOPOLOGY" \
+		'BEGIN { w = t1 - t0; fwd = (sys == "bridge" || sys == "xdp_redirect" || sys ~ /^(kernel_fwd|xdp_fib)/) ? "null" : sprintf("%.1f", 100 * p / hz / w);
+			 printf "{\"repeat\":%d,\"workload\":\"%s\",\"system\":\"%s\",\"value\":%s,\"unit\":\"%s\",\"topology\":\"%s\",\"seconds\":%.2f,\"fwd_cpu_pct\":%s,\"softirq_cpu_pct\":%.1f,\"idle_poll_cpu_pct\":%.1f%s}\n",
+			 rep, wl, sys, v, unit, topo, w, fwd, 100 * s / hz / w, q / 1e4 / w, extra }' >>"$SAMPLES"
 	echo "  $wl $sys #$rep: $value $unit" >&2
 }
 
@@ -448,6 +626,11 @@ done
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
 machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
-cmdline="tools/fwd-bench/fwd-bench.sh${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
+opts=""
+[ "$TOPOLOGY" = l2 ] || opts+=" --topology $TOPOLOGY"
+[ "$PIN" = fwd ] || opts+=" --pin $PIN"
+[ "$ROUTES" = 0 ] || opts+=" --routes $ROUTES"
+case " ${SYS[*]} " in *" dpdk_l3fwd "*) [ -z "$L3FWD" ] || opts+=" --l3fwd L3FWD" ;; esac
+cmdline="tools/fwd-bench/fwd-bench.sh$opts${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
 cat "$OUT/summary.md"

@@ -8,48 +8,34 @@
 # A benchmark, not a test: it prints figures, it asserts nothing.
 #
 #   tools/route-bench/mirror-load.sh [--v4 N] [--v6 N] [--changes N] [--build DIR]
+#   tools/route-bench/mirror-load.sh --emit DIR [--v4 N] [--v6 N]   only write the tables
+#
+# --emit writes the tables and their next hops' links as ip -batch files (DIR/v4, DIR/v6,
+# DIR/links) and stops: tools/fwd-bench loads them into its router.
 #
 # Needs root; everything lives in a namespace of its own (unshare), gone at exit. The probe is
 # the mirror test program's bench mode (DIR/test/fwd/fwd_mirror_test: a build with tests).
 set -euo pipefail
 
-v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build}
+v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build} emit=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--v4) v4=$2; shift 2 ;;
 	--v6) v6=$2; shift 2 ;;
 	--changes) changes=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
-	-h|--help) sed -n '3,14p' "$0"; exit 0 ;;
+	--emit) emit=$2; shift 2 ;;
+	-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
 	*) echo "mirror-load: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
-probe=${MIRROR_PROBE:-$build/test/fwd/fwd_mirror_test}
-[ -x "$probe" ] || { echo "mirror-load: no probe at $probe (build with tests, or --build DIR)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "mirror-load: needs root (network namespaces)" >&2; exit 1; }
-if [ -z "${MIRROR_LOAD_NS:-}" ]; then
-	exec unshare --net env MIRROR_LOAD_NS=1 "$0" --v4 "$v4" --v6 "$v6" --changes "$changes" --build "$build"
-fi
-
-work=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-ip link set lo up
-for i in 0 1 2 3; do
-	ip link add "n$i" type veth peer name "p$i"
-	ip link set "n$i" up
-	ip link set "p$i" up
-	ip addr add "10.255.$i.1/24" dev "n$i"
-	ip -6 addr add "2001:db8:ffff:$i::1/64" dev "n$i" nodad
-	ip neigh replace "10.255.$i.2" lladdr "02:00:00:00:ff:0$i" dev "n$i" nud permanent
-	ip -6 neigh replace "2001:db8:ffff:$i::2" lladdr "02:00:00:00:ff:1$i" dev "n$i" nud permanent
-done
-
 # Prefix lengths as in a BGP table (the IPv4 one after CIDR-report's shape, IPv6's mostly /48
 # and /32); random prefixes, unique, public ranges only, a fixed seed.
-python3 - "$v4" "$v6" "$changes" "$work" <<'EOF'
+gen_table() { # DIR: DIR/v4, DIR/v6 (ip -batch lines through the next hops 10.255.N.2 and
+	# 2001:db8:ffff:N::2, N = 0..3), DIR/links (the links n0..n3 to them, each a veth pair
+	# with its peer p0..p3, and the next hops as permanent neighbours; IPv6 only with IPv6
+	# routes) and DIR/changes
+	python3 - "$v4" "$v6" "$changes" "$1" <<'EOF'
 import random, sys, ipaddress
 n4, n6, nch, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 r = random.Random(40)
@@ -65,6 +51,14 @@ mix4 = [(0.60, 24), (0.09, 23), (0.10, 22), (0.05, 21), (0.05, 20), (0.03, 19), 
 mix6 = [(0.55, 48), (0.15, 32), (0.06, 44), (0.06, 40), (0.05, 36), (0.05, 29), (0.04, 46),
         (0.04, 47)]
 seen4, seen6 = {}, {} # prefix -> its next hop
+with open(work + "/links", "w") as f:
+    for i in range(4):
+        f.write("link add n%d type veth peer name p%d\nlink set n%d up\nlink set p%d up\n" % (i, i, i, i))
+        f.write("addr add 10.255.%d.1/24 dev n%d\n" % (i, i))
+        f.write("neigh replace 10.255.%d.2 lladdr 02:00:00:00:ff:0%d dev n%d nud permanent\n" % (i, i, i))
+        if n6:
+            f.write("addr add 2001:db8:ffff:%d::1/64 dev n%d nodad\n" % (i, i))
+            f.write("neigh replace 2001:db8:ffff:%d::2 lladdr 02:00:00:00:ff:1%d dev n%d nud permanent\n" % (i, i, i))
 with open(work + "/v4", "w") as f:
     while len(seen4) < n4:
         l = pick(mix4)
@@ -93,6 +87,29 @@ with open(work + "/changes", "w") as f:
     for (a, l), g in s6:
         f.write("route replace %s/%d via 2001:db8:ffff:%d::2\n" % (ipaddress.IPv6Address(a), l, (g + 1) % 4))
 EOF
+}
+
+if [ -n "$emit" ]; then
+	mkdir -p "$emit"
+	gen_table "$emit"
+	exit 0
+fi
+probe=${MIRROR_PROBE:-$build/test/fwd/fwd_mirror_test}
+[ -x "$probe" ] || { echo "mirror-load: no probe at $probe (build with tests, or --build DIR)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "mirror-load: needs root (network namespaces)" >&2; exit 1; }
+if [ -z "${MIRROR_LOAD_NS:-}" ]; then
+	exec unshare --net env MIRROR_LOAD_NS=1 "$0" --v4 "$v4" --v6 "$v6" --changes "$changes" --build "$build"
+fi
+
+work=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+gen_table "$work"
+
+ip link set lo up
+ip -batch "$work/links"
+
 
 t0=$(date +%s.%N)
 ip -force -batch "$work/v4"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <umem/steer.h>
@@ -81,11 +82,59 @@ static void fill_prefixes(struct umem_steer *s, int n, int hit)
 		exit(1);
 }
 
-static uint32_t repeat = 1000000;
+struct bench_cfg {
+	uint32_t repeat;
+	uint32_t edits;
+};
+
+static struct bench_cfg cfg = { .repeat = 1000000 };
 
 static const struct cli_opt opts[] = {
-	{ "repeat", 'n', "N", "frames per round (BPF_PROG_TEST_RUN repeat; default 1000000)", .kind = CLI_U32, .min = 1, .max = UINT32_MAX },
+	{ "repeat", 'n', "N", "frames per round (BPF_PROG_TEST_RUN repeat; default 1000000)",
+	  CLI_U32_AT(struct bench_cfg, repeat, 1, UINT32_MAX) },
+	{ "edits", 0, "N", "instead: the time to add N src /24 prefix rules and to take them out again, "
+	  "the last added first, as a refused `umem-steer load` does", CLI_U32_AT(struct bench_cfg, edits, 1,
+	  UMEM_STEER_MAX_PREFIXES) },
 };
+
+static double secs(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --edits: fill_prefixes, then a remove per rule by id, newest first; wall and CPU of each. */
+static int bench_edits(struct umem_steer *s, uint32_t n)
+{
+	UMEM_OPTS(umem_steer_info, before);
+	UMEM_OPTS(umem_steer_info, after);
+	double w0, c0, w1, c1;
+	int err;
+
+	umem_steer__clear_rules(s);
+	if ((err = umem_steer__info(s, &before)))
+		return err;
+	printf("%u prefix rules, one at a time\n", n);
+	w0 = secs(CLOCK_MONOTONIC), c0 = secs(CLOCK_PROCESS_CPUTIME_ID);
+	fill_prefixes(s, (int)n, 0);
+	w1 = secs(CLOCK_MONOTONIC), c1 = secs(CLOCK_PROCESS_CPUTIME_ID);
+	printf("%-28s %8.2f s wall %8.2f s CPU %6.1f us CPU a rule\n", "add (src /24 -> drop)", w1 - w0, c1 - c0,
+	       (c1 - c0) * 1e6 / n);
+	if ((err = umem_steer__info(s, &after)))
+		return err;
+	/* Ids are monotonic: this run's are the ones handed out between the two reads. */
+	for (uint32_t id = after.prefix_ids; id != before.prefix_ids; id--)
+		if ((err = umem_steer__remove_rule(s, UMEM_STEER_PREFIX_ID_BASE + id - 1, NULL)))
+			return err;
+	w0 = secs(CLOCK_MONOTONIC), c0 = secs(CLOCK_PROCESS_CPUTIME_ID);
+	printf("%-28s %8.2f s wall %8.2f s CPU %6.1f us CPU a rule\n", "remove, newest first", w0 - w1, c0 - c1,
+	       (c0 - c1) * 1e6 / n);
+	if ((err = umem_steer__prefix_rules(s, NULL, NULL)) != 0)
+		fprintf(stderr, "steer-bench: %d prefix rules left after the removes\n", err);
+	return err ? -EIO : 0;
+}
 
 static const struct cli_prog cli = {
 	.name = "steer-bench",
@@ -123,9 +172,9 @@ int main(int argc, char **argv)
 	uint32_t base;
 	struct umem_steer *s;
 	char err[128];
-	int base_fd, next = cli_parse_or_exit(&cli, &repeat, argc, argv, 1);
+	int base_fd, next = cli_parse_or_exit(&cli, &cfg, argc, argv, 1);
 
-	if (next < argc && cli_parse_u32("repeat", argv[next++], 1, UINT32_MAX, &repeat, err, sizeof(err)))
+	if (next < argc && cli_parse_u32("repeat", argv[next++], 1, UINT32_MAX, &cfg.repeat, err, sizeof(err)))
 		cli_die(&cli, "%s", err);
 	if (next < argc)
 		cli_die(&cli, "unexpected argument '%s'", argv[next]);
@@ -135,9 +184,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "steer-bench: cannot load (root needed): %s\n", strerror(errno));
 		return 1;
 	}
-	base = median_ns(base_fd, repeat);
+	if (cfg.edits) {
+		int e = bench_edits(s, cfg.edits);
+
+		umem_steer__detach(s);
+		return e ? 1 : 0;
+	}
+	base = median_ns(base_fd, cfg.repeat);
 	printf("%-32s %8s %10s   (median of %d rounds x %u frames, 64-byte IPv4/UDP)\n", "case", "ns/frame",
-	       "over base", ROUNDS, repeat);
+	       "over base", ROUNDS, cfg.repeat);
 	printf("%-32s %8u %10s\n", "baseline: return XDP_PASS", base, "-");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t ns;
@@ -146,7 +201,7 @@ int main(int argc, char **argv)
 			fill_prefixes(s, abs(cases[i].prefixes) - (cases[i].prefixes > 0), cases[i].prefixes > 0);
 		else
 			fill(s, cases[i].before, cases[i].last);
-		ns = median_ns(umem_steer__prog_fd(s), repeat);
+		ns = median_ns(umem_steer__prog_fd(s), cfg.repeat);
 		printf("%-32s %8u %+10d\n", cases[i].name, ns, (int)ns - (int)base);
 	}
 	umem_steer__detach(s);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --control PATH: the unix stream socket xdp-fwdctl talks to (the protocol: ctl.h). Served by the
+ * main thread's run loop, which owns what the commands change (rules, latency, reload), never by
+ * a worker: every socket is non-blocking, a reply waits in memory until the peer takes it, and a
+ * connection that has not finished within FWD_CONTROL_TIMEOUT_MS is closed, so a slow or gone
+ * client costs the loop a few system calls and nothing else. Peers are checked with SO_PEERCRED:
+ * root, the socket's owner (xdp-fwd's uid) and, with --control-group, that group's members.
+ */
+#ifndef XDP_FWD_CONTROL_H
+#define XDP_FWD_CONTROL_H
+
+#include <poll.h>
+#include <stdint.h>
+
+#include "fwd.h"
+#include "stats.h"
+
+#define FWD_CONTROL_CONNS 8          /* clients served at once; more are told so and closed */
+#define FWD_CONTROL_TIMEOUT_MS 5000  /* a whole exchange, request to the reply's last byte */
+
+struct fwd_ctx;
+struct fwd_control;
+
+/* Creates the socket (before set-up: a path in use changes nothing). NULL with errno 0 when off
+ * (--control none, or the default path could not be made: a warning says why); NULL with a
+ * message on stderr and errno set when an explicit --control cannot be served. */
+struct fwd_control *fwd_control_open(const struct fwd_config *cfg);
+/* What the commands need of the run: the stats' start sample, the command line a reload reads
+ * again (main.c's). */
+void fwd_control_attach(struct fwd_control *c, struct fwd_ctx *ctx, const struct fwd_samples *start, int argc,
+			char **argv);
+/* The descriptors to wait for (the listening socket, each connection reading or writing) into
+ * pfd[0..max); returns how many. */
+int fwd_control_pollfds(const struct fwd_control *c, struct pollfd *pfd, int max);
+/* Accepts, reads, answers and times out what is ready. Main thread (now: fwd_now_ns()). */
+void fwd_control_serve(struct fwd_control *c, uint64_t now);
+/* Closes every connection and removes the socket file (if it is still the one created). */
+void fwd_control_close(struct fwd_control *c);
+/* The socket path ("" when off), for the banner. */
+const char *fwd_control_path(const struct fwd_control *c);
+
+#endif
