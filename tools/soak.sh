@@ -49,8 +49,8 @@ FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 TOPO=$SRC/tools/topo.sh
 PREFIX="rl-soak-$$"
 
-# shellcheck source=../test/common/netns.sh
-. "$SRC/test/common/netns.sh"
+# shellcheck source=common/netns.sh
+. "$SRC/tools/common/netns.sh"
 netns_init rl
 netns_topo "$TOPO" "$PREFIX"
 netns_workdir WORK

@@ -16,7 +16,10 @@
   7. no include cycle among the rooms of an application: a room is a .c and its .h (or a
      header alone), and room A depends on room B when A's .c or .h includes B's header;
   8. no application, tool or test declares a library-private symbol (extern ... umem__*): the
-     library's test hooks come from a header of include/umem/ (umem/fault.h).
+     library's test hooks come from a header of include/umem/ (umem/fault.h);
+  9. no script of tools/ sources a file of test/ (tests may use tools, not the reverse);
+ 10. a test program's source under test/ is named <what>_test.c, never test_<what>.c;
+ 11. a test script that says it skips exits 77 (ctest's skip) on that line or the next two.
 
   check_layout.py [ROOT]      exit 1 naming every violation
 """
@@ -259,10 +262,40 @@ for top in ("apps", "tools", "test"):
                 errors.append("%s declares the library-private %s: include its test header (umem/fault.h) "
                               "instead" % (rel(path), m.group(1)))
 
+# Rule 9: tools/ never sources test/.
+SOURCE = re.compile(r"^\s*(?:\.|source)\s+\S*\btest/\S*", re.M)
+for d, _, files in os.walk(os.path.join(ROOT, "tools")):
+    for f in sorted(files):
+        if f.endswith(".sh"):
+            with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                for m in SOURCE.finditer(fh.read()):
+                    errors.append("%s sources a file of test/ (%s): shared shell code lives in "
+                                  "tools/common/" % (rel(os.path.join(d, f)), m.group(0).strip()))
+
+# Rule 10: one file naming scheme for tests.
+for path in sources("test"):
+    name = os.path.basename(path)
+    if name.startswith("test_") and name.endswith(".c"):
+        errors.append("%s: a test program's source is <what>_test.c, not test_<what>.c" % rel(path))
+
+# Rule 11: a skip is a skip for ctest.
+SKIP_MSG = re.compile(r"\b(?:echo|log|printf)\s+[\"']?skip", re.I)
+for d, _, files in os.walk(os.path.join(ROOT, "test")):
+    for f in sorted(files):
+        if not f.endswith(".sh"):
+            continue
+        with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
+        for i, line in enumerate(lines):
+            if SKIP_MSG.search(line) and not any("exit 77" in l for l in lines[i:i + 3]):
+                errors.append("%s:%d says it skips but does not exit 77 there" % (
+                    rel(os.path.join(d, f)), i + 1))
+
 for e in errors:
     print("FAIL:", e)
 if not errors:
     print("layout: %d headers without a cycle, apps/tools/bpf include rules hold, %d hot-path "
           "files and %d hot functions as documented, every file in a room, no cycle among the "
-          "rooms of apps/, no private symbol declared outside lib/" % (len(graph), len(hot), len(all_hot)))
+          "rooms of apps/, no private symbol declared outside lib/, tools/ sources nothing of test/, "
+          "test sources named <what>_test.c, skips exit 77" % (len(graph), len(hot), len(all_hot)))
 sys.exit(1 if errors else 0)

@@ -45,5 +45,14 @@ expect_fail "an include cycle among xdp-fwd's rooms" "include cycle among the ro
 fresh; printf 'extern uint32_t umem__fault_bind_busy;\n' >>"$tmp/t/apps/xdp-fwd/lock.c"
 expect_fail "an app declaring a library-private symbol" "apps/xdp-fwd/lock.c declares the library-private umem__fault_bind_busy"
 
+fresh; sed -i 's|tools/common/netns.sh"|test/common/netns.sh"|' "$tmp/t/tools/soak.sh"
+expect_fail "a tool sourcing test/" "tools/soak.sh sources a file of test/"
+
+fresh; mv "$tmp/t/test/pool/area_test.c" "$tmp/t/test/pool/test_area.c"
+expect_fail "a test_<what>.c" "test/pool/test_area.c: a test program's source is <what>_test.c"
+
+fresh; sed -i 's|^\techo "skip: xdp-fwd not built.*|\tlog "skipped: xdp-fwd not built"|; s|^\texit 77$|\texit 0|' "$tmp/t/test/gen/gen_netns.sh"
+expect_fail "a skip exiting 0" "test/gen/gen_netns.sh:113 says it skips but does not exit 77 there"
+
 [ $errors = 0 ] && echo "layout check: every violation caught"
 exit $((errors > 0))

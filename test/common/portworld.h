@@ -3,19 +3,19 @@
  * A test world for AF_XDP ports (label netns): veth pairs between a private namespace and a
  * peer namespace (netns.h, both die with the process), an area and a pool; the peer's side
  * (packet sockets); frame accounting at the end (world_fini). Shared by the port tests and
- * the fault-injection tests.
+ * the fault-injection tests; the helpers without a network are portutil.h's.
  */
 #ifndef UMEM_TEST_PORTWORLD_H
 #define UMEM_TEST_PORTWORLD_H
 
 #include "netns.h"
-#include "testutil.h"
+#include "frame.h"
+#include "portutil.h"
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <poll.h>
 #include <stdbool.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <umem/umem.h>
@@ -24,7 +24,6 @@
 #define ETH_P_TEST 0x88b5 /* IEEE local experimental: nothing else sends it */
 #define MAX_FRAME 66000
 #define MAX_CHAIN 32
-#define TIMEOUT_MS 3000
 
 struct world {
 	struct netns_pair ns;
@@ -36,27 +35,10 @@ struct world {
 	struct umem_pool *pool;
 };
 
-static inline long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
-}
-
 static inline void pattern(uint8_t *buf, size_t len, uint32_t seed)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (uint8_t)(seed * 131u + i * 7u + (i >> 8));
-}
-
-static inline struct umem_area *make_area(uint32_t pages, uint32_t chunk, uint32_t page_size)
-{
-	UMEM_OPTS(umem_area_opts, ao, .chunk_size = chunk, .page_size = page_size);
-	struct umem_area *a = umem_area__create(pages, &ao);
-
-	CHECK(a, "area: %s", strerror(errno));
-	return a;
 }
 
 /* npairs veth pairs between the test's namespace and the peer's, and an area of pages pages
@@ -93,22 +75,15 @@ static inline int set_mtu(struct world *w, int pair, int mtu)
 
 static inline void check_no_xdp(struct world *w)
 {
-	for (int i = 0; i < w->npairs; i++) {
-		uint32_t id = 0;
-
-		CHECK(!bpf_xdp_query_id((int)if_nametoindex(w->lif[i]), 0, &id), "query %s", w->lif[i]);
-		CHECK(id == 0, "XDP program %u left attached to %s", id, w->lif[i]);
-	}
+	for (int i = 0; i < w->npairs; i++)
+		check_no_xdp_on(w->lif[i]);
 }
 
-/* Nothing attached any more, and frame accounting: the pool has no page in flight and every
- * page is back in the area. */
+/* Nothing attached any more, and frame accounting (area_fini). */
 static inline void world_fini(struct world *w)
 {
 	check_no_xdp(w);
-	CHECK_EQ(umem_pool__destroy(w->pool), 0);
-	CHECK_EQ(umem_area__free_pages(w->area), umem_area__nr_pages(w->area));
-	CHECK_EQ(umem_area__destroy(w->area), 0);
+	area_fini(w->area, w->pool);
 }
 
 static inline int peer_packet_socket(struct world *w, int pair)
@@ -125,61 +100,20 @@ static inline int peer_packet_socket(struct world *w, int pair)
 	return fd;
 }
 
-/* Next frame the peer interface received (not one it sent) whose EtherType is type (0: any);
- * returns its length, -1 on timeout. */
+/* Next frame the peer interface received whose EtherType is type (0: any); its length, -1 on
+ * timeout. */
 static inline int peer_recv(int fd, uint8_t *buf, size_t cap, uint16_t type)
 {
-	long long end = now_ms() + TIMEOUT_MS;
-
-	while (now_ms() < end) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t n;
-
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		n = recvfrom(fd, buf, cap, MSG_TRUNC, (struct sockaddr *)&from, &fl);
-		if (n < 14 || from.sll_pkttype == PACKET_OUTGOING)
-			continue;
-		if (!type || (buf[12] << 8 | buf[13]) == type)
-			return (int)n;
-	}
-	return -1;
+	return packet_recv(fd, buf, cap, type, TIMEOUT_MS);
 }
 
-/* Queues descs on the port (retrying while the ring is full) and waits for every completion. */
-static inline void port_send_descs(struct umem_port *p, const struct umem_desc *d, uint32_t n)
-{
-	long long end = now_ms() + TIMEOUT_MS;
-	struct umem_port_stats st = { .sz = sizeof(st) };
-
-	for (uint32_t done = 0; done < n;) {
-		int k = umem_port__tx_burst(p, d + done, n - done);
-
-		CHECK(k >= 0, "tx_burst: %d", k);
-		done += (uint32_t)k;
-		CHECK(now_ms() < end, "TX ring never drained");
-		if (!k)
-			umem_port__service(p);
-	}
-	do {
-		umem_port__service(p);
-		CHECK(!umem_port__stats(p, &st), "stats");
-		if (!st.tx_inflight)
-			return;
-		poll(NULL, 0, 1);
-	} while (now_ms() < end);
-	CHECK(0, "%llu TX buffers never completed", (unsigned long long)st.tx_inflight);
-}
-
+/* A test frame of len bytes from our end of pair to the peer's: a pattern of seed. */
 static inline void make_test_frame(struct world *w, int pair, uint8_t *buf, uint32_t len, uint32_t seed)
 {
-	memcpy(buf, w->pmac[pair], 6);
-	memcpy(buf + 6, w->lmac[pair], 6);
-	buf[12] = ETH_P_TEST >> 8;
-	buf[13] = ETH_P_TEST & 0xff;
-	pattern(buf + 14, len - 14, seed);
+	uint32_t n = 0;
+
+	frame_eth(buf, &n, w->pmac[pair], w->lmac[pair], ETH_P_TEST);
+	pattern(buf + n, len - n, seed);
 }
 
 #endif

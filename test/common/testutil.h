@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
+#include <time.h>
 
 #define TEST_SKIP 77
 
@@ -27,6 +28,35 @@
 		long long _a = (long long)(a), _b = (long long)(b);                   \
 		CHECK(_a == _b, "%s = %lld, expected %s = %lld", #a, _a, #b, _b);       \
 	} while (0)
+
+/* The cases of a test program that ctest runs one by one (umem_test_case): the program's
+ * argument names the case. */
+struct test_case {
+	const char *name;
+	int (*run)(void);
+};
+
+/* Runs the case argv[1] names (the only argument); otherwise prints the usage and returns 2. */
+static inline int test_case_run(const struct test_case *cases, size_t n, int argc, char **argv)
+{
+	for (size_t i = 0; argc == 2 && i < n; i++)
+		if (!strcmp(argv[1], cases[i].name))
+			return cases[i].run();
+	fprintf(stderr, "usage: %s", argv[0]);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? " | " : " ", cases[i].name);
+	fputc('\n', stderr);
+	return 2;
+}
+
+/* Monotonic milliseconds, for waits that end. */
+static inline long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
+}
 
 /* Deterministic PRNG (xorshift64*) so failures reproduce from the seed. */
 static inline uint64_t test_rand(uint64_t *s)

@@ -63,11 +63,12 @@ static void peer_send(struct world *w, int pk, uint32_t seq, uint32_t n)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t s = seq + i;
 
+		uint32_t len = 0;
+
 		make_test_frame(w, 0, f, sizeof(f), s);
 		/* From the peer to us: swap the addresses. */
-		memcpy(f, w->lmac[0], 6);
-		memcpy(f + 6, w->pmac[0], 6);
-		memcpy(f + 14, &s, sizeof(s));
+		frame_eth(f, &len, w->lmac[0], w->pmac[0], ETH_P_TEST);
+		memcpy(f + len, &s, sizeof(s));
 		CHECK(send(pk, f, sizeof(f), 0) == (ssize_t)sizeof(f), "peer send: %s", strerror(errno));
 	}
 }
@@ -118,14 +119,6 @@ static uint32_t port_take(struct umem_port *p, uint32_t want, int idle_ms, uint6
 		}
 	}
 	return got;
-}
-
-static struct umem_port_stats port_stats(struct umem_port *p)
-{
-	struct umem_port_stats st = { .sz = sizeof(st) };
-
-	CHECK(!umem_port__stats(p, &st), "stats");
-	return st;
 }
 
 /* Frames the kernel dropped on their way to the socket, by reason. */
@@ -204,17 +197,6 @@ static void peer_expect(struct world *w, int pk, uint32_t n, uint32_t seed)
 		CHECK(len == FRAME_LEN && !memcmp(got, want, FRAME_LEN),
 		      "peer: frame %u of %u missing or different (%d bytes)", i, n, len);
 	}
-}
-
-static void wait_tx_done(struct umem_port *p)
-{
-	long long end = now_ms() + TIMEOUT_MS;
-
-	while (port_stats(p).tx_inflight && now_ms() < end) {
-		umem_port__service(p);
-		poll(NULL, 0, 1);
-	}
-	CHECK_EQ(port_stats(p).tx_inflight, 0);
 }
 
 /* ---- cases ---- */
@@ -371,7 +353,7 @@ static int test_txfull(void)
 		if (!k)
 			umem_port__service(p);
 	}
-	wait_tx_done(p);
+	port_wait_tx_done(p);
 	peer_expect(&w, pk, N, 0);
 	struct umem_port_stats st = port_stats(p);
 	printf("txfull: %u frames, %u partial bursts, tx ring full %llu, kicks %llu (deferred %llu), "
@@ -422,7 +404,7 @@ static int test_flap(void)
 	expect_log("TX kick failed: Network is down (the interface is down");
 	NETNS_MUST(w.ns.local, "ip link set %s up", w.lif[0]);
 	CHECK(!wait_link(&w, w.ns.local, w.lif[0], true), "carrier never came back");
-	wait_tx_done(p);
+	port_wait_tx_done(p);
 	expect_log("TX kicks work again");
 	peer_expect(&w, pk, 16, 200);
 	flow_ok(&w, p, pk, 300, 100);
@@ -601,10 +583,7 @@ static int test_holder(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(void);
-	} cases[] = {
+	static const struct test_case cases[] = {
 		{ "exhaust", test_exhaust }, { "starve", test_starve }, { "slow", test_slow },
 		{ "txfull", test_txfull },   { "flap", test_flap },     { "ifdel", test_ifdel },
 		{ "rebind", test_rebind },   { "holder", test_holder },   { "rebind_wait", test_rebind_wait },
@@ -612,11 +591,5 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	umem_set_print(keep_log);
-	for (size_t i = 0; argc == 2 && i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!strcmp(argv[1], cases[i].name))
-			return cases[i].run();
-	fprintf(stderr, "usage: %s exhaust | starve | slow | txfull | flap | ifdel | rebind | holder | "
-		"rebind_wait\n",
-		argv[0]);
-	return 2;
+	return test_case_run(cases, sizeof(cases) / sizeof(cases[0]), argc, argv);
 }

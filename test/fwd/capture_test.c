@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frame.h"
 #include "testutil.h"
 #include "capture.h"
 
@@ -24,17 +25,15 @@ static char path[64];
 /* A UDP/IPv4 frame to dport of len bytes at page pg; byte i past the headers is (tag + i). */
 static struct umem_desc frame_at(uint32_t pg, uint32_t len, uint16_t dport, uint8_t tag)
 {
+	static const uint8_t dst[6] = { 2, 0, 0, 0, 0, 1 }, src[6] = { 2, 0, 0, 0, 0, 2 };
 	uint8_t *p = umem_area__ptr(area, (uint64_t)pg * 4096);
+	uint32_t n = 0;
 
-	memset(p, 0, 42);
-	memcpy(p, "\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00", 14);
-	p[14] = 0x45;
-	p[16] = (uint8_t)((len - 14) >> 8); /* total length: the steering program's matcher checks it */
-	p[17] = (uint8_t)(len - 14);
-	p[23] = 17;
-	p[36] = (uint8_t)(dport >> 8);
-	p[37] = (uint8_t)dport;
-	for (uint32_t i = 42; i < len; i++)
+	frame_eth(p, &n, dst, src, 0x0800);
+	/* The total length is the frame's: the steering program's matcher checks it. */
+	frame_ipv4(p, &n, &(struct frame_ipv4){ .proto = 17 }, len - 34);
+	frame_ports(p, &n, 0, dport, 8);
+	for (uint32_t i = n; i < len; i++)
 		p[i] = (uint8_t)(tag + i);
 	return (struct umem_desc){ .addr = (uint64_t)pg * 4096, .len = len };
 }

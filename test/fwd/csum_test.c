@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
 #include "testutil.h"
 #include "csum.h"
 #include <umem/csum.h>
@@ -15,29 +16,29 @@ static uint8_t frame[9100];
  * frame length and the pseudo-header sum's fold in *pseudo, the field offset in *field. */
 static uint32_t build(int v6, int udp, int vlan, uint32_t plen, uint16_t *pseudo, uint32_t *field)
 {
-	uint32_t l3 = 14 + (vlan ? 4 : 0), l4, hl = udp ? 8 : 20, s;
-	uint8_t proto = udp ? 17 : 6;
+	static const uint8_t no_mac[6];
+	uint32_t l4 = 0, hl = udp ? 8 : 20, s;
+	uint8_t proto = udp ? 17 : 6, *ip;
+	uint16_t type = v6 ? 0x86dd : 0x0800;
 
 	memset(frame, 0, sizeof(frame));
-	if (vlan) {
-		frame[12] = 0x81, frame[13] = 0x00, frame[16] = v6 ? 0x86 : 0x08, frame[17] = v6 ? 0xdd : 0x00;
-	} else {
-		frame[12] = v6 ? 0x86 : 0x08, frame[13] = v6 ? 0xdd : 0x00;
-	}
-	uint8_t *ip = frame + l3;
+	frame_eth(frame, &l4, no_mac, no_mac, vlan ? 0x8100 : type);
+	if (vlan)
+		frame_vlan(frame, &l4, 0, type);
+	ip = frame + l4;
 	if (v6) {
-		ip[0] = 0x60;
-		ip[4] = (uint8_t)((hl + plen) >> 8), ip[5] = (uint8_t)(hl + plen);
-		ip[6] = proto, ip[7] = 64;
-		for (int i = 0; i < 32; i++)
-			ip[8 + i] = (uint8_t)(0x20 + 7 * i);
-		l4 = l3 + 40;
+		struct frame_ipv6 h = { .next = proto, .hop_limit = 64 };
+
+		for (int i = 0; i < 16; i++) {
+			h.src[i] = (uint8_t)(0x20 + 7 * i);
+			h.dst[i] = (uint8_t)(0x20 + 7 * (16 + i));
+		}
+		frame_ipv6(frame, &l4, &h, hl + plen);
 		s = test_csum_fold(0, ip + 8, 32);
 	} else {
-		uint32_t tot = 20 + hl + plen;
-		ip[0] = 0x45, ip[2] = (uint8_t)(tot >> 8), ip[3] = (uint8_t)tot, ip[6] = 0x40, ip[8] = 64, ip[9] = proto;
-		memcpy(ip + 12, "\x0a\x4d\x00\x01\x0a\x4d\x00\x02", 8);
-		l4 = l3 + 20;
+		frame_ipv4(frame, &l4, &(struct frame_ipv4){ .src = 0x0a4d0001, .dst = 0x0a4d0002, .frag = 0x4000,
+							     .ttl = 64, .proto = proto },
+			   hl + plen);
 		s = test_csum_fold(0, ip + 12, 8);
 	}
 	for (uint32_t i = 0; i < hl + plen; i++)

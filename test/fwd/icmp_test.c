@@ -4,9 +4,11 @@
  * quote's length at its bounds (576 and 1280 bytes, the room, the datagram's own length), the
  * cases that get no error (ICMP errors, fragments after the first, multicast and broadcast,
  * sources that name no single host, IPv4 without DF over the MTU), and the rate limit. */
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "frame.h"
 #include "testutil.h"
 #include "icmp.h"
 
@@ -29,40 +31,35 @@ static uint16_t be16(const uint8_t *p)
  * frame length. */
 static uint32_t frame4(uint32_t tot, uint8_t proto, bool df)
 {
+	struct frame_ipv4 h = { .frag = df ? 0x4000 : 0, .ttl = 63, .proto = proto };
 	uint8_t *ip = frame + 14;
+	uint32_t n = 0;
 
 	memset(frame, 0, sizeof(frame));
-	memcpy(frame, RMAC, 6);
-	memcpy(frame + 6, HMAC, 6);
-	frame[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(tot >> 8), ip[3] = (uint8_t)tot;
-	ip[6] = df ? 0x40 : 0;
-	ip[8] = 63, ip[9] = proto;
-	memcpy(ip + 12, SRC4, 4);
-	memcpy(ip + 16, DST4, 4);
+	memcpy(&h.src, SRC4, 4);
+	memcpy(&h.dst, DST4, 4);
+	h.src = ntohl(h.src);
+	h.dst = ntohl(h.dst);
+	frame_eth(frame, &n, RMAC, HMAC, 0x0800);
+	frame_ipv4(frame, &n, &h, tot - 20);
 	for (uint32_t i = 20; i < tot; i++)
 		ip[i] = (uint8_t)(i * 7 + 3);
-	ip[10] = 0, ip[11] = 0;
-	uint16_t c = (uint16_t)~test_csum_fold(0, ip, 20);
-	ip[10] = (uint8_t)(c >> 8), ip[11] = (uint8_t)c;
+	frame_set16(ip + 10, (uint16_t)~test_csum_fold(0, ip, 20));
 	memcpy(orig, frame, sizeof(frame));
 	return 14 + tot;
 }
 
 static uint32_t frame6(uint32_t tot, uint8_t nh)
 {
+	struct frame_ipv6 h = { .next = nh, .hop_limit = 63 };
 	uint8_t *ip = frame + 14;
+	uint32_t n = 0;
 
 	memset(frame, 0, sizeof(frame));
-	memcpy(frame, RMAC, 6);
-	memcpy(frame + 6, HMAC, 6);
-	frame[12] = 0x86, frame[13] = 0xdd;
-	ip[0] = 0x60;
-	ip[4] = (uint8_t)((tot - 40) >> 8), ip[5] = (uint8_t)(tot - 40);
-	ip[6] = nh, ip[7] = 63;
-	memcpy(ip + 8, SRC6, 16);
-	memcpy(ip + 24, DST6, 16);
+	memcpy(h.src, SRC6, 16);
+	memcpy(h.dst, DST6, 16);
+	frame_eth(frame, &n, RMAC, HMAC, 0x86dd);
+	frame_ipv6(frame, &n, &h, tot - 40);
 	for (uint32_t i = 40; i < tot; i++)
 		ip[i] = (uint8_t)(i * 7 + 3);
 	memcpy(orig, frame, sizeof(frame));

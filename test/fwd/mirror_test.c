@@ -28,14 +28,6 @@ static struct fwd_mirror *M;
 static struct mnl_socket *K; /* the kernel's route lookups */
 static int self;             /* this test's namespace, where netns_run runs ip(8) */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 #define sh(...) netns_run(self, __VA_ARGS__)
 #define RUN(...) NETNS_MUST(self, __VA_ARGS__)
 
@@ -272,7 +264,7 @@ static void mirror_poll(int ms)
  * machine may be loaded; a pass takes milliseconds). */
 static void await_match(const char *what)
 {
-	uint64_t end = now_ms() + 10000;
+	long long end = now_ms() + 10000;
 
 	for (;;) {
 		bool ok = true;
@@ -304,7 +296,7 @@ typedef bool (*cond_fn)(void *arg);
 
 static void await(cond_fn f, void *arg, const char *what)
 {
-	uint64_t end = now_ms() + 10000;
+	long long end = now_ms() + 10000;
 
 	while (!f(arg)) {
 		CHECK(now_ms() < end, "timed out waiting for %s", what);
@@ -580,7 +572,7 @@ static int case_resync(void)
 	char path[] = "/tmp/mirror_test_XXXXXX";
 	int fd = mkstemp(path);
 	const struct fwd_mirror_stats *st;
-	uint64_t end;
+	long long end;
 
 	if (fd < 0)
 		return 1;
@@ -648,7 +640,7 @@ static int bench(int argc, char **argv)
 	const uint32_t *lat;
 	uint32_t *s;
 	size_t n;
-	uint64_t end;
+	long long end;
 
 	for (int i = 2; i + 1 < argc; i += 2)
 		if (!strcmp(argv[i], "--changes"))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* xdp-fwd's rule checks (rules.c): targets no port serves, matches that cannot match. */
+#include "frame.h"
 #include "testutil.h"
 #include "fwd.h"
 #include "rules.h"
@@ -107,49 +108,42 @@ static void test_warnings(void)
 static uint8_t frame[256];
 static uint32_t frame_len;
 
-static void put(const void *b, uint32_t n)
-{
-	memcpy(frame + frame_len, b, n);
-	frame_len += n;
-}
-
-/* Ethernet (optionally one VLAN tag) with ethertype type. */
+/* A new frame: Ethernet 02:00:00:00:00:02 -> 02:00:00:00:00:01 (optionally one VLAN tag) with
+ * ethertype type. */
 static void eth(int vid, uint16_t type)
 {
-	const uint8_t macs[12] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+	static const uint8_t dst[6] = { 2, 0, 0, 0, 0, 1 }, src[6] = { 2, 0, 0, 0, 0, 2 };
 
 	frame_len = 0;
-	put(macs, 12);
+	frame_eth(frame, &frame_len, dst, src, vid >= 0 ? 0x8100 : type);
 	if (vid >= 0)
-		put((uint8_t[4]){ 0x81, 0x00, (uint8_t)(vid >> 8), (uint8_t)vid }, 4);
-	put((uint8_t[2]){ (uint8_t)(type >> 8), (uint8_t)type }, 2);
+		frame_vlan(frame, &frame_len, (uint16_t)vid, type);
 }
 
 /* IPv4 UDP 10.1.2.3:1000 -> 192.168.0.9:53. */
 static void udp4(int vid)
 {
 	eth(vid, 0x0800);
-	put((uint8_t[20]){ 0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 1, 2, 3, 192, 168, 0, 9 }, 20);
-	put((uint8_t[8]){ 0x03, 0xe8, 0, 53, 0, 8, 0, 0 }, 8);
+	frame_ipv4(frame, &frame_len,
+		   &(struct frame_ipv4){ .src = 0x0a010203, .dst = 0xc0a80009, .ttl = 64, .proto = 17 }, 8);
+	frame_udp(frame, &frame_len, 1000, 53, 0);
 }
 
 /* IPv6 2001:db8::5 -> fe80::9 with a hop-by-hop header (or a fragment header at offset frag,
  * frag >= 0) before UDP 1000 -> 53. */
 static void udp6_ext(int frag)
 {
-	uint8_t h[40] = { 0x60, 0, 0, 0, 0, 16, frag >= 0 ? 44 : 0, 64, 0x20, 0x01, 0x0d, 0xb8 };
+	struct frame_ipv6 h = { .src = { 0x20, 0x01, 0x0d, 0xb8, [15] = 5 }, .dst = { 0xfe, 0x80, [15] = 9 },
+				.next = frag >= 0 ? 44 : 0, .hop_limit = 64 };
 
-	h[23] = 5;
-	h[24] = 0xfe;
-	h[25] = 0x80;
-	h[39] = 9;
 	eth(-1, 0x86dd);
-	put(h, 40);
+	frame_ipv6(frame, &frame_len, &h, 16);
 	if (frag >= 0)
-		put((uint8_t[8]){ 17, 0, (uint8_t)(frag >> 8), (uint8_t)(frag & 0xf8), 0, 0, 0, 1 }, 8);
+		frame_put(frame, &frame_len,
+			  (uint8_t[8]){ 17, 0, (uint8_t)(frag >> 8), (uint8_t)(frag & 0xf8), 0, 0, 0, 1 }, 8);
 	else
-		put((uint8_t[8]){ 17, 0, 1, 4, 0, 0, 0, 0 }, 8); /* hop-by-hop: PadN */
-	put((uint8_t[8]){ 0x03, 0xe8, 0, 53, 0, 8, 0, 0 }, 8);
+		frame_put(frame, &frame_len, (uint8_t[8]){ 17, 0, 1, 4, 0, 0, 0, 0 }, 8); /* hop-by-hop: PadN */
+	frame_udp(frame, &frame_len, 1000, 53, 0);
 }
 
 static bool matches(const char *match)
@@ -193,11 +187,11 @@ static void test_frame_matches(void)
 	MATCHES("udp dport 53", false);
 	/* Not IP: no address. A tag cut short: only what comes before it. */
 	eth(-1, 0x0806);
-	put((uint8_t[28]){ 0 }, 28);
+	frame_zero(frame, &frame_len, 28);
 	MATCHES("src 0.0.0.0/0", false);
 	MATCHES("arp", true);
 	eth(-1, 0x8100);
-	put((uint8_t[2]){ 0 }, 2);
+	frame_zero(frame, &frame_len, 2);
 	MATCHES("any", true);
 	MATCHES("vlan 0", false);
 }

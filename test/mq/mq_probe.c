@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <umem/port.h>
+#include "frame.h"
 
 #define MQ_MAX_QUEUES 64
 #define MQ_ETH_P 0x88b5 /* IEEE local experimental: nothing else sends it */
@@ -131,17 +132,16 @@ static int cmd_send(char **argv)
 		for (uint32_t seq = 0; seq < (q + 1) * base;) {
 			struct umem_desc d;
 			struct tag t = { MQ_MAGIC, q, seq };
+			uint32_t n;
 			uint8_t *f;
 
 			if (umem_pool__alloc_frag(p.pool, MQ_FRAME_LEN, &d.addr, NULL))
 				die("alloc");
 			f = umem_pool__ptr(p.pool, d.addr);
 			memset(f, 0, MQ_FRAME_LEN);
-			memcpy(f, dst, 6);
-			memcpy(f + 6, src, 6);
-			f[12] = MQ_ETH_P >> 8;
-			f[13] = MQ_ETH_P & 0xff;
-			memcpy(f + 14, &t, sizeof(t));
+			n = 0;
+			frame_eth(f, &n, dst, src, MQ_ETH_P);
+			frame_put(f, &n, &t, sizeof(t));
 			d.len = MQ_FRAME_LEN;
 			d.options = 0;
 			if (umem_port__tx_burst(p.port[q], &d, 1) == 1) {

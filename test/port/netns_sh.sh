@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test/common/netns.sh works and cleans up: namespaces, veths and background jobs made through
+# The shell netns helpers (tools/common/netns.sh, which tests source through test/common/netns.sh)
+# work and clean up: namespaces, veths and background jobs made through
 # it are gone after the script that made them exits, on success and on failure.
 set -u
 . "${UMEM_SOURCE_DIR:-$(dirname "$0")/../..}/test/common/netns.sh"

@@ -491,14 +491,17 @@ static int test_mbuf(void)
 	port_send(p, frame, sizeof(frame));
 	CHECK(peer_recv(pk, got, sizeof(got), ETH_P_TEST) == (int)sizeof(frame) &&
 	      !memcmp(got, frame, sizeof(frame)), "built 9014-byte chain at the peer");
-	if (set_mtu(&w, 0, 64000))
-		printf("mbuf: this kernel refuses MTU 64000 on veth: that part skipped\n");
-	else
+	/* A kernel that refuses MTU 64000 on veth: the rest is checked, the case reports a skip. */
+	bool big = !set_mtu(&w, 0, 64000);
+
+	if (big)
 		mbuf_round(&w, p, pk, 64000);
+	else
+		printf("skip: this kernel refuses MTU 64000 on veth: the 64000-byte round did not run\n");
 	close(pk);
 	CHECK_EQ(umem_port__destroy(p), 0);
 	world_fini(&w);
-	return 0;
+	return big ? 0 : TEST_SKIP;
 }
 
 #define EXPECT_FAIL(expr, err)                                                                  \
@@ -789,10 +792,7 @@ static int test_rx_default(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(void);
-	} tests[] = {
+	static const struct test_case tests[] = {
 		{ "rx", test_rx_default }, { "tx", test_tx }, { "shared", test_shared },
 		{ "mbuf", test_mbuf }, { "threads", test_threads }, { "queues", test_queues },
 		{ "errors", test_errors }, { "oneway", test_oneway },
@@ -801,10 +801,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "rx"))
 		return test_rx(argv[2]);
-	for (size_t i = 0; argc >= 2 && i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!strcmp(argv[1], tests[i].name))
-			return tests[i].run();
-	fprintf(stderr, "usage: %s rx [2048|4096:<headroom>|u<chunk>[/<page size>]] | tx | shared | "
-		"mbuf | threads | queues | errors | oneway\n", argv[0]);
-	return 2;
+	/* rx also takes the chunk: 2048, 4096:<headroom> or u<chunk>[/<page size>]. */
+	return test_case_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

@@ -32,7 +32,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "testutil.h"
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
@@ -53,6 +52,8 @@
 
 #define ETH_P_TEST 0x88b5 /* IEEE local experimental */
 #define TIMEOUT_MS 5000   /* TCG is slow: generous, but every wait ends */
+#include "frame.h"
+#include "portutil.h"
 #define NR_IF 4
 
 static const char *const ifn[NR_IF] = { "eth0", "eth1", "eth2", "eth3" };
@@ -60,14 +61,6 @@ static const uint8_t mac[NR_IF][6] = {
 	{ 0x52, 0x54, 0, 0, 0, 0x10 }, { 0x52, 0x54, 0, 0, 0, 0x11 },
 	{ 0x52, 0x54, 0, 0, 0, 0x12 }, { 0x52, 0x54, 0, 0, 0, 0x13 },
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ll + ts.tv_nsec / 1000000;
-}
 
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void sh(const char *fmt, ...)
@@ -108,22 +101,17 @@ static void links_up(void)
 
 static void check_no_xdp(void)
 {
-	for (int i = 0; i < NR_IF; i++) {
-		uint32_t id = 0;
-
-		CHECK(!bpf_xdp_query_id((int)if_nametoindex(ifn[i]), 0, &id), "query %s", ifn[i]);
-		CHECK(id == 0, "XDP program %u left attached to %s", id, ifn[i]);
-	}
+	for (int i = 0; i < NR_IF; i++)
+		check_no_xdp_on(ifn[i]);
 }
 
 /* A test frame from interface `from` to interface `to`: sequence number, then a pattern. */
 static void make_frame(uint8_t *b, uint32_t len, int from, int to, uint32_t seq)
 {
-	memcpy(b, mac[to], 6);
-	memcpy(b + 6, mac[from], 6);
-	b[12] = ETH_P_TEST >> 8;
-	b[13] = ETH_P_TEST & 0xff;
-	memcpy(b + 14, &seq, 4);
+	uint32_t n = 0;
+
+	frame_eth(b, &n, mac[to], mac[from], ETH_P_TEST);
+	frame_put(b, &n, &seq, 4);
 	for (uint32_t i = 18; i < len; i++)
 		b[i] = (uint8_t)(seq * 131u + i * 7u);
 }
@@ -187,43 +175,14 @@ static void packet_send(int fd, int from, int to, uint32_t seq)
 	}
 }
 
-/* Next test frame received (not sent) on the socket; its length, -1 on timeout. */
-static int packet_recv(int fd, uint8_t *b, size_t cap, int timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-
-	do {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		struct sockaddr_ll from;
-		socklen_t fl = sizeof(from);
-		ssize_t n;
-
-		if (poll(&pfd, 1, 20) <= 0)
-			continue;
-		n = recvfrom(fd, b, cap, MSG_TRUNC, (struct sockaddr *)&from, &fl);
-		if (n >= 18 && from.sll_pkttype != PACKET_OUTGOING)
-			return (int)n;
-	} while (now_ms() < end);
-	return -1;
-}
 
 /* ---- ports ---- */
 
-static struct umem_area *make_area(uint32_t pages, uint32_t chunk)
-{
-	UMEM_OPTS(umem_area_opts, ao, .chunk_size = chunk);
-	struct umem_area *a = umem_area__create(pages, &ao);
-
-	CHECK(a, "area: %s", strerror(errno));
-	return a;
-}
-
+/* No XDP program left on the NICs, and frame accounting. */
 static void world_fini(struct umem_area *area, struct umem_pool *pool)
 {
 	check_no_xdp();
-	CHECK_EQ(umem_pool__destroy(pool), 0);
-	CHECK_EQ(umem_area__free_pages(area), umem_area__nr_pages(area));
-	CHECK_EQ(umem_area__destroy(area), 0);
+	area_fini(area, pool);
 }
 
 /* --copy: the same cases with the ports in copy mode (native XDP still), for a guest whose
@@ -243,32 +202,6 @@ static struct umem_port *zc_port(struct umem_area *a, struct umem_pool *pool, in
 	CHECK_EQ(umem_port__mode(p), copy_mode ? UMEM_PORT_MODE_COPY : UMEM_PORT_MODE_ZEROCOPY);
 	CHECK_EQ(umem_port__xdp_mode(p), UMEM_PORT_XDP_NATIVE);
 	return p;
-}
-
-static struct umem_port_stats stats(const struct umem_port *p)
-{
-	struct umem_port_stats st = { .sz = sizeof(st) };
-
-	CHECK(!umem_port__stats(p, &st), "stats of %s", umem_port__ifname(p));
-	return st;
-}
-
-/* Queues every descriptor (retrying while the TX ring is full, servicing in between). */
-static void tx_all(struct umem_port *p, const struct umem_desc *d, uint32_t n)
-{
-	long long end = now_ms() + TIMEOUT_MS;
-
-	for (uint32_t done = 0; done < n;) {
-		int k = umem_port__tx_burst(p, d + done, n - done);
-
-		CHECK(k >= 0, "tx_burst on %s: %d", umem_port__ifname(p), k);
-		done += (uint32_t)k;
-		if (done < n) {
-			CHECK(now_ms() < end, "TX ring of %s never drained", umem_port__ifname(p));
-			umem_port__service(p);
-			poll(NULL, 0, 1);
-		}
-	}
 }
 
 /* Receives exactly n descriptors on p (services tx so its completions flow meanwhile). */
@@ -292,18 +225,6 @@ static void rx_exactly(struct umem_port *p, struct umem_port *tx, struct umem_de
 	}
 }
 
-static void wait_tx_done(struct umem_port *p)
-{
-	long long end = now_ms() + TIMEOUT_MS;
-
-	while (stats(p).tx_inflight) {
-		CHECK(now_ms() < end, "%s: %llu TX buffers never completed", umem_port__ifname(p),
-		      (unsigned long long)stats(p).tx_inflight);
-		umem_port__service(p);
-		poll(NULL, 0, 1);
-	}
-}
-
 static int test_ports(const char *chunk_arg, bool nowake)
 {
 	enum { BURST = 64, ROUNDS = 10, N = BURST * ROUNDS, BIG = 400 };
@@ -317,7 +238,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 		chunk = (uint32_t)atoi(chunk_arg);
 	links_up();
 	/* Two fill rings of 1024 take 2048 buffers (one per page with 3000- or 4096-byte chunks). */
-	struct umem_area *a = make_area(4096, chunk);
+	struct umem_area *a = make_area(4096, chunk, 0);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	/* RX ring above the largest burst: a receiver that lags under TCG never overflows it. */
@@ -332,7 +253,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 	/* eth0 -> eth1, burst by burst; then each burst goes back from its RX buffers. */
 	for (int r = 0; r < ROUNDS; r++) {
 		make_descs(pool, d, BURST, 0, 1, seq);
-		tx_all(p0, d, BURST);
+		port_tx_all(p0, d, BURST);
 		rx_exactly(p1, p0, d, BURST);
 		for (uint32_t i = 0; i < BURST; i++) {
 			uint8_t *b = umem_pool__ptr(pool, d[i].addr);
@@ -344,7 +265,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 			memcpy(b, mac[0], 6);
 			memcpy(b + 6, mac[1], 6);
 		}
-		tx_all(p1, d, BURST);
+		port_tx_all(p1, d, BURST);
 		rx_exactly(p0, p1, d, BURST);
 		for (uint32_t i = 0; i < BURST; i++) {
 			check_frame(umem_pool__ptr(pool, d[i].addr), d[i].len, 1, 0, seq + i);
@@ -369,7 +290,7 @@ static int test_ports(const char *chunk_arg, bool nowake)
 			CHECK(k >= 0, "rx_burst: %d", k);
 			got += (uint32_t)k;
 			CHECK(now_ms() < end, "big burst: %u sent, %u received of %u (RX ring full %llu)",
-			      sent, got, BIG, (unsigned long long)stats(p1).rx_ring_full);
+			      sent, got, BIG, (unsigned long long)port_stats(p1).rx_ring_full);
 		}
 		for (uint32_t i = 0; i < BIG; i++) {
 			check_frame(umem_pool__ptr(pool, r[i].addr), r[i].len, 0, 1, seq + i);
@@ -377,10 +298,10 @@ static int test_ports(const char *chunk_arg, bool nowake)
 		}
 		seq += BIG;
 	}
-	wait_tx_done(p0);
-	wait_tx_done(p1);
+	port_wait_tx_done(p0);
+	port_wait_tx_done(p1);
 
-	struct umem_port_stats s0 = stats(p0), s1 = stats(p1);
+	struct umem_port_stats s0 = port_stats(p0), s1 = port_stats(p1);
 	printf("ports: %s tx %llu (kicks %llu, ring full %llu) rx %llu; %s tx %llu (kicks %llu) rx %llu "
 	       "(fill added %llu, rx kicks %llu)\n", ifn[0],
 	       (unsigned long long)s0.tx_packets, (unsigned long long)s0.tx_kicks,
@@ -420,7 +341,7 @@ static int test_teardown(void)
 	static uint8_t b[2048];
 
 	links_up();
-	struct umem_area *a = make_area(2048, 2048);
+	struct umem_area *a = make_area(2048, 2048, 0);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .zerocopy = UMEM_PORT_ZC_REQUIRE);
@@ -428,8 +349,8 @@ static int test_teardown(void)
 
 	/* 200 frames left unread on eth1's RX ring... */
 	make_descs(pool, d, UNREAD, 0, 1, 0);
-	tx_all(p0, d, UNREAD);
-	wait_tx_done(p0);
+	port_tx_all(p0, d, UNREAD);
+	port_wait_tx_done(p0);
 	{
 		long long end = now_ms() + TIMEOUT_MS;
 		struct pollfd pfd = { .fd = umem_port__fd(p1), .events = POLLIN };
@@ -443,7 +364,7 @@ static int test_teardown(void)
 	/* ... and the driver holding the fill ring's buffers on its RX queue. Destroy the UMEM
 	 * owner first, then the port with everything in flight. */
 	printf("teardown: %llu TX in flight on %s, RX ring unread\n",
-	       (unsigned long long)stats(p1).tx_inflight, ifn[1]);
+	       (unsigned long long)port_stats(p1).tx_inflight, ifn[1]);
 	CHECK_EQ(umem_port__destroy(p0), 0);
 	CHECK_EQ(umem_port__destroy(p1), 0);
 	world_fini(a, pool);
@@ -455,7 +376,7 @@ static int test_teardown(void)
 
 	for (long long end = now_ms() + TIMEOUT_MS; n <= 0 && now_ms() < end;) {
 		packet_send(tx, 0, 1, 7);
-		n = packet_recv(fd, b, sizeof(b), 200);
+		n = packet_recv(fd, b, sizeof(b), ETH_P_TEST, 200);
 	}
 	CHECK(n > 0, "%s receives nothing after the zero-copy socket is gone", ifn[1]);
 	check_frame(b, (uint32_t)n, 0, 1, 7);
@@ -477,7 +398,7 @@ static int test_starve(void)
 	uint32_t sent = 0, nheld = 0, got = 0;
 
 	links_up();
-	struct umem_area *a = make_area(1024, 2048), *b = make_area(160, 2048); /* b: 320 buffers */
+	struct umem_area *a = make_area(1024, 2048, 0), *b = make_area(160, 2048, 0); /* b: 320 buffers */
 	struct umem_pool *pa = umem_pool__create(a, NULL), *pb = umem_pool__create(b, NULL);
 	CHECK(pa && pb, "pools: %s", strerror(errno));
 	/* The RX ring holds more than b's buffers: frames are lost only for want of buffers. */
@@ -499,10 +420,10 @@ static int test_starve(void)
 		nheld += (uint32_t)k;
 		poll(NULL, 0, 1);
 	}
-	struct umem_port_stats st = stats(p1);
+	struct umem_port_stats st = port_stats(p1);
 	printf("starve: %u queued, %u received and held, fill added %llu, refills short %llu, "
 	       "%llu TX waiting\n", sent, nheld, (unsigned long long)st.fill_added,
-	       (unsigned long long)st.fill_alloc_fail, (unsigned long long)stats(p0).tx_inflight);
+	       (unsigned long long)st.fill_alloc_fail, (unsigned long long)port_stats(p0).tx_inflight);
 	CHECK(nheld < S, "every frame arrived: the pool never ran dry");
 	CHECK(st.fill_alloc_fail > 0, "the pool never ran dry");
 	/* Frames may have been lost (RX ring full) and, under the hub's back-pressure, come out of
@@ -526,7 +447,7 @@ static int test_starve(void)
 		uint32_t base = S + r * 16, fresh = 0;
 
 		make_descs(pa, d, 16, 0, 1, base);
-		tx_all(p0, d, 16);
+		port_tx_all(p0, d, 16);
 		for (long long end = now_ms() + TIMEOUT_MS; fresh < 16;) {
 			int k = umem_port__rx_burst(p1, d, 16);
 
@@ -547,21 +468,19 @@ static int test_starve(void)
 			}
 			CHECK(now_ms() < end, "after the buffers came back: %u of frames %u..%u arrived "
 			      "(rx kicks %llu, RX ring full %llu)", fresh, base, base + 15,
-			      (unsigned long long)stats(p1).rx_kicks,
-			      (unsigned long long)stats(p1).rx_ring_full);
+			      (unsigned long long)port_stats(p1).rx_kicks,
+			      (unsigned long long)port_stats(p1).rx_ring_full);
 			if (!k)
 				poll(NULL, 0, 1);
 		}
 	}
 	printf("starve: all 64 new frames (and %u late ones) arrived once the buffers came back "
 	       "(rx kicks %llu)\n", got - 64,
-	       (unsigned long long)stats(p1).rx_kicks);
-	wait_tx_done(p0);
+	       (unsigned long long)port_stats(p1).rx_kicks);
+	port_wait_tx_done(p0);
 	CHECK_EQ(umem_port__destroy(p1), 0);
 	CHECK_EQ(umem_port__destroy(p0), 0);
-	CHECK_EQ(umem_pool__destroy(pb), 0);
-	CHECK_EQ(umem_area__free_pages(b), umem_area__nr_pages(b));
-	CHECK_EQ(umem_area__destroy(b), 0);
+	area_fini(b, pb);
 	world_fini(a, pa);
 	printf("starve: ok\n");
 	return 0;
@@ -593,7 +512,7 @@ static int capture(enum umem_print_level level, const char *fmt, va_list args)
 static int test_mbuf(void)
 {
 	links_up();
-	struct umem_area *a = make_area(2048, 4096);
+	struct umem_area *a = make_area(2048, 4096, 0);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256, .flags = UMEM_PORT_F_MULTI_BUFFER,
@@ -622,7 +541,7 @@ static int test_mbuf(void)
 	world_fini(a, pool);
 
 	/* AUTO: the kernel falls back to copy mode for multi-buffer, and the port reports it. */
-	a = make_area(2048, 4096);
+	a = make_area(2048, 4096, 0);
 	pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	po.flags = UMEM_PORT_F_MULTI_BUFFER;
@@ -649,22 +568,16 @@ static int test_mbuf(void)
 /* An IPv4/UDP frame eth0 -> eth1 to dport; the sequence number in the payload. */
 static uint32_t make_udp(uint8_t *b, uint16_t dport, uint32_t seq)
 {
-	static const uint8_t iph[20] = { 0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0,
-					 10, 99, 0, 1, 10, 99, 0, 2 };
-	uint16_t sport = htons(4000), dp = htons(dport), ulen = htons(26);
+	uint32_t n = 0;
 
-	memcpy(b, mac[1], 6);
-	memcpy(b + 6, mac[0], 6);
-	b[12] = 0x08;
-	b[13] = 0x00;
-	memcpy(b + 14, iph, 20);
-	memcpy(b + 34, &sport, 2);
-	memcpy(b + 36, &dp, 2);
-	memcpy(b + 38, &ulen, 2);
-	memset(b + 40, 0, 2);
-	memset(b + 42, 0, 18);
-	memcpy(b + 42, &seq, 4);
-	return 60;
+	frame_eth(b, &n, mac[1], mac[0], 0x0800);
+	frame_ipv4(b, &n, &(struct frame_ipv4){ .src = 0x0a630001, .dst = 0x0a630002, .frag = 0x4000,
+						.ttl = 64, .proto = 17 },
+		   8 + 18);
+	frame_udp(b, &n, 4000, dport, 18);
+	frame_put(b, &n, &seq, 4);
+	frame_zero(b, &n, 14);
+	return n;
 }
 
 static int test_steer(void)
@@ -676,7 +589,7 @@ static int test_steer(void)
 	uint32_t seen = 0;
 
 	links_up();
-	struct umem_area *a = make_area(2048, 2048);
+	struct umem_area *a = make_area(2048, 2048, 0);
 	struct umem_pool *pool = umem_pool__create(a, NULL);
 	CHECK(pool, "pool: %s", strerror(errno));
 	/* The queue's socket takes what no rule claims (the default action would pass it). */
@@ -701,8 +614,8 @@ static int test_steer(void)
 		d[i].len = make_udp(umem_pool__ptr(pool, d[i].addr), i % 2 ? 7777 : 9999, i);
 		d[i].options = 0;
 	}
-	tx_all(p0, d, N);
-	wait_tx_done(p0);
+	port_tx_all(p0, d, N);
+	port_wait_tx_done(p0);
 	rx_exactly(p1, NULL, d, N / 2);
 	for (uint32_t i = 0; i < N / 2; i++) {
 		uint32_t seq;
@@ -798,7 +711,7 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 		packet_send(sfd, from, to, seq0 + i);
 		/* A window of 32 in flight: the guest's socket buffers never overflow. */
 		while (got + 32 <= i) {
-			int len = packet_recv(rfd, b, sizeof(b), TIMEOUT_MS);
+			int len = packet_recv(rfd, b, sizeof(b), ETH_P_TEST, TIMEOUT_MS);
 
 			CHECK(len > 0, "%s -> %s: %u of %u frames arrived", ifn[from], ifn[to], got, n);
 			check_frame(b, (uint32_t)len, from, to, seq0 + got);
@@ -806,14 +719,15 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 		}
 	}
 	while (got < n) {
-		int len = packet_recv(rfd, b, sizeof(b), TIMEOUT_MS);
+		int len = packet_recv(rfd, b, sizeof(b), ETH_P_TEST, TIMEOUT_MS);
 
 		CHECK(len > 0, "%s -> %s: %u of %u frames arrived", ifn[from], ifn[to], got, n);
 		check_frame(b, (uint32_t)len, from, to, seq0 + got);
 		got++;
 	}
 	/* Nothing extra (no duplicates): the sink stays quiet. */
-	CHECK(packet_recv(rfd, b, sizeof(b), 200) < 0, "%s got more than %u frames", ifn[to], n);
+	CHECK(packet_recv(rfd, b, sizeof(b), ETH_P_TEST, 200) < 0, "%s got more than %u frames", ifn[to],
+	      n);
 	printf("fwd: %s -> %s: %u of %u frames arrived, in order and unchanged\n", ifn[from], ifn[to],
 	       got, n);
 }

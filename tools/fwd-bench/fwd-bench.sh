@@ -211,8 +211,8 @@ alive() { [ -n "$1" ] && sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '
 
 # Background jobs in their own process groups, stopped by PID (netns_bg, netns_stop), and
 # wait_for: the helpers the netns tests use.
-# shellcheck source=../../test/common/netns.sh
-. "$SRC/test/common/netns.sh"
+# shellcheck source=../common/netns.sh
+. "$SRC/tools/common/netns.sh"
 
 cleanup() {
 	local rc=$?

@@ -23,6 +23,7 @@
 #include <umem/umem.h>
 
 #include "cli.h"
+#include "frame.h"
 
 enum { OPT_SIZE, OPT_BATCH, OPT_MS, OPT_RUNS, OPT_CHUNK, NR_OPTS };
 static uint32_t optv[NR_OPTS] = { [OPT_SIZE] = 64, [OPT_BATCH] = 64, [OPT_MS] = 1000, [OPT_RUNS] = 5,
@@ -180,10 +181,10 @@ int main(int argc, char **argv)
 	struct umem_port *b = port_in(&ns, ns.local, &local, "pb-l1", UMEM_PORT_PROG_NONE);
 
 	/* Broadcast destination: no MAC filter anywhere drops it; EtherType 0x88b5 (local). */
-	memset(tmpl, 0xff, 6);
-	memcpy(tmpl + 6, "\x02\x00\x00\x70\x62\x01", 6);
-	tmpl[12] = 0x88, tmpl[13] = 0xb5;
-	for (uint32_t i = 14; i < sizeof(tmpl); i++)
+	uint32_t n = 0;
+	frame_eth(tmpl, &n, (const uint8_t[6]){ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  (const uint8_t[6]){ 0x02, 0x00, 0x00, 0x70, 0x62, 0x01 }, 0x88b5);
+	for (uint32_t i = n; i < sizeof(tmpl); i++)
 		tmpl[i] = (uint8_t)i;
 
 	printf("port-bench: %u-byte frames, batch %u, chunk %u, %u x %u ms per phase, %s mode\n",

@@ -14,14 +14,23 @@
 #include <umem/steer.h>
 
 #include "cli.h"
+#include "frame.h"
 
 #define ROUNDS 7
 
-static uint8_t frame[64] = {
-	0x02, 0, 0, 0, 0, 0xa, 0x02, 0, 0, 0, 0, 0xb, 0x08, 0x00,          /* ethernet, IPv4 */
-	0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, /* IPv4, UDP */
-	0x13, 0x88, 0x13, 0x89, 0, 30, 0, 0,                                /* 5000 → 5001 */
-};
+/* The frame every round runs: 64 bytes of IPv4/UDP 10.0.0.1:5000 -> 10.0.0.2:5001. */
+static uint8_t frame[64];
+
+static void build_frame(void)
+{
+	static const uint8_t dst[6] = { 0x02, 0, 0, 0, 0, 0xa }, src[6] = { 0x02, 0, 0, 0, 0, 0xb };
+	uint32_t n = 0;
+
+	frame_eth(frame, &n, dst, src, 0x0800);
+	frame_ipv4(frame, &n, &(struct frame_ipv4){ .src = 0x0a000001, .dst = 0x0a000002, .ttl = 64, .proto = 17 },
+		   sizeof(frame) - n - 20);
+	frame_udp(frame, &n, 5000, 5001, sizeof(frame) - n - 8);
+}
 
 static int cmp(const void *a, const void *b)
 {
@@ -190,6 +199,7 @@ int main(int argc, char **argv)
 		umem_steer__detach(s);
 		return e ? 1 : 0;
 	}
+	build_frame();
 	base = median_ns(base_fd, cfg.repeat);
 	printf("%-32s %8s %10s   (median of %d rounds x %u frames, 64-byte IPv4/UDP)\n", "case", "ns/frame",
 	       "over base", ROUNDS, cfg.repeat);

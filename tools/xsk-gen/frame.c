@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* xsk-gen frames: build and check Ethernet/IPv4/UDP frames carrying the generator header. */
+/* xsk-gen frames: build (with the shared builder, frame.h) and check Ethernet/IPv4/UDP frames
+ * carrying the generator header. */
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "frame.h"
 #include "gen.h"
 
 uint32_t gen_csum_add(uint32_t sum, const void *data, size_t len)
@@ -27,18 +29,6 @@ uint16_t gen_csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
 static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -60,41 +50,29 @@ void gen_frame_build(uint8_t *buf, uint32_t len, const struct gen_flow *flow, ui
 		     uint64_t seq)
 {
 	uint8_t *ip = buf + GEN_ETH_LEN, *udp = ip + GEN_IP_LEN, *pl = udp + GEN_UDP_LEN;
-	uint32_t pl_len = len - GEN_L2_TO_PAYLOAD, sum;
-	uint16_t udp_csum;
+	uint32_t pl_len = len - GEN_L2_TO_PAYLOAD, sum, n = 0;
+	uint16_t udp_csum, sport = flow->src_port;
 
-	memcpy(buf, flow->dst_mac, 6);
-	memcpy(buf + 6, flow->src_mac, 6);
-	put16(buf + 12, 0x0800);
+	if (flow->nr_flows > 1)
+		sport = (uint16_t)(flow->src_port + seq / (flow->flow_frames ? flow->flow_frames : 1) %
+						   flow->nr_flows);
+	frame_eth(buf, &n, flow->dst_mac, flow->src_mac, 0x0800);
+	frame_ipv4(buf, &n, &(struct frame_ipv4){ .src = ntohl(flow->src_ip), .dst = ntohl(flow->dst_ip),
+						  .id = (uint16_t)seq, .frag = 0x4000 /* don't fragment */,
+						  .ttl = 64, .proto = 17 },
+		   GEN_UDP_LEN + pl_len);
+	frame_set16(ip + 10, gen_csum_fold(gen_csum_add(0, ip, GEN_IP_LEN)));
+	frame_udp(buf, &n, sport, flow->dst_port, pl_len);
 
-	ip[0] = 0x45; /* IPv4, 20-byte header */
-	ip[1] = 0;
-	put16(ip + 2, (uint16_t)(len - GEN_ETH_LEN));
-	put16(ip + 4, (uint16_t)seq); /* identification */
-	put16(ip + 6, 0x4000);        /* don't fragment */
-	ip[8] = 64;
-	ip[9] = 17; /* UDP */
-	put16(ip + 10, 0);
-	memcpy(ip + 12, &flow->src_ip, 4);
-	memcpy(ip + 16, &flow->dst_ip, 4);
-	put16(ip + 10, gen_csum_fold(gen_csum_add(0, ip, GEN_IP_LEN)));
-
-	put16(udp, flow->nr_flows > 1 ? (uint16_t)(flow->src_port + seq / (flow->flow_frames ? flow->flow_frames : 1) %
-							     flow->nr_flows) :
-				       flow->src_port);
-	put16(udp + 2, flow->dst_port);
-	put16(udp + 4, (uint16_t)(pl_len + GEN_UDP_LEN));
-	put16(udp + 6, 0);
-
-	put16(pl, GEN_MAGIC);
-	put16(pl + 2, 0);
-	put32(pl + 4, stream);
-	put32(pl + 8, (uint32_t)(seq >> 32));
-	put32(pl + 12, (uint32_t)seq);
+	frame_put16(buf, &n, GEN_MAGIC);
+	frame_put16(buf, &n, 0);
+	frame_put32(buf, &n, stream);
+	frame_put32(buf, &n, (uint32_t)(seq >> 32));
+	frame_put32(buf, &n, (uint32_t)seq);
 	for (uint32_t i = GEN_HDR_LEN; i < pl_len; i++)
 		pl[i] = fill_byte(stream, seq, i);
 	sum = gen_csum_add(0, pl, pl_len);
-	put16(pl + 2, gen_csum_fold(sum));
+	frame_set16(pl + 2, gen_csum_fold(sum));
 
 	/* UDP checksum: pseudo header, UDP header, payload (whose sum now includes its csum). */
 	sum = gen_csum_add(0, ip + 12, 8);
@@ -102,7 +80,7 @@ void gen_frame_build(uint8_t *buf, uint32_t len, const struct gen_flow *flow, ui
 	sum += 17u + pl_len + GEN_UDP_LEN;
 	sum = gen_csum_add(sum, pl, pl_len);
 	udp_csum = gen_csum_fold(sum);
-	put16(udp + 6, udp_csum ? udp_csum : 0xffff); /* 0 means "no checksum" in UDP over IPv4 */
+	frame_set16(udp + 6, udp_csum ? udp_csum : 0xffff); /* 0 means "no checksum" in UDP over IPv4 */
 }
 
 enum gen_parse gen_frame_parse(const uint8_t *buf, uint32_t len, uint16_t dst_port,

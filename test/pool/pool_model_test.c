@@ -4,7 +4,7 @@
  * alloc, extra references, put, bulk put and cross-thread put. Every live allocation is tagged
  * and shadow-mapped: no two live allocations may overlap, none may be overwritten before its last
  * put, and every page must come back at the end. The stats must show that every path ran.
- *   test_pool_model [--debug] [--seed N] [--ops N]
+ *   pool_model [--debug] [--seed N] [--ops N]
  */
 #include <pthread.h>
 #include "model.h"

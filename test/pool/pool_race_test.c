@@ -97,7 +97,7 @@ static void *producer(void *arg)
 static void on_alarm(int sig)
 {
 	(void)sig;
-	static const char msg[] = "test_pool_race: destroy did not return (waits unbounded for an "
+	static const char msg[] = "pool_race: destroy did not return (waits unbounded for an "
 				  "unpublished slot)\n";
 	ssize_t w = write(2, msg, sizeof(msg) - 1);
 	(void)w;

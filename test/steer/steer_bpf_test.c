@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <umem/steer.h>
+#include "frame.h"
 #include "testutil.h"
 
 #ifndef AF_XDP
@@ -31,11 +32,11 @@ static struct umem_steer *S;
 static int ifindex_q; /* veth with 4 rx queues */
 static int sockets[8];
 
-/* ---- frame builder ---- */
+/* ---- frames: the shared builder (frame.h) with this test's addresses ---- */
 
 struct frame {
 	uint8_t b[9100];
-	size_t len;
+	uint32_t len;
 };
 
 static const uint8_t MAC_A[6] = { 0x02, 0, 0, 0, 0, 0xa };
@@ -43,77 +44,47 @@ static const uint8_t MAC_B[6] = { 0x02, 0, 0, 0, 0, 0xb };
 
 static void put(struct frame *f, const void *p, size_t n)
 {
-	memcpy(f->b + f->len, p, n);
-	f->len += n;
+	frame_put(f->b, &f->len, p, (uint32_t)n);
 }
 
-static void put16(struct frame *f, uint16_t v)
-{
-	v = htons(v);
-	put(f, &v, 2);
-}
-
+/* A new frame: Ethernet to dmac from the other of MAC_A and MAC_B. */
 static void f_eth(struct frame *f, const uint8_t *dmac, uint16_t type)
 {
 	f->len = 0;
-	put(f, dmac, 6);
-	put(f, dmac == MAC_A ? MAC_B : MAC_A, 6);
-	put16(f, type);
+	frame_eth(f->b, &f->len, dmac, dmac == MAC_A ? MAC_B : MAC_A, type);
 }
 
 /* A tag: the previous type field must say 0x8100/0x88a8; next is what follows the tag. */
 static void f_vlan(struct frame *f, uint16_t vid, uint16_t next)
 {
-	put16(f, vid);
-	put16(f, next);
+	frame_vlan(f->b, &f->len, vid, next);
 }
 
 static void f_ipv4(struct frame *f, uint8_t proto, uint32_t src, uint32_t dst, uint16_t frag, size_t payload)
 {
-	uint8_t h[20] = { 0x45, 0 };
-
-	h[2] = (20 + payload) >> 8;
-	h[3] = (20 + payload) & 0xff;
-	h[6] = frag >> 8;
-	h[7] = frag & 0xff;
-	h[8] = 64;
-	h[9] = proto;
-	src = htonl(src);
-	dst = htonl(dst);
-	memcpy(h + 12, &src, 4);
-	memcpy(h + 16, &dst, 4);
-	put(f, h, sizeof(h));
+	frame_ipv4(f->b, &f->len,
+		   &(struct frame_ipv4){ .src = src, .dst = dst, .frag = frag, .ttl = 64, .proto = proto },
+		   (uint32_t)payload);
 }
 
+/* 2000::src -> 2000::dst. */
 static void f_ipv6(struct frame *f, uint8_t nh, uint32_t src, uint32_t dst, size_t payload)
 {
-	uint8_t h[40] = { 0x60 };
+	struct frame_ipv6 h = { .src = { 0x20 }, .dst = { 0x20 }, .next = nh, .hop_limit = 64 };
 
-	h[4] = payload >> 8;
-	h[5] = payload & 0xff;
-	h[6] = nh;
-	h[7] = 64;
-	src = htonl(src);
-	dst = htonl(dst);
-	h[8] = 0x20;
-	h[24] = 0x20;
-	memcpy(h + 20, &src, 4);
-	memcpy(h + 36, &dst, 4);
-	put(f, h, sizeof(h));
+	frame_set32(h.src + 12, src);
+	frame_set32(h.dst + 12, dst);
+	frame_ipv6(f->b, &f->len, &h, (uint32_t)payload);
 }
 
 static void f_ports(struct frame *f, uint16_t sport, uint16_t dport, size_t hdrlen)
 {
-	uint8_t h[20] = {};
-
-	h[0] = sport >> 8, h[1] = sport & 0xff, h[2] = dport >> 8, h[3] = dport & 0xff;
-	put(f, h, hdrlen);
+	frame_ports(f->b, &f->len, sport, dport, (uint32_t)hdrlen);
 }
 
 static void f_pad(struct frame *f, size_t n)
 {
-	memset(f->b + f->len, 0, n);
-	f->len += n;
+	frame_zero(f->b, &f->len, (uint32_t)n);
 }
 
 /* IPv4 UDP frame with n payload bytes after the UDP header. */
@@ -1158,7 +1129,7 @@ static void test_flows(void)
 		CHECK(umem_steer_flows__add(F, &k, &tagged) == 0, "add tagged");
 		CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
 		CHECK_EQ(o.retval, XDP_PASS);
-		CHECK(o.data_size_out == f.len && !memcmp(out, f.b, f.len), "passed frame: %u bytes out of %zu",
+		CHECK(o.data_size_out == f.len && !memcmp(out, f.b, f.len), "passed frame: %u bytes out of %u",
 		      o.data_size_out, f.len);
 		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
 		CHECK(fl.tag == 7 && fl.gated == 1 && fl.unmarked == 0 && !fl.open, "tagged: tag %u gated %llu unmarked %llu",
@@ -1571,7 +1542,7 @@ static void test_matcher(void)
 				prog = T.rule == id;
 				took += prog;
 				if (prog != c_says) {
-					fprintf(stderr, "rule '%s', frame %u (%zu bytes), queue %u: the program %s, "
+					fprintf(stderr, "rule '%s', frame %u (%u bytes), queue %u: the program %s, "
 						"umem_steer__match_frame says %s\n", rules[r], i, c[i].len, q,
 						prog ? "takes it" : "does not", c_says ? "match" : "no match");
 					wrong++;

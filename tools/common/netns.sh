@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Private network namespaces for shell scripts: the netns tests (label netns, through
+# test/common/netns.sh) and the tools that build topologies (soak.sh, fwd-bench.sh). Source it,
+# then call netns_init <tag>. It lives with the tools: tests may use tools, tools never use tests.
+#
+#   netns_init TAG               skip (exit 77) unless root with `ip netns`; installs the cleanup
+#                                trap (EXIT, INT, TERM, HUP): every namespace and background job
+#                                this script created goes, whatever path the script exits by;
+#                                first sweeps what killed runs left (netns_sweep)
+#   netns_sweep                  removes the namespaces of runs whose script is dead: those
+#                                named ns-TAG-PID-N and the topologies netns_topo registered
+#                                (killed with the processes still in them); a live PID's and
+#                                names of other patterns stay
+#   netns_add VAR                new namespace ns-TAG-PID-N; its name is stored in VAR
+#   netns_veth NS1 IF1 NS2 IF2   veth pair with one end in each namespace, both up
+#   netns_bg VAR NS CMD...       CMD in NS in the background, in its own process group; its PID
+#                                in VAR; killed (by PID) at cleanup
+#   netns_stop PID               stops one background job (its process group) and reaps it
+#   wait_for TIMEOUT_S CMD...    runs CMD every 50 ms until it succeeds; 1 after TIMEOUT_S
+#   netns_topo TOPO PREFIX       tools/topo.sh's topology named PREFIX also goes at cleanup
+#   netns_workdir VAR            a scratch folder (removed at cleanup); its path in VAR
+#   cpu_ticks STATFILE           utime + stime (clock ticks) of /proc/PID[/task/TID]/stat; 0
+#                                when it cannot be read (no such process)
+#   ping_median_us FILE          median RTT in µs (one decimal) of ping's per-echo lines in FILE;
+#                                nothing when it has none
+#
+# Interface names are per namespace, so short fixed names inside generated namespaces are safe.
+
+NETNS_TAG=""
+NETNS_LIST=()
+NETNS_JOBS=()
+NETNS_SEQ=0
+NETNS_TOPO=()   # topo.sh path and prefix, when a script built that topology
+NETNS_WORK=""
+# Topology prefixes by owner: a file per script PID ("PID STARTTIME" names it, so a reused PID
+# is not its owner), one prefix a line. A script killed outright (ctest's timeout sends SIGKILL)
+# runs no trap; the next netns_init removes what it left. /run goes with the namespaces at boot.
+NETNS_REG=${UMEM_NETNS_REG:-/run/umem-test-netns}
+
+# pid_start PID: the start time of PID (clock ticks since boot); nothing when it is gone.
+pid_start() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $20}'
+}
+
+# netns_gone NS: stops the processes left in NS (leftovers of a dead run: a forwarder in its own
+# process group outlives the script), then deletes it.
+netns_gone() {
+	local p
+	for p in $(ip netns pids "$1" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	ip netns delete "$1" 2>/dev/null
+}
+
+netns_sweep() {
+	local ns pid f prefix
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+		[[ "$ns" =~ ^ns-[A-Za-z0-9_]+-([0-9]+)-[0-9]+$ ]] || continue
+		pid=${BASH_REMATCH[1]}
+		[ "$pid" != $$ ] && [ ! -e "/proc/$pid" ] && netns_gone "$ns"
+	done
+	for f in "$NETNS_REG"/*; do
+		[ -f "$f" ] || continue
+		[[ "${f##*/}" =~ ^([0-9]+)-([0-9]+)$ ]] || continue
+		[ "$(pid_start "${BASH_REMATCH[1]}")" = "${BASH_REMATCH[2]}" ] && continue
+		while read -r prefix; do
+			for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+				[[ "$ns" =~ ^"$prefix"-(mid|h[0-9]+)$ ]] && netns_gone "$ns"
+			done
+		done <"$f"
+		rm -f "$f"
+	done
+}
+
+netns_cleanup() {
+	local pid ns
+	for pid in "${NETNS_JOBS[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null
+	done
+	for pid in "${NETNS_JOBS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	NETNS_JOBS=()
+	for ns in "${NETNS_LIST[@]}"; do
+		ip netns delete "$ns" 2>/dev/null
+	done
+	NETNS_LIST=()
+	if [ ${#NETNS_TOPO[@]} -eq 2 ]; then
+		"${NETNS_TOPO[0]}" down --prefix "${NETNS_TOPO[1]}" 2>/dev/null
+		NETNS_TOPO=()
+		rm -f "$NETNS_REG/$$-$(pid_start $$)"
+	fi
+	[ -n "$NETNS_WORK" ] && rm -rf "$NETNS_WORK"
+	NETNS_WORK=""
+}
+
+netns_topo() {
+	NETNS_TOPO=("${1:?netns_topo needs topo.sh}" "${2:?netns_topo needs a prefix}")
+	mkdir -p "$NETNS_REG" && echo "$2" >>"$NETNS_REG/$$-$(pid_start $$)"
+}
+
+netns_workdir() {
+	NETNS_WORK=$(mktemp -d "/tmp/${NETNS_TAG:-netns}-$$.XXXXXX")
+	printf -v "$1" '%s' "$NETNS_WORK"
+}
+
+netns_init() {
+	NETNS_TAG=${1:?netns_init needs a tag}
+	if [ "$(id -u)" != 0 ]; then
+		echo "skip: needs root" >&2
+		exit 77
+	fi
+	if ! ip netns list >/dev/null 2>&1; then
+		echo "skip: ip netns unavailable" >&2
+		exit 77
+	fi
+	trap 'rc=$?; set +e; netns_cleanup; exit $rc' EXIT
+	trap 'exit 130' INT TERM HUP
+	netns_sweep
+}
+
+netns_add() {
+	local __var=$1 name
+	NETNS_SEQ=$((NETNS_SEQ + 1))
+	name="ns-$NETNS_TAG-$$-$NETNS_SEQ"
+	ip netns add "$name" || return 1
+	NETNS_LIST+=("$name")
+	ip -n "$name" link set lo up
+	printf -v "$__var" '%s' "$name"
+}
+
+netns_veth() {
+	local ns1=$1 if1=$2 ns2=$3 if2=$4
+	ip -n "$ns1" link add "$if1" type veth peer name "$if2" netns "$ns2" || return 1
+	ip -n "$ns1" link set "$if1" up && ip -n "$ns2" link set "$if2" up
+}
+
+netns_bg() {
+	local __var=$1 ns=$2
+	shift 2
+	# setsid: its own process group, so cleanup stops the job and everything it started.
+	setsid ip netns exec "$ns" "$@" &
+	NETNS_JOBS+=("$!")
+	printf -v "$__var" '%s' "$!"
+}
+
+cpu_ticks() {
+	# Fields after the command name (which may hold spaces): utime is the 12th, stime the 13th.
+	sed 's/^.*) //' "$1" 2>/dev/null | awk '{print $12 + $13} END {if (!NR) print 0}'
+}
+
+ping_median_us() {
+	sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -g |
+		awk '{a[NR] = $1} END { if (NR) printf "%.1f\n", 1000 * (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+
+# The books of a path (sent = received + counted drops) use these two.
+# path_drops "NS IFNAME"...: rx_dropped + tx_dropped summed over the interfaces (a veth counts
+# the XDP redirects that failed, an AF_XDP RX ring full for one, as RX drops of the interface
+# the frame arrived on).
+path_drops() {
+	local p
+	for p in "$@"; do
+		ip -n "${p% *}" -s -j link show "${p#* }" | grep -o '"dropped":[0-9]*' | cut -d: -f2
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# fwd_drops FILE [generic]: xdp-fwd's own drops by reason in its JSON "total" line. Its xsk_*
+# counters are the kernel's AF_XDP drops, which path_drops counts already under native XDP;
+# under generic XDP (--xdp-mode skb) the device counts a failed redirect nowhere, so "generic"
+# adds them. Never tx_dropped_kernel: that is the output interface's tx_dropped, in path_drops.
+fwd_drops() {
+	grep '"type":"total"' "$1" | grep -o '"drops":{[^}]*}' | grep -o '"[a-z_]*":[0-9]*' |
+		grep -v '"tx_dropped_kernel"' |
+		{ if [ "${2:-}" = generic ]; then cat; else grep -v '"xsk_'; fi; } |
+		cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+}
+
+netns_stop() {
+	local pid=$1 keep=() p
+	kill -TERM -- "-$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	for p in "${NETNS_JOBS[@]}"; do
+		[ "$p" = "$pid" ] || keep+=("$p")
+	done
+	NETNS_JOBS=("${keep[@]}")
+}
+
+wait_for() {
+	local timeout=$1 end
+	shift
+	end=$((SECONDS + timeout))
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
