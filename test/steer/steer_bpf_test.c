@@ -20,6 +20,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <umem/csum.h>
 #include <umem/steer.h>
 #include "frame.h"
 #include "testutil.h"
@@ -899,24 +900,9 @@ static struct umem_steer_flow_key fkey(struct frame *f, uint32_t kind)
 }
 
 /* Sets the IPv4 header checksum of a frame whose IPv4 header follows an untagged Ethernet one. */
-static uint16_t ip4_sum(const uint8_t *h)
-{
-	uint32_t sum = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 static void ip4_csum_set(struct frame *f)
 {
-	uint16_t c;
-
-	f->b[14 + 10] = f->b[14 + 11] = 0;
-	c = (uint16_t)~ip4_sum(f->b + 14);
-	f->b[14 + 10] = (uint8_t)(c >> 8), f->b[14 + 11] = (uint8_t)c;
+	CHECK(umem_csum__ipv4(f->b + 14, (uint32_t)f->len - 14) == 0, "IPv4 checksum");
 }
 
 /* A routed flow's frame: verdict, and out of the program either rewritten (dmac and smac
@@ -944,7 +930,8 @@ static void route_run(struct frame *f, int verdict, const uint8_t *dmac, const u
 		      !memcmp(out + ip + (v4 ? 12 : 8), f->b + ip + (v4 ? 12 : 8), f->len - ip - (v4 ? 12 : 8)),
 	      "a routed frame's other bytes changed");
 	if (v4)
-		CHECK(ip4_sum(out + ip) == 0xffff, "IPv4 checksum after the TTL: %02x%02x", out[ip + 10], out[ip + 11]);
+		CHECK(umem_csum__fold(umem_csum__add(0, out + ip, 20)) == 0xffff, "IPv4 checksum after the TTL: %02x%02x",
+		      out[ip + 10], out[ip + 11]);
 }
 
 /* The frame was decided by a flow with that action and verdict. */
