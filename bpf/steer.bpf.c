@@ -166,6 +166,9 @@ struct pkt {
 	 * gives (the pseudo-header's). */
 	__u16 l4_csum;
 	__u16 l4_len;
+	/* IPv4/IPv6 (kind set): where the IP header starts, and the IP packet's length. */
+	__u16 l3_off;
+	__u16 ip_len;
 };
 
 static __always_inline __u32 mix32(__u32 h)
@@ -248,6 +251,8 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 	p->f.l4proto = ip->protocol;
 	p->f.fields |= UMEM_STEER_M_L4PROTO;
 	p->router_kernel = ip->ttl <= 1 || ip->ihl > 5;
+	p->l3_off = (__u16)off;
+	p->ip_len = (__u16)tot;
 	p->src = mix32(ip->saddr);
 	p->dst = mix32(ip->daddr);
 	__builtin_memcpy(p->saddr, &ip->saddr, 4);
@@ -278,6 +283,8 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 		return;
 	}
 	p->router_kernel = ip6->hop_limit <= 1;
+	p->l3_off = (__u16)off;
+	p->ip_len = (__u16)(end - off);
 	p->src = fold_in6(&ip6->saddr);
 	p->dst = fold_in6(&ip6->daddr);
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
@@ -643,6 +650,56 @@ static __always_inline int csum_partial(const struct pkt *p)
 	return p->l4_csum == sum;
 }
 
+/* A router's flow (UMEM_STEER_FLOW_F_ROUTE): whether the program leaves this frame to the
+ * default way: tagged (the router routes untagged frames only), IPv4 options or a TTL/hop
+ * limit <= 1 (the kernel's: UMEM_STEER_F_ROUTER sends them there before any flow when set),
+ * or longer than the egress MTU (the kernel's fragmentation needed / packet too big). */
+static __always_inline int route_kept(const struct pkt *p, const struct umem_steer_flow *fl)
+{
+	return p->l3_off != sizeof(struct ethhdr) || p->router_kernel || (fl->mtu && p->ip_len > fl->mtu);
+}
+
+/* RFC 1624 eqn. 3: the checksum HC of a header whose 16-bit word m became m': ~(~HC + ~m + m'). */
+static __always_inline __u16 csum_update16(__u16 check, __u16 old, __u16 new)
+{
+	__u32 sum = (__u16)~check + (__u32)(__u16)~old + new;
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Rewrites a router's flow's frame, whose redirect is decided (route_kept said no): both MACs,
+ * and the TTL (with the IPv4 checksum) or hop limit down by one. 0, or -1 if the headers are
+ * not in the first buffer (never after the parse; the verifier wants the checks). */
+static __always_inline int route_rewrite(struct xdp_md *ctx, const struct pkt *p, const struct umem_steer_flow *fl)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+
+	if (p->kind == UMEM_STEER_FLOW_IPV4) {
+		struct iphdr *ip = data + sizeof(*eth);
+		__u16 old, check;
+
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		old = bpf_ntohs(*(__be16 *)&ip->ttl); /* TTL and protocol, one 16-bit word */
+		ip->ttl--;
+		check = csum_update16(bpf_ntohs(ip->check), old, bpf_ntohs(*(__be16 *)&ip->ttl));
+		ip->check = bpf_htons(check);
+	} else {
+		struct ipv6hdr *ip6 = data + sizeof(*eth);
+
+		if ((void *)(ip6 + 1) > data_end)
+			return -1;
+		ip6->hop_limit--;
+	}
+	__builtin_memcpy(eth->h_dest, fl->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, fl->smac, ETH_ALEN);
+	return 0;
+}
+
 /* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
  * *marked: the frame was gated and carries the gate mark. */
 static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow *fl,
@@ -660,6 +717,13 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 		__sync_fetch_and_add(&fl->csum_partial, 1);
 		count(&steer_fstats, UMEM_STEER_FS_CSUM_PARTIAL, bytes);
 		fl->open = 0;
+		return -1;
+	}
+	/* Not a frame this router's flow forwards: the kernel's or userspace's to drop and count.
+	 * Before the gate, as such a frame leaves nothing behind for a later one to overtake. */
+	if ((fl->flags & UMEM_STEER_FLOW_F_ROUTE) && route_kept(p, fl)) {
+		__sync_fetch_and_add(&fl->route_kept, 1);
+		count(&steer_fstats, UMEM_STEER_FS_ROUTE_KEPT, bytes);
 		return -1;
 	}
 	if ((fl->flags & UMEM_STEER_FLOW_F_ORDERED) && !fl->open) {
@@ -686,6 +750,10 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 			count(&steer_fstats, UMEM_STEER_FS_NO_DEV, bytes);
 			return -1;
 		}
+		/* After the redirect is decided (it happens when the program returns): a frame
+		 * that goes the default way instead must reach userspace as it came. */
+		if ((fl->flags & UMEM_STEER_FLOW_F_ROUTE) && route_rewrite(ctx, p, fl))
+			return XDP_ABORTED;
 		stat = UMEM_STEER_FS_REDIRECT;
 		break;
 	case UMEM_STEER_FLOW_A_DROP:

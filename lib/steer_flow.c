@@ -228,15 +228,35 @@ bad_bytes:
 	return -EINVAL;
 }
 
-static int check_flow(const struct umem_steer_flow *fl)
+_Static_assert(sizeof(struct umem_steer_flow) == 88 && offsetof(struct umem_steer_flow, route_kept) == 80,
+	       "struct umem_steer_flow grows at its end only (its size is the map's version, see flow_sizes)");
+
+static int check_flow(const struct umem_steer_flow_key *k, const struct umem_steer_flow *fl)
 {
-	if (fl->flags & ~(uint32_t)UMEM_STEER_FLOW_F_ORDERED) {
+	if (fl->flags & ~(uint32_t)(UMEM_STEER_FLOW_F_ORDERED | UMEM_STEER_FLOW_F_ROUTE)) {
 		pr_warn("steer flows: unknown flow flags 0x%x\n", fl->flags);
 		return -EINVAL;
 	}
 	if (fl->tag && !(fl->flags & UMEM_STEER_FLOW_F_ORDERED)) {
 		pr_warn("steer flows: a gate tag (%u) needs UMEM_STEER_FLOW_F_ORDERED\n", fl->tag);
 		return -EINVAL;
+	}
+	if (fl->flags & UMEM_STEER_FLOW_F_ROUTE) {
+		static const uint8_t zero[6];
+
+		if (fl->action != UMEM_STEER_FLOW_A_REDIRECT ||
+		    (k->kind != UMEM_STEER_FLOW_IPV4 && k->kind != UMEM_STEER_FLOW_IPV6)) {
+			pr_warn("steer flows: a routed flow (UMEM_STEER_FLOW_F_ROUTE) is a redirect of an IPv4 or IPv6 5-tuple\n");
+			return -EINVAL;
+		}
+		if ((fl->dmac[0] & 1) || !memcmp(fl->dmac, zero, 6) || (fl->smac[0] & 1) || !memcmp(fl->smac, zero, 6)) {
+			pr_warn("steer flows: a routed flow's destination and source MACs must be unicast, not zero\n");
+			return -EINVAL;
+		}
+		if (fl->mtu && fl->mtu < (k->kind == UMEM_STEER_FLOW_IPV4 ? 68u : 1280u)) {
+			pr_warn("steer flows: MTU %u is below the protocol's minimum (IPv4 68, IPv6 1280)\n", fl->mtu);
+			return -EINVAL;
+		}
 	}
 	switch (fl->action) {
 	case UMEM_STEER_FLOW_A_REDIRECT:
@@ -265,7 +285,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 
 	if (!f || !key || !flow)
 		return -EINVAL;
-	if ((err = check_key(key)) || (err = check_flow(flow)) || (err = conf_read(f, &c)))
+	if ((err = check_key(key)) || (err = check_flow(key, flow)) || (err = conf_read(f, &c)))
 		return err;
 	if (!bpf_map_lookup_elem(f->flows_fd, key, &v))
 		return -EEXIST;
@@ -287,7 +307,9 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 		}
 	}
 	v = (struct umem_steer_flow){ .action = flow->action, .flags = flow->flags, .index = flow->index,
-				      .tag = flow->tag, .last_ns = umem_steer_flows__now_ns() };
+				      .tag = flow->tag, .last_ns = umem_steer_flows__now_ns(), .mtu = flow->mtu };
+	memcpy(v.dmac, flow->dmac, 6);
+	memcpy(v.smac, flow->smac, 6);
 	/* No gate until the first release: frames queued before the add are not counted in
 	 * gated, so only the caller can say when it holds none of them. */
 	bpf_map_delete_elem(f->gate_fd, key);
@@ -646,7 +668,7 @@ static const char *const flow_stat_names[UMEM_STEER_FS_NR] = {
 	[UMEM_STEER_FS_REDIRECT] = "redirect", [UMEM_STEER_FS_DROP] = "drop",
 	[UMEM_STEER_FS_PASS] = "pass", [UMEM_STEER_FS_SOCK] = "sock",
 	[UMEM_STEER_FS_GATED] = "gated", [UMEM_STEER_FS_NO_DEV] = "no_dev",
-	[UMEM_STEER_FS_CSUM_PARTIAL] = "csum_partial",
+	[UMEM_STEER_FS_CSUM_PARTIAL] = "csum_partial", [UMEM_STEER_FS_ROUTE_KEPT] = "route_kept",
 };
 
 const char *umem_steer_flow_stat__name(uint32_t stat)
@@ -665,7 +687,7 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			    char *buf, size_t len)
 {
 	char in[IF_NAMESIZE], out[IF_NAMESIZE], sa[INET6_ADDRSTRLEN] = "", da[INET6_ADDRSTRLEN] = "";
-	char match[160], act[48], unmarked[64] = "", partial[48] = "";
+	char match[160], act[128], unmarked[64] = "", partial[48] = "", kept[48] = "";
 	int af = key->kind == UMEM_STEER_FLOW_IPV6 ? AF_INET6 : AF_INET;
 
 	if (key->kind == UMEM_STEER_FLOW_L2) {
@@ -679,7 +701,13 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			 af == AF_INET6 ? "ipv6" : "ipv4", key->l4proto == IPPROTO_TCP ? "tcp" : "udp", sa,
 			 key->sport, da, key->dport);
 	}
-	if (flow->action == UMEM_STEER_FLOW_A_REDIRECT)
+	if (flow->action == UMEM_STEER_FLOW_A_REDIRECT && (flow->flags & UMEM_STEER_FLOW_F_ROUTE))
+		snprintf(act, sizeof(act),
+			 "route %s dmac %02x:%02x:%02x:%02x:%02x:%02x smac %02x:%02x:%02x:%02x:%02x:%02x mtu %u",
+			 ifname_of(flow->index, out), flow->dmac[0], flow->dmac[1], flow->dmac[2], flow->dmac[3],
+			 flow->dmac[4], flow->dmac[5], flow->smac[0], flow->smac[1], flow->smac[2], flow->smac[3],
+			 flow->smac[4], flow->smac[5], flow->mtu);
+	else if (flow->action == UMEM_STEER_FLOW_A_REDIRECT)
 		snprintf(act, sizeof(act), "redirect %s", ifname_of(flow->index, out));
 	else if (flow->action == UMEM_STEER_FLOW_A_SOCK)
 		snprintf(act, sizeof(act), "sock %u", flow->index);
@@ -692,9 +720,11 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			 (unsigned long long)flow->unmarked);
 	if (flow->csum_partial)
 		snprintf(partial, sizeof(partial), " csum_partial %llu", (unsigned long long)flow->csum_partial);
-	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s%s idle %.1fs", match, act,
+	if (flow->route_kept)
+		snprintf(kept, sizeof(kept), " route_kept %llu", (unsigned long long)flow->route_kept);
+	return snprintf(buf, len, "%s -> %s%s packets %llu bytes %llu gated %llu%s%s%s idle %.1fs", match, act,
 			(flow->flags & UMEM_STEER_FLOW_F_ORDERED) && !flow->open ? " (gate shut)" : "",
 			(unsigned long long)flow->packets, (unsigned long long)flow->bytes,
-			(unsigned long long)flow->gated, unmarked, partial,
+			(unsigned long long)flow->gated, unmarked, partial, kept,
 			(double)(umem_steer_flows__now_ns() - flow->last_ns) / 1e9);
 }

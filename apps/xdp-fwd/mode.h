@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <umem/port.h>
+#include <umem/steer_abi.h>
 
 #include "fwd.h"
 #include "stats.h"
@@ -53,6 +54,13 @@ struct fwd_mode_ops {
 	 * readable and at every tick. */
 	int (*control_fd)(const struct fwd_ctx *ctx);
 	void (*control)(struct fwd_ctx *ctx, uint64_t now_ns);
+	/* Optional (--offload-after, offload.c): what the steering program of the flow's input
+	 * interface must do to forward a 5-tuple flow of key (ingress ifindex in key) as the mode
+	 * would, for a mode that rewrites frames (l3: UMEM_STEER_FLOW_F_ROUTE): fl's redirect
+	 * index and rewrite, and the output port for a frame from port in. false: the flow stays
+	 * in userspace. From worker worker's thread, or the main thread (worker -1). */
+	bool (*offload_target)(struct fwd_ctx *ctx, int worker, uint32_t in, const struct umem_steer_flow_key *key,
+			       uint32_t *out, struct umem_steer_flow *fl);
 };
 
 #define FWD_MODE_OPS(id, name, ...) extern const struct fwd_mode_ops fwd_mode_##name;

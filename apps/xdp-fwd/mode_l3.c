@@ -44,6 +44,7 @@
 #include "icmp.h"
 #include "mode.h"
 #include "nlmirror.h"
+#include "offload.h"
 #include "path.h"
 #include "privs.h"
 #include "reload.h"
@@ -124,6 +125,22 @@ static inline uint32_t l3_ports(uint8_t proto, const uint8_t *l4, const uint8_t 
 	return p;
 }
 
+/* The flow hashes multipath picks by (ports: the transport header's first 4 bytes as they are
+ * in the frame, 0 without them); one place, so an offloaded flow's path is the one it had. */
+static inline uint32_t l3_hash4(uint32_t saddr, uint32_t daddr, uint8_t proto, uint32_t ports)
+{
+	return (uint32_t)umem_hash__mix64((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)proto << 24 ^ (uint64_t)ports << 16);
+}
+
+static inline uint32_t l3_hash6(const uint8_t *saddr, const uint8_t *daddr, uint8_t proto, uint32_t ports)
+{
+	uint64_t s[2], d[2];
+
+	memcpy(s, saddr, 16);
+	memcpy(d, daddr, 16);
+	return (uint32_t)umem_hash__mix64(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)proto << 56 ^ (uint64_t)ports << 8);
+}
+
 static inline void l3_count(struct l3_worker *lw, uint32_t why)
 {
 	fwd_count(&lw->drop[why], 1);
@@ -196,14 +213,11 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 		memcpy(&daddr, ip + 16, 4);
 		/* A fragment after the first has no ports: addresses and protocol only. */
 		r = fwd_mirror_lookup4(v, ntohl(daddr),
-				       (uint32_t)umem_hash__mix64((uint64_t)saddr << 32 ^ daddr ^ (uint64_t)ip[9] << 24 ^
-					      (uint64_t)((ip[6] & 0x1f) | ip[7] ? 0 : l3_ports(ip[9], ip + 20, end)) << 16),
+				       l3_hash4(saddr, daddr, ip[9], (ip[6] & 0x1f) | ip[7] ? 0 : l3_ports(ip[9], ip + 20, end)),
 				       &rec);
 		if (r == FWD_NH_UNRESOLVED)
 			l3_ask_resolve(lw, rec.nh, AF_INET, ip + 16, 4);
 	} else if (type == 0x86dd) {
-		uint64_t s[2], d[2];
-
 		if (ip + 40 > end || (ip[0] >> 4) != 6) {
 			*why = L3_MALFORMED;
 			return UINT32_MAX;
@@ -213,12 +227,7 @@ static inline uint32_t l3_route(struct fwd_worker *w, struct l3_worker *lw, uint
 			return UINT32_MAX;
 		}
 		iplen = 40u + (uint32_t)(ip[4] << 8 | ip[5]);
-		memcpy(s, ip + 8, 16);
-		memcpy(d, ip + 24, 16);
-		r = fwd_mirror_lookup6(v, ip + 24,
-				       (uint32_t)umem_hash__mix64(s[0] ^ s[1] * 31 ^ d[0] * 17 ^ d[1] * 7 ^ (uint64_t)ip[6] << 56 ^
-					      (uint64_t)l3_ports(ip[6], ip + 40, end) << 8),
-				       &rec);
+		r = fwd_mirror_lookup6(v, ip + 24, l3_hash6(ip + 8, ip + 24, ip[6], l3_ports(ip[6], ip + 40, end)), &rec);
 		if (r == FWD_NH_UNRESOLVED)
 			l3_ask_resolve(lw, rec.nh, AF_INET6, ip + 24, 16);
 	} else {
@@ -364,6 +373,45 @@ static void l3_burst(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uin
 		i += len;
 	}
 	atomic_store_explicit(&lw->seq, seq + 2, memory_order_release);
+}
+
+/* --offload-after: the route of flow k as l3_route finds it for the flow's frames (the same
+ * lookup and hash), as the steering program's rewrite. */
+static bool l3_offload_target(struct fwd_ctx *ctx, int worker, uint32_t in, const struct umem_steer_flow_key *k,
+			      uint32_t *out, struct umem_steer_flow *fl)
+{
+	struct l3_worker *lw = worker >= 0 ? &ctx->l3->w[worker] : NULL;
+	const uint8_t pb[4] = { (uint8_t)(k->sport >> 8), (uint8_t)k->sport, (uint8_t)(k->dport >> 8), (uint8_t)k->dport };
+	uint64_t seq = 0;
+	struct fwd_nh_rec rec;
+	enum fwd_nh_reason r;
+	uint32_t ports;
+
+	memcpy(&ports, pb, 4);
+	if (lw) { /* a worker reads the view inside its sequence, as in a burst (l3_burst) */
+		seq = atomic_load_explicit(&lw->seq, memory_order_relaxed);
+		atomic_store_explicit(&lw->seq, seq + 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+	}
+	if (k->kind == UMEM_STEER_FLOW_IPV4) {
+		uint32_t saddr, daddr;
+
+		memcpy(&saddr, k->saddr, 4);
+		memcpy(&daddr, k->daddr, 4);
+		r = fwd_mirror_lookup4(ctx->l3->view, ntohl(daddr), l3_hash4(saddr, daddr, k->l4proto, ports), &rec);
+	} else {
+		r = fwd_mirror_lookup6(ctx->l3->view, k->daddr, l3_hash6(k->saddr, k->daddr, k->l4proto, ports), &rec);
+	}
+	if (lw)
+		atomic_store_explicit(&lw->seq, seq + 2, memory_order_release);
+	if (r != FWD_NH_FORWARD || (*out = l3_out_port(ctx, in, rec.ifindex)) == UINT32_MAX)
+		return false;
+	fl->index = rec.ifindex;
+	fl->flags |= UMEM_STEER_FLOW_F_ROUTE;
+	memcpy(fl->dmac, rec.dmac, 6);
+	memcpy(fl->smac, rec.smac, 6);
+	fl->mtu = rec.mtu;
+	return true;
 }
 
 /* --- set-up: the mirror, the kernel's part ------------------------------------------- */
@@ -760,6 +808,8 @@ static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
 		/* Something may have been retired: it is freed once every worker has left the
 		 * burst it is in now. */
 		l3->resyncs = resyncs;
+		if (ctx->off) /* offloaded flows the change moved come back to userspace */
+			fwd_offload_routes_changed(ctx);
 		atomic_thread_fence(memory_order_seq_cst);
 		for (uint32_t k = 0; k < ctx->nr_workers; k++)
 			l3->snap[k] = atomic_load_explicit(&l3->w[k].seq, memory_order_relaxed);
@@ -848,4 +898,5 @@ const struct fwd_mode_ops fwd_mode_l3 = {
 	.own_rules = l3_own_rules,
 	.control_fd = l3_control_fd,
 	.control = l3_control,
+	.offload_target = l3_offload_target,
 };

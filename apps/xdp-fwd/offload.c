@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "l2.h"
+#include "mode.h"
 #include "offload.h"
 #include "offload_internal.h"
 #include "offload_slots.h"
@@ -70,14 +71,18 @@ void fwd_off_to_counting(struct fwd_worker *w, struct off_flow *e, uint64_t now,
 	e->since_ns = now;
 }
 
-/* Where the flow goes, as an egress port and interface index; false to keep it in userspace. */
-static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uint64_t now, uint32_t *out,
-		      uint32_t *ifindex)
+/* Where flow e (whose frame is at eth) goes, as an egress port and the flow entry's redirect
+ * (fl: index, and a mode's rewrite); false to keep it in userspace. */
+static bool target_of(struct fwd_worker *w, const struct off_flow *e, const uint8_t *eth, uint64_t now,
+		      uint32_t *out, struct umem_steer_flow *fl)
 {
 	struct fwd_ctx *ctx = w->ctx;
-	uint32_t to;
+	uint32_t in = e->in, to;
 
-	if (ctx->cfg->mode == FWD_MODE_WIRE) {
+	if (ctx->mode->offload_target) {
+		if (!ctx->mode->offload_target(ctx, (int)w->idx, in, &e->key, out, fl))
+			return false;
+	} else if (ctx->cfg->mode == FWD_MODE_WIRE) {
 		*out = in ^ 1;
 	} else {
 		int32_t port;
@@ -93,8 +98,8 @@ static bool target_of(struct fwd_worker *w, uint32_t in, const uint8_t *eth, uin
 	to = ctx->ports[*out].iface;
 	if (atomic_load_explicit(&ctx->off->ifc[to].bad_target, memory_order_relaxed))
 		return false;
-	*ifindex = ctx->off->ifc[to].ifindex;
-	return *ifindex != 0; /* 0: the interface is gone */
+	fl->index = ctx->off->ifc[to].ifindex;
+	return fl->index != 0; /* 0: the interface is gone */
 }
 
 
@@ -130,19 +135,18 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct off_iface_counters *c = ctr_of(ctx, e);
-	uint32_t out, ifindex, tag;
-	char line[256];
+	struct umem_steer_flow fl = { .action = UMEM_STEER_FLOW_A_REDIRECT, .flags = UMEM_STEER_FLOW_F_ORDERED };
+	uint32_t out, tag;
+	char line[320];
 	int err;
 
-	if (!target_of(w, e->in, eth, now, &out, &ifindex) || !fwd_off_may_try(ctx, ctx->ports[out].iface)) {
+	if (!target_of(w, e, eth, now, &out, &fl) || !fwd_off_may_try(ctx, ctx->ports[out].iface)) {
 		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
 	}
 	tag = next_tag();
-	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key,
-				    &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
-							       .flags = UMEM_STEER_FLOW_F_ORDERED, .index = ifindex,
-							       .tag = tag });
+	fl.tag = tag;
+	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key, &fl);
 	if (err == -ENOSPC) {
 		/* The table is full: the flow stays in userspace and counts again from zero. */
 		tell(&c->full, e, OFF_TOLD_FULL);
@@ -150,8 +154,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 		return;
 	}
 	if (err && err != -EEXIST) {
-		umem_steer_flow__format(&e->key, &(struct umem_steer_flow){ .action = UMEM_STEER_FLOW_A_REDIRECT,
-									.index = ifindex }, line, sizeof(line));
+		umem_steer_flow__format(&e->key, &fl, line, sizeof(line));
 		if (!atomic_fetch_add(&c->refused, 1))
 			fprintf(stderr, "xdp-fwd: offload: cannot install %s: %s; the flow stays in userspace\n",
 				line, strerror(-err));
@@ -164,7 +167,10 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->frames = 0;
 	e->since_ns = now;
 	e->out = (uint16_t)out;
-	e->out_ifindex = ifindex;
+	e->out_ifindex = fl.index;
+	e->mtu = fl.mtu;
+	memcpy(e->dmac, fl.dmac, 6);
+	memcpy(e->smac, fl.smac, 6);
 	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
 	e->tag = tag;
 	e->have_released = false;
@@ -387,8 +393,8 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 	}
 	for (uint32_t s = 0; s < ow->nr_slots; s++) {
 		struct off_flow *e = &ow->slots[s];
-		struct umem_steer_flow v;
-		uint32_t out, ifindex;
+		struct umem_steer_flow v, fl = { 0 };
+		uint32_t out;
 
 		if (e->state == OFF_COUNTING || e->state == OFF_REFUSED) {
 			if (now - e->seen_ns > idle_ns)
@@ -413,12 +419,100 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			fwd_off_to_counting(w, e, now, true);
 			continue;
 		}
-		if (e->l2 && (!target_of(w, e->in, e->key.dmac, now, &out, &ifindex) || ifindex != e->out_ifindex)) {
+		if (e->l2 && (!target_of(w, e, e->key.dmac, now, &out, &fl) || fl.index != e->out_ifindex)) {
 			bump(&ctr_of(ctx, e)->invalidated);
 			fwd_off_to_counting(w, e, now, true);
 			continue;
 		}
 	}
+}
+
+/* Whether the entry v of routed flow key still says what the mode's tables say now. */
+static bool route_current(struct fwd_ctx *ctx, int worker, uint32_t in, const struct umem_steer_flow_key *key,
+			  const struct umem_steer_flow *v)
+{
+	struct umem_steer_flow now = { 0 };
+	uint32_t out;
+
+	return ctx->mode->offload_target(ctx, worker, in, key, &out, &now) && now.index == v->index &&
+	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && now.mtu == v->mtu;
+}
+
+/* The tables changed (fwd_offload_routes_changed): this worker's routed flows whose route
+ * moved come back to counting, out of the kernel: those the main thread removed, and those the
+ * worker installed from the old tables meanwhile (looked up before the change, added after the
+ * main thread's walk). By the rewrite each was installed with, not by a look at the kernel's
+ * table: no system call per flow on the worker's thread. */
+static void recheck_routes(struct fwd_worker *w, uint64_t now)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+
+	for (uint32_t s = 0; s < ow->nr_slots; s++) {
+		struct off_flow *e = &ow->slots[s];
+		struct umem_steer_flow v = { .index = e->out_ifindex, .mtu = e->mtu };
+
+		if (e->state != OFF_ARMING && e->state != OFF_OFFLOADED)
+			continue;
+		memcpy(v.dmac, e->dmac, 6);
+		memcpy(v.smac, e->smac, 6);
+		if (route_current(ctx, (int)w->idx, e->in, &e->key, &v))
+			continue;
+		/* Counted by whoever removes it: here, or the main thread before. */
+		if (!umem_steer_flows__delete(ow->flows[ctx->ports[e->in].iface], &e->key))
+			bump(&ctr_of(ctx, e)->invalidated);
+		fwd_off_to_counting(w, e, now, false);
+	}
+}
+
+struct route_walk {
+	struct fwd_ctx *ctx;
+	uint32_t in; /* a port of the flows' input interface */
+	struct umem_steer_flow_key *moved;
+	uint32_t nr, cap;
+};
+
+static int route_moved(const struct umem_steer_flow_key *key, const struct umem_steer_flow *v, void *arg)
+{
+	struct route_walk *rw = arg;
+
+	if (!(v->flags & UMEM_STEER_FLOW_F_ROUTE) || route_current(rw->ctx, -1, rw->in, key, v))
+		return 0;
+	if (rw->nr == rw->cap) {
+		uint32_t cap = rw->cap ? 2 * rw->cap : 64;
+		struct umem_steer_flow_key *m = realloc(rw->moved, cap * sizeof(*m));
+
+		if (!m)
+			return 1; /* the workers' own checks find the rest */
+		rw->moved = m;
+		rw->cap = cap;
+	}
+	rw->moved[rw->nr++] = *key;
+	return 0;
+}
+
+void fwd_offload_routes_changed(struct fwd_ctx *ctx)
+{
+	struct fwd_offload *off = ctx->off;
+	struct route_walk rw = { .ctx = ctx };
+
+	if (!ctx->mode->offload_target)
+		return;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
+		struct umem_steer_flows *flows = off->ifc[f].main_flows;
+
+		if (!flows || !atomic_load_explicit(&off->ifc[f].ctr.flows, memory_order_relaxed))
+			continue;
+		rw.in = ctx->ifaces[f].first;
+		rw.nr = 0;
+		/* Deleted after the walk: a hash map's walk restarts when its current key goes. */
+		umem_steer_flows__foreach(flows, route_moved, &rw);
+		for (uint32_t i = 0; i < rw.nr; i++)
+			if (!umem_steer_flows__delete(flows, &rw.moved[i]))
+				bump(&off->ifc[f].ctr.invalidated);
+	}
+	free(rw.moved);
+	atomic_fetch_add_explicit(&off->route_gen, 1, memory_order_release);
 }
 
 /* A target turned bad (mark_bad): this worker's flows towards it leave the kernel. */
@@ -456,6 +550,10 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	if (ow->bad_gen != atomic_load_explicit(&off->bad_gen, memory_order_relaxed)) {
 		ow->bad_gen = atomic_load(&off->bad_gen);
 		drop_bad(w, now);
+	}
+	if (ow->route_gen != atomic_load_explicit(&off->route_gen, memory_order_acquire)) {
+		ow->route_gen = atomic_load_explicit(&off->route_gen, memory_order_acquire);
+		recheck_routes(w, now);
 	}
 	if (ow->nr_arming)
 		release_gates(w, now);

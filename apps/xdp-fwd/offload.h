@@ -2,7 +2,8 @@
 /*
  * xdp-fwd --offload-after N: userspace forwards a flow's first N frames, then installs it in the
  * steering program's flow table, which redirects the rest in the kernel (wire: the paired
- * interface, 5-tuple flows; l2: the learned port's interface, by destination MAC, unicast only).
+ * interface, 5-tuple flows; l2: the learned port's interface, by destination MAC, unicast only;
+ * l3: the route's interface, 5-tuple flows, the program rewriting MACs and TTL as the router does).
  *
  * Each worker keeps its own table of the flows it sees (a flow arrives on one port, so on one
  * worker) and drives their state: counting -> arming (installed with the ordered gate: its frames
@@ -39,6 +40,11 @@ int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f);
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
 void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
 int fwd_offload_max_sleep_ms(const struct fwd_worker *w);
+/* Main thread, after the mode's tables changed (l3: the routing mirror applied events): the
+ * flows whose rewrite moved (route, next hop's MAC, output interface or MTU) leave the kernel
+ * now, their frames back to userspace, which forwards them by the new tables; each worker checks
+ * its own flows again at its next turn (a flow it installed from the old tables meanwhile). */
+void fwd_offload_routes_changed(struct fwd_ctx *ctx);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 

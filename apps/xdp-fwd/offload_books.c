@@ -209,13 +209,15 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	if (oi->main_flows)
 		add_program_counters(oi->main_flows, c);
 	for (uint32_t s = 0; s < UMEM_STEER_FS_NR; s++) {
-		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV || s == UMEM_STEER_FS_CSUM_PARTIAL)
+		if (s == UMEM_STEER_FS_GATED || s == UMEM_STEER_FS_NO_DEV || s == UMEM_STEER_FS_CSUM_PARTIAL ||
+		    s == UMEM_STEER_FS_ROUTE_KEPT)
 			continue; /* those went to userspace: counted in rx */
 		out->packets += c[s].packets;
 		out->bytes += c[s].bytes;
 	}
 	out->gated = c[UMEM_STEER_FS_GATED].packets;
 	out->csum_passed = c[UMEM_STEER_FS_CSUM_PARTIAL].packets;
+	out->route_kept = c[UMEM_STEER_FS_ROUTE_KEPT].packets;
 	k = &oi->ctr;
 	out->lost = atomic_load(&oi->lost);
 	out->installed = atomic_load(&k->installed);

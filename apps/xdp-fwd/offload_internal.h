@@ -48,6 +48,8 @@ struct off_flow {
 	uint64_t released;     /* ARMING: the count last released, when have_released */
 	bool have_released;
 	uint32_t out_ifindex;
+	uint32_t mtu;          /* a routed flow's rewrite as installed (UMEM_STEER_FLOW_F_ROUTE) */
+	uint8_t dmac[6], smac[6];
 	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
 	uint16_t in, out;      /* ports */
 	uint8_t state;
@@ -72,6 +74,7 @@ struct off_worker {
 	struct umem_steer_flows *flows[FWD_MAX_PORTS]; /* by interface */
 	uint32_t nr_arming;
 	uint32_t bad_gen; /* the fwd_offload's bad_gen its flows were last checked against */
+	uint32_t route_gen; /* the fwd_offload's route_gen its routed flows were last checked against */
 	uint64_t turn; /* loop turns so far */
 	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
 	bool rx_full[FWD_MAX_PORTS];
@@ -133,6 +136,7 @@ struct fwd_offload {
 	int ioctl_fd;                        /* for SIOCETHTOOL */
 	_Atomic uint64_t targets_at;         /* the last delivery check */
 	_Atomic uint32_t bad_gen;            /* bumped when a target turns bad */
+	_Atomic uint32_t route_gen;          /* bumped when the routing tables changed (l3) */
 	_Atomic uint32_t nr_bad;             /* interfaces that take no offload */
 	_Atomic bool watching; /* a trial runs: the workers take turns often (the check needs them) */
 	/* The delivery probe (redirect_probe.bpf.c): a target is proven or found bad by one probe

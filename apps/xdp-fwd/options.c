@@ -602,7 +602,7 @@ static const struct cli_opt options[] = {
 	{ "multi-buffer", 0, NULL, "frames larger than a chunk as descriptor chains (XDP_USE_SG); on by default when an MTU needs it", CLI_FLAG_AT(CFG, multi_buffer, true) },
 	{ "profile", 0, "NAME", "mvpp2 (Armada 7K/8K): copy mode, 2 KiB chunks, IFNAME = all its queues, a worker per queue, MTU <= 1500", CLI_SET(set_profile) },
 	{ "rule", 'r', "RULE", "steering rule, e.g. \"udp dport 53 -> drop\"; repeat (sock N: the port on queue N)", CLI_SET(set_rule) },
-	{ "offload-after", 0, "N", "after a flow's first N frames, install it in the XDP program, which forwards the rest (wire: TCP/UDP 5-tuples; l2: unicast destination MACs); default 0, off", CLI_U32_AT(CFG, offload_after, 0, 1000000000) },
+	{ "offload-after", 0, "N", "after a flow's first N frames, install it in the XDP program, which forwards the rest (wire: TCP/UDP 5-tuples; l2: unicast destination MACs; l3: routed TCP/UDP 5-tuples, rewritten as routed); default 0, off", CLI_U32_AT(CFG, offload_after, 0, 1000000000) },
 	{ "offload-idle", 0, "SECS", "remove an offloaded flow after SECS without a frame; it comes back to userspace (default 10)", CLI_U32_AT(CFG, offload_idle, 1, 86400) },
 	{ "offload-max", 0, "N", "at most N offloaded flows per interface (default: the table's 16384)", CLI_U32_AT(CFG, offload_max, 1, UMEM_STEER_MAX_FLOWS) },
 	{ "pcap", 0, "FILE", "write the frames xdp-fwd transmits to FILE (pcap, created or truncated; a FIFO works: tcpdump -r FIFO reads it live)", CLI_STRING_AT(CFG, pcap_path, 4095) },

@@ -63,6 +63,7 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->offload.untracked += s->offload.untracked;
 	sum->offload.csum_kept += s->offload.csum_kept;
 	sum->offload.csum_passed += s->offload.csum_passed;
+	sum->offload.route_kept += s->offload.route_kept;
 	sum->offload.flows += s->offload.flows;
 }
 
@@ -143,6 +144,8 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			fprintf(out, " csum-kept %llu", (unsigned long long)(b->csum_kept - a->csum_kept));
 		if (b->csum_passed != a->csum_passed)
 			fprintf(out, " csum-passed %llu", (unsigned long long)(b->csum_passed - a->csum_passed));
+		if (b->route_kept != a->route_kept)
+			fprintf(out, " route-kept %llu", (unsigned long long)(b->route_kept - a->route_kept));
 	}
 	if (cur->link_down)
 		fputs("  link down", out);
@@ -280,7 +283,7 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
 		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
 		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"csum_kept\":%llu,\"csum_passed\":%llu,"
-		"\"flows\":%llu}}",
+		"\"route_kept\":%llu,\"flows\":%llu}}",
 		cur->link_down ? "true" : "false",
 		(unsigned long long)(cur->offload.packets - base->offload.packets),
 		(unsigned long long)(cur->offload.bytes - base->offload.bytes),
@@ -297,6 +300,7 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		(unsigned long long)(cur->offload.untracked - base->offload.untracked),
 		(unsigned long long)(cur->offload.csum_kept - base->offload.csum_kept),
 		(unsigned long long)(cur->offload.csum_passed - base->offload.csum_passed),
+		(unsigned long long)(cur->offload.route_kept - base->offload.route_kept),
 		(unsigned long long)cur->offload.flows);
 }
 

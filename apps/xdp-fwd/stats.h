@@ -70,6 +70,9 @@ struct fwd_offload_sample {
 	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
 	 * csum_passed, frames of offloaded flows the program passed up instead (in rx_packets). */
 	uint64_t csum_kept, csum_passed;
+	/* l3: frames of offloaded flows the program did not route (a TTL to expire, IPv4 options,
+	 * over the MTU, a VLAN tag) and sent the default way (in rx_packets). */
+	uint64_t route_kept;
 	uint64_t flows;          /* flows installed now (not a counter) */
 };
 

@@ -230,7 +230,8 @@ UMEM_API void umem_steer_flows__close(struct umem_steer_flows *f);
 
 /* Adds a flow (counters start at zero). -EINVAL a malformed key (unknown kind, unused bytes not
  * zero, group MAC, not TCP/UDP) or flow (unknown action or flags, a tag without
- * UMEM_STEER_FLOW_F_ORDERED); -ENODEV redirect to an
+ * UMEM_STEER_FLOW_F_ORDERED; UMEM_STEER_FLOW_F_ROUTE on other than a 5-tuple's redirect, with a
+ * zero or group MAC, or an MTU below the protocol's minimum); -ENODEV redirect to an
  * interface that does not exist; -EEXIST already there; -ENOSPC the table holds its limit (the
  * caller keeps the flow on its own path). Nothing changes on error. */
 UMEM_API int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,

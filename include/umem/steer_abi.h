@@ -228,6 +228,14 @@ enum umem_steer_flow_flags {
 	 * the fast path is never overtaken by its own older frames still queued in userspace.
 	 */
 	UMEM_STEER_FLOW_F_ORDERED = 1u << 0,
+	/*
+	 * A router's flow (REDIRECT, 5-tuple kinds): before the redirect the program rewrites the
+	 * frame as a router does: destination and source MAC from dmac and smac, the TTL or hop
+	 * limit down by one (IPv4: the header checksum updated incrementally, RFC 1624). A frame it
+	 * cannot route so goes the default way, counted in route_kept: a VLAN tag, IPv4 options, a
+	 * TTL or hop limit of 1 or less (the kernel's ICMP time exceeded), an IP packet over mtu.
+	 */
+	UMEM_STEER_FLOW_F_ROUTE = 1u << 1,
 };
 
 /*
@@ -279,6 +287,15 @@ struct umem_steer_flow {
 	 * sender's TX checksum offload), sent the default way, as a redirect would not complete
 	 * it. After the first, an ORDERED flow's gate stays shut: the flow is userspace's again. */
 	__u64 csum_partial;
+	/* UMEM_STEER_FLOW_F_ROUTE, set by userspace: the rewrite. Added after csum_partial, so
+	 * the value grew from 64 to 88 bytes: the control API refuses an older program's table
+	 * (EPROTO, by its value size). */
+	__u8 dmac[6]; /* the next hop's MAC */
+	__u8 smac[6]; /* the egress interface's MAC */
+	__u32 mtu;    /* the egress MTU: a longer IP packet goes the default way; 0: no limit */
+	/* UMEM_STEER_FLOW_F_ROUTE, updated by the program: frames it did not route (see the flag)
+	 * and sent the default way. They never open or shut the gate. */
+	__u64 route_kept;
 };
 
 /* Per-program flow counters (steer_fstats, per CPU): they outlive the flows (expired or
@@ -291,6 +308,7 @@ enum umem_steer_flow_stat {
 	UMEM_STEER_FS_GATED,        /* ORDERED flows: frames sent the default way, gate shut */
 	UMEM_STEER_FS_NO_DEV,       /* redirect target not in the devmap: default way */
 	UMEM_STEER_FS_CSUM_PARTIAL, /* partial TCP/UDP checksum, not redirected: default way */
+	UMEM_STEER_FS_ROUTE_KEPT,   /* a router's flow's frame it could not route: default way */
 	UMEM_STEER_FS_NR,
 };
 

@@ -21,6 +21,8 @@
 #   localaddr  addresses added and removed while running: answered by the kernel / routed again;
 #              a reload that changes the rules keeps the router's own addresses the kernel's
 #   ownmac     the router interface's own MAC changes: routed to and from the new one
+#   offload    --offload-after: the routed flows forwarded by the steering programs themselves
+#              (see the case below)
 # Under traffic: a numbered UDP stream (l3flow.py), whose books are sent = received + counted
 # drops (both routers' by reason, every veth's, the server socket's) and whose losses end
 # within L3_BOUND_MS (default 500) of the change.
@@ -87,7 +89,8 @@ start() {
 	ns=$([ "$k" = 1 ] && echo "$R1" || echo "$R2")
 	local args=()
 	for i in "$@"; do args+=(-i "$i"); done
-	netns_bg pid "$ns" "$FWD" --mode l3 "${args[@]}" "${START_ARGS[@]}" --json --interval 0.2 >"$WORK/r$k.out" 2>"$WORK/r$k.err"
+	netns_bg pid "$ns" "$FWD" --mode l3 "${args[@]}" ${START_ARGS[@]+"${START_ARGS[@]}"} --json --interval 0.2 \
+		>"$WORK/r$k.out" 2>"$WORK/r$k.err"
 	printf -v "PID$k" '%s' "$pid"
 	wait_for 30 grep -q "Ctrl-C stops" "$WORK/r$k.err" || fail "router $k did not start: $(cat "$WORK/r$k.err")"
 }
@@ -135,6 +138,239 @@ if [ "${1:-}" = badinput ]; then
 	echo "   IPv6 forwarding off: $(grep -o "warning: net.ipv6.conf.all.forwarding is 0" "$WORK/r1.err")"
 	ip netns exec "$R2" sysctl -qw net.ipv4.ip_forward=0
 	expect "net.ipv4.ip_forward = 0" "$R2" --mode l3 -i b0 -i b1
+	log "ok"
+	exit 0
+fi
+
+if [ "${1:-}" = offload ]; then
+	# --offload-after: an established routed flow is forwarded by the steering program of its
+	# input interface, which rewrites it as the router does (MACs, TTL or hop limit, the IPv4
+	# checksum).
+	# r2 routes b0 and b1 only: b2 is its kernel's (GRO on, so r1 can redirect into a2, and a
+	# capture there sees the MACs r1 wrote). Checks: UDP flows (IPv4, IPv6) offloaded at both
+	# routers arrive with TTL 62 and the right MACs, its books balance; TCP offloaded too; TTL 1 and 2
+	# frames of an offloaded flow get the time exceeded of r1 and r2; a route change and a
+	# neighbour MAC change under traffic move the offloaded flow within 100 ms.
+	# shellcheck source=offload_lib.sh
+	. "$SRC/test/fwd/offload_lib.sh"
+	for p in "$C eth0" "$S eth0" "$R2 b2"; do # NAPI for the redirects into their peers
+		ip netns exec "${p% *}" ethtool -K "${p#* }" gro on >/dev/null || fail "gro on ${p#* }"
+	done
+	START_ARGS=(--offload-after 4 --offload-idle 30)
+	start 1 a0 a1 a2
+	start 2 b0 b1
+	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path: $(cat "$WORK/r1.err")"
+	ip netns exec "$R1" ping -c 1 -W 1 10.4.0.2 >/dev/null || fail "r1 does not reach 10.4.0.2"
+	mac() { ip -n "$1" -j link show "$2" | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['address'])"; }
+	# osum K PORT FIELD: PORT's offload FIELD summed over router K's intervals since its mark.
+	osum() {
+		local m="MARK$1"
+		tail -n +"$((${!m} + 1))" "$WORK/r$1.out" | grep '"type":"interval"' | python3 -c "
+import json, sys
+print(sum(p['offload']['$3'] for l in sys.stdin for p in json.loads(l)['ports'] if p['name'] == '$2'))"
+	}
+	mark() { MARK1=$(wc -l <"$WORK/r1.out") MARK2=$(wc -l <"$WORK/r2.out"); }
+	# The S side of a UDP stream to port 5302: the datagrams its socket took (the books) and,
+	# from a capture of eth0, each frame's TTL and MACs and whether it came in order.
+	RECV_CAP='
+import json, os, select, socket, sys
+out, dev = sys.argv[1], sys.argv[2]
+u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); u.bind(("::", 5302))
+c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3)); c.bind((dev, 0))
+c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+got, seen, last, late = 0, {}, {}, 0
+open(out + ".ready", "w").close()
+while True:
+    r, _, _ = select.select([u, c], [], [], 1.0)
+    if not r:
+        if os.path.exists(out + ".stop"): break
+        continue
+    if u in r:
+        u.recv(2048); got += 1
+    if c in r:
+        f = c.recv(2048)
+        v6 = f[12:14] == b"\x86\xdd"
+        ip, l4 = (14, 54) if v6 else (14, 34)
+        if (not v6 and f[12:14] != b"\x08\x00") or len(f) < l4 + 12 or f[ip + (6 if v6 else 9)] != 17: continue
+        if int.from_bytes(f[l4 + 2:l4 + 4], "big") != 5302: continue
+        k = "%s ttl %d dmac %s smac %s" % ("v6" if v6 else "v4", f[ip + (7 if v6 else 8)], f[0:6].hex(":"), f[6:12].hex(":"))
+        seen[k] = seen.get(k, 0) + 1
+        sport, seq = int.from_bytes(f[l4:l4 + 2], "big") + (1 << 16 if v6 else 0), int.from_bytes(f[l4 + 8:l4 + 12], "big")
+        if seq < last.get(sport, -1): late += 1
+        last[sport] = seq
+json.dump({"got": got, "seen": seen, "late": late}, open(out + ".tmp", "w")); os.rename(out + ".tmp", out)
+'
+	udp_books0() { DROPS0=$(($(path_drops "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0") +
+		$(snmp_s RcvbufErrors))); }
+	snmp_s() { ip netns exec "$S" awk -v f="$1" '/^Udp:/ && !h { for (i = 2; i <= NF; i++) c[i] = $i; h = 1; next }
+		/^Udp:/ && h { for (i = 2; i <= NF; i++) if (c[i] == f) print $i }' /proc/net/snmp; }
+	recv_start() {
+		rm -f "$WORK/got" "$WORK/got.ready" "$WORK/got.stop"
+		netns_bg RECV "$S" python3 -c "$RECV_CAP" "$WORK/got" eth0
+		wait_for 5 test -e "$WORK/got.ready" || fail "UDP receiver did not start"
+	}
+	recv_stop() {
+		touch "$WORK/got.stop"
+		wait_for 10 test -s "$WORK/got" || fail "the UDP receiver did not finish"
+		netns_stop "$RECV"
+	}
+	jgot() { python3 -c "import json; j=json.load(open('$WORK/got')); print($1)"; }
+
+	log "routed UDP flows (IPv4, IPv6), offloaded at both routers: TTL 62, the MACs of the last hop, the books"
+	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
+	s_mac=$(mac "$S" eth0) b1_mac=$(mac "$R2" b1)
+	mark
+	udp_books0
+	recv_start
+	sent=$(ip netns exec "$C" python3 -c "$UDP_SEND" 10.3.0.2 6000 41000 3000) || fail "UDP sender"
+	sent6=$(ip netns exec "$C" python3 -c "$UDP_SEND" 2001:db8:3::2 3000 41000 3000) || fail "UDP sender (IPv6)"
+	sent=$((sent + sent6))
+	recv_stop
+	sleep 0.5 # an interval or two: the programs' counts in the JSON
+	got=$(jgot 'j["got"]')
+	off1=$(osum 1 a0@0 packets) off2=$(osum 2 b0@0 packets)
+	echo "   sent $sent, received $got; redirected by r1's program $off1, by r2's $off2; seen: $(jgot 'j["seen"]')"
+	[ "$off1" -gt 8000 ] || fail "r1's program redirected $off1 of $sent frames: the flows were not offloaded"
+	[ "$off2" -gt 8000 ] || fail "r2's program redirected $off2 of $sent frames: the flows were not offloaded"
+	[ "$(jgot 'sorted(j["seen"])')" = "['v4 ttl 62 dmac $s_mac smac $b1_mac', 'v6 ttl 62 dmac $s_mac smac $b1_mac']" ] ||
+		fail "frames at the server not all TTL 62 from $b1_mac to $s_mac: $(jgot 'j["seen"]')"
+	drops=$(($(path_drops "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0") +
+		$(snmp_s RcvbufErrors) - DROPS0))
+	for k in 1 2; do
+		drops=$((drops + $(tail -n +"$(("MARK$k" + 1))" "$WORK/r$k.out" | grep '"type":"interval"' | python3 -c "
+import json, sys
+print(sum(sum(p['drops'].values()) - p['drops'].get('tx_dropped_kernel', 0) + p['offload']['lost']
+          for l in sys.stdin for p in json.loads(l)['ports']))")))
+	done
+	[ $((sent - got)) -le "$drops" ] || fail "UDP books: $((sent - got)) of $sent lost, $drops drops counted"
+	echo "   books: lost $((sent - got)) <= counted drops $drops; frames out of order at the server: $(jgot 'j["late"]')"
+
+	log "TCP, offloaded"
+	mark
+	netns_bg IPERF "$S" iperf3 -s -1 -p 5201 >/dev/null 2>&1
+	wait_for 5 ip netns exec "$S" sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
+	ip netns exec "$C" iperf3 -c 10.3.0.2 -p 5201 -t 2 --json >"$WORK/tcp.json" || fail "iperf3 TCP failed"
+	netns_stop "$IPERF"
+	sleep 0.5
+	bps=$(python3 -c "import json; print(int(json.load(open('$WORK/tcp.json'))['end']['sum_received']['bits_per_second']))")
+	off1=$(osum 1 a0@0 packets) off2=$(osum 1 a1@0 packets)
+	echo "   $((bps / 1000000)) Mbit/s; r1's programs redirected $off1 data and $off2 ACK frames"
+	[ "$bps" -gt 10000000 ] || fail "TCP through offloaded routers: $bps bit/s"
+	[ "$off1" -gt 1000 ] && [ "$off2" -gt 100 ] || fail "TCP not offloaded at r1 (data $off1, ACKs $off2 frames)"
+
+	log "TTL 1 and 2 in an offloaded flow: the time exceeded of r1, then of r2 (the kernels)"
+	recv_start
+	mark
+	ip netns exec "$C" python3 -c '
+import select, socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 41001))
+s.setsockopt(socket.SOL_IP, 11, 1) # IP_RECVERR
+for i in range(200):
+    s.sendto(i.to_bytes(4, "big") * 50, ("10.3.0.2", 5302)); time.sleep(0.002)
+def expire(ttl):
+    s.setsockopt(socket.SOL_IP, socket.IP_TTL, ttl)
+    s.sendto(b"x" * 200, ("10.3.0.2", 5302))
+    end = time.monotonic() + 2
+    while time.monotonic() < end:
+        select.select([s], [], [], 0.1)
+        try:
+            _, anc, _, _ = s.recvmsg(512, 512, socket.MSG_ERRQUEUE)
+        except BlockingIOError:
+            continue
+        for lvl, typ, d in anc:
+            origin, itype = d[4], d[5]
+            if lvl == socket.SOL_IP and origin == 2 and itype == 11: # ICMP time exceeded
+                return socket.inet_ntoa(d[20:24])
+    return "none"
+print(expire(1), expire(2))
+for i in range(100): # the flow still forwarded after
+    s.setsockopt(socket.SOL_IP, socket.IP_TTL, 64); s.sendto(i.to_bytes(4, "big") * 50, ("10.3.0.2", 5302)); time.sleep(0.002)
+' >"$WORK/ttl" || fail "TTL sender"
+	recv_stop
+	sleep 0.5
+	off1=$(osum 1 a0@0 packets)
+	echo "   time exceeded from: $(cat "$WORK/ttl"); r1's program redirected $off1 frames of the flow"
+	[ "$(cat "$WORK/ttl")" = "10.1.0.1 10.2.0.2" ] || fail "TTL 1/2: time exceeded from $(cat "$WORK/ttl"), not 10.1.0.1 10.2.0.2"
+	[ "$off1" -gt 150 ] || fail "the TTL test's flow was not offloaded (r1 redirected $off1)"
+
+	# WATCH NS: runs a command in namespace NS (the rest of argv) after 1 s of a stream, and
+	# says how long after it returned the sysfs counter argv[1] last moved, and by how much it
+	# moved later than 100 ms after.
+	WATCH='
+import subprocess, sys, time
+ctr, cmd = sys.argv[1], sys.argv[2:]
+rd = lambda: int(open(ctr).read())
+time.sleep(1.0)
+v0 = rd(); t0 = time.monotonic(); time.sleep(0.2); before = rd() - v0
+subprocess.run(cmd, check=True); t = time.monotonic(); v = rd(); last = -1.0; late = 0
+while time.monotonic() < t + 1.5:
+    n = rd()
+    if n != v:
+        last = time.monotonic() - t
+        if last > 0.1: late += n - v
+        v = n
+    time.sleep(0.001)
+print(before, "%.4f" % last, late)
+'
+	log "route change under traffic: r1's next hop moves from a1 (r2's xdp-fwd) to a2 (r2's kernel)"
+	mark
+	recv_start
+	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 8000 41002 2000 >"$WORK/sent"
+	ip netns exec "$R1" python3 -c "$WATCH" /sys/class/net/a1/statistics/tx_packets \
+		ip route replace 10.3.0.0/24 via 10.4.0.2 >"$WORK/watch" || fail "route change watch"
+	wait "$SEND"
+	recv_stop
+	sleep 0.5
+	read -r before last late <"$WORK/watch"
+	sent=$(cat "$WORK/sent") got=$(jgot 'j["got"]') inv=$(osum 1 a0@0 invalidated) off1=$(osum 1 a0@0 packets)
+	echo "   a1 sent $before frames in the 0.2 s before; after the change its last frame $last s later, $late more after 100 ms"
+	echo "   sent $sent, received $got; r1 redirected $off1, flows invalidated $inv"
+	[ "$before" -gt 100 ] || fail "route change: a1 carried only $before frames before it"
+	[ "$late" -le 2 ] || fail "route change: a1 (the old next hop) sent $late frames more than 100 ms after it"
+	[ "$inv" -ge 1 ] || fail "route change: r1 invalidated no offloaded flow"
+	[ "$off1" -gt 4000 ] || fail "route change: r1's program redirected only $off1 of $sent (not offloaded again on a2?)"
+	[ "$got" -gt $((sent * 9 / 10)) ] || fail "route change: received $got of $sent"
+
+	log "neighbour MAC change under traffic: r1's next hop 10.4.0.2 gets another MAC"
+	# Captured on b2 (r2's kernel side): the destination MACs r1 writes, before and after.
+	CAP_CHANGE='
+import socket, subprocess, sys, time
+dev, old, new, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800)); c.bind((dev, 0))
+c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22); c.settimeout(0.05)
+def cap(until, n):
+    while time.monotonic() < until:
+        try:
+            f = c.recv(2048)
+        except socket.timeout:
+            continue
+        if len(f) >= 38 and f[23] == 17 and int.from_bytes(f[36:38], "big") == 5302:
+            m = f[0:6].hex(":"); n[m] = n.get(m, 0) + 1
+            if m == old: n["last_old"] = time.monotonic()
+cap(time.monotonic() + 1.0, b := {})
+subprocess.run(cmd, check=True); t = time.monotonic()
+cap(t + 1.5, a := {})
+print(b.get(old, 0), b.get(new, 0), "%.4f" % (a.get("last_old", t) - t), a.get(new, 0))
+'
+	mark
+	b2_mac=$(mac "$R2" b2)
+	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 6000 41003 2000 >"$WORK/sent"
+	ip netns exec "$R2" python3 -c "$CAP_CHANGE" b2 "$b2_mac" 02:00:00:00:00:42 \
+		ip -n "$R1" neigh replace 10.4.0.2 lladdr 02:00:00:00:00:42 dev a2 nud permanent >"$WORK/cap" || fail "neighbour change capture"
+	wait "$SEND"
+	sleep 0.5
+	read -r old_before new_before old_last new_after <"$WORK/cap"
+	inv=$(osum 1 a0@0 invalidated) off1=$(osum 1 a0@0 packets)
+	echo "   before: $old_before frames to $b2_mac, $new_before to the new MAC; after: the last to the old MAC $old_last s later, $new_after to the new"
+	echo "   r1 redirected $off1, flows invalidated $inv"
+	[ "$old_before" -gt 500 ] && [ "$new_before" = 0 ] || fail "neighbour change: before it $old_before/$new_before frames"
+	python3 -c "import sys; sys.exit(not $old_last <= 0.1)" || fail "neighbour change: frames to the old MAC $old_last s after it"
+	[ "$new_after" -gt 1000 ] || fail "neighbour change: only $new_after frames to the new MAC"
+	[ "$inv" -ge 1 ] && [ "$off1" -gt 2000 ] || fail "neighbour change: r1 invalidated $inv flows, redirected $off1 frames"
+	stop 1
+	stop 2
+	no_xdp "$R1" && no_xdp "$R2" || fail "an XDP program was left attached"
 	log "ok"
 	exit 0
 fi

@@ -20,6 +20,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <umem/csum.h>
 #include <umem/steer.h>
 #include "frame.h"
 #include "testutil.h"
@@ -898,6 +899,41 @@ static struct umem_steer_flow_key fkey(struct frame *f, uint32_t kind)
 	return k;
 }
 
+/* Sets the IPv4 header checksum of a frame whose IPv4 header follows an untagged Ethernet one. */
+static void ip4_csum_set(struct frame *f)
+{
+	CHECK(umem_csum__ipv4(f->b + 14, (uint32_t)f->len - 14) == 0, "IPv4 checksum");
+}
+
+/* A routed flow's frame: verdict, and out of the program either rewritten (dmac and smac
+ * given: those MACs, TTL or hop limit ttl, a valid IPv4 checksum, the rest as it came) or
+ * unchanged (NULL; ttl: what the frame carries). */
+static void route_run(struct frame *f, int verdict, const uint8_t *dmac, const uint8_t *smac, uint8_t ttl)
+{
+	struct xdp_md ctx = { .ingress_ifindex = ifindex_q, .data_end = (uint32_t)f->len };
+	uint8_t out[4096];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .data_out = out,
+		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+	size_t ip = f->b[12] == 0x81 ? 18 : 14;
+	bool v4 = f->b[ip] >> 4 == 4;
+
+	CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
+	CHECK(o.retval == (uint32_t)verdict && o.data_size_out == f->len, "routed frame: verdict %u, %u bytes",
+	      o.retval, o.data_size_out);
+	CHECK_EQ(out[ip + (v4 ? 8 : 7)], ttl);
+	if (!dmac) {
+		CHECK(!memcmp(out, f->b, f->len), "a frame the flow did not route was changed");
+		return;
+	}
+	CHECK(!memcmp(out, dmac, 6) && !memcmp(out + 6, smac, 6), "routed frame's MACs");
+	CHECK(!memcmp(out + 12, f->b + 12, ip + (v4 ? 8 : 7) - 12) &&
+		      !memcmp(out + ip + (v4 ? 12 : 8), f->b + ip + (v4 ? 12 : 8), f->len - ip - (v4 ? 12 : 8)),
+	      "a routed frame's other bytes changed");
+	if (v4)
+		CHECK(umem_csum__fold(umem_csum__add(0, out + ip, 20)) == 0xffff, "IPv4 checksum after the TTL: %02x%02x",
+		      out[ip + 10], out[ip + 11]);
+}
+
 /* The frame was decided by a flow with that action and verdict. */
 static void expect_flow(struct frame *f, uint16_t action, int verdict, int line)
 {
@@ -1117,6 +1153,65 @@ static void test_flows(void)
 		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets - before[UMEM_STEER_FS_GATED].packets, 2);
 		redirect.flags = 0;
 		CHECK(umem_steer_flows__delete(F, &k) == 0 && umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
+	}
+
+	/* A router's flow (UMEM_STEER_FLOW_F_ROUTE): both MACs set, the TTL down with the IPv4
+	 * checksum as a full recomputation gives it, the IPv6 hop limit down; a frame with TTL 1,
+	 * over the MTU or tagged takes the default way as it came (route_kept). */
+	{
+		static const uint8_t NH[6] = { 0x02, 0, 0, 0, 0, 0x11 }, ME[6] = { 0x02, 0, 0, 0, 0, 0x22 };
+		struct umem_steer_flow rt = { .action = UMEM_STEER_FLOW_A_REDIRECT, .flags = UMEM_STEER_FLOW_F_ROUTE,
+					      .index = redirect.index, .mtu = 1500 };
+		struct umem_steer_counter before[UMEM_STEER_FS_NR];
+		struct umem_steer_flow_key kr, kr6;
+		struct umem_steer_flow rf;
+		struct frame fr, fr6, fbig4, fv, fttl;
+		char line[320];
+
+		memcpy(rt.dmac, NH, 6), memcpy(rt.smac, ME, 6);
+		udp4(&fr, 10, 30, 5000, 6000, 64);
+		fr.b[14 + 8] = 200; /* a TTL whose decrement carries in the checksum's sum */
+		ip4_csum_set(&fr);
+		udp6(&fr6, 10, 30, 5000, 6000);
+		kr = fkey(&fr, UMEM_STEER_FLOW_IPV4), kr6 = fkey(&fr6, UMEM_STEER_FLOW_IPV4);
+		CHECK(umem_steer_flows__counters(F, before) == 0, "counters");
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == 0 && umem_steer_flows__add(F, &kr6, &rt) == 0, "add routed");
+		route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+		route_run(&fr6, XDP_REDIRECT, NH, ME, 63);
+		fttl = fr, fttl.b[14 + 8] = 1, ip4_csum_set(&fttl);
+		route_run(&fttl, XDP_PASS, NULL, NULL, 1);
+		udp4(&fbig4, 10, 30, 5000, 6000, 1500 - 20 - 8 + 1), ip4_csum_set(&fbig4);
+		route_run(&fbig4, XDP_PASS, NULL, NULL, 64);
+		f_eth(&fv, MAC_A, 0x8100), f_vlan(&fv, 5, 0x0800), f_ipv4(&fv, 17, 10, 30, 0, 8 + 64);
+		f_ports(&fv, 5000, 6000, 8), f_pad(&fv, 64);
+		route_run(&fv, XDP_PASS, NULL, NULL, 64);
+		CHECK(umem_steer_flows__lookup(F, &kr, &rf) == 0, "lookup");
+		CHECK(rf.packets == 1 && rf.route_kept == 3 && !memcmp(rf.dmac, NH, 6) && rf.mtu == 1500,
+		      "routed: packets %llu route_kept %llu", (unsigned long long)rf.packets,
+		      (unsigned long long)rf.route_kept);
+		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
+		CHECK_EQ(fs[UMEM_STEER_FS_ROUTE_KEPT].packets - before[UMEM_STEER_FS_ROUTE_KEPT].packets, 3);
+		CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets - before[UMEM_STEER_FS_REDIRECT].packets, 2);
+		CHECK(umem_steer_flow__format(&kr, &rf, line, sizeof(line)) > 0 &&
+			      strstr(line, "-> route stq1 dmac 02:00:00:00:00:11 smac 02:00:00:00:00:22 mtu 1500") &&
+			      strstr(line, "route_kept 3"),
+		      "format: %s", line);
+		CHECK(!strcmp(umem_steer_flow_stat__name(UMEM_STEER_FS_ROUTE_KEPT), "route_kept"), "name");
+		CHECK(umem_steer_flows__delete(F, &kr) == 0 && umem_steer_flows__delete(F, &kr6) == 0, "delete routed");
+		/* Bad input: refused, nothing added. */
+		CHECK(umem_steer_flows__add(F, &kl2, &rt) == -EINVAL, "routed l2 flow");
+		rt.action = UMEM_STEER_FLOW_A_DROP;
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "routed drop");
+		rt.action = UMEM_STEER_FLOW_A_REDIRECT, rt.dmac[0] = 1;
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "group next hop");
+		memset(rt.dmac, 0, 6);
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "zero next hop");
+		memcpy(rt.dmac, NH, 6), rt.mtu = 67;
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "MTU 67");
+		rt.mtu = 1279;
+		CHECK(umem_steer_flows__add(F, &kr6, &rt) == -EINVAL, "IPv6 MTU 1279");
+		CHECK(umem_steer_flows__lookup(F, &kr, &rf) == -ENOENT && umem_steer_flows__lookup(F, &kr6, &rf) == -ENOENT,
+		      "a refused flow was added");
 	}
 
 	/* Iterate; expire (idle 1 h keeps all, idle 0 removes each once the coarse clock ticks). */
