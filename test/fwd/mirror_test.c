@@ -6,9 +6,10 @@
  * set of addresses (the kernel's own route lookup, RTM_GETROUTE with RTM_F_FIB_MATCH, is the
  * reference), with a bounded wait.
  *   mirror_test events | table | resync | links   the ctest cases (exit 77 without root)
- *   mirror_test bench [--changes N]         tools/route-bench/mirror-load.sh's probe: in the
+ *   mirror_test bench [--changes N] [--flap]  tools/route-bench/mirror-load.sh's probe: in the
  *                                           current namespace, times the initial dump, then the
- *                                           apply latency of N route events
+ *                                           apply latency of N route events, then (--flap,
+ *                                           after printing "flap") a link going down
  */
 #include "netns.h" /* first: it defines _GNU_SOURCE */
 #include <arpa/inet.h>
@@ -761,10 +762,62 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The script sets a link down after "flap": how long from its event until the mirror's IPv4
+ * routes through it are gone (removed by the mirror, or by a resync), and until the IPv6
+ * deletions the kernel sends have been applied (3 s without events ends it). */
+static void bench_flap(void)
+{
+	const struct fwd_mirror_stats *st = fwd_mirror_stats(M);
+	uint32_t r4 = st->routes[0], r6 = st->routes[1];
+	uint64_t rs = st->resyncs, first = 0, v4 = 0, last = 0, call = 0, start = now_us();
+	struct rusage r0, r1;
+
+	printf("flap\n");
+	fflush(stdout);
+	getrusage(RUSAGE_SELF, &r0);
+	while (now_us() - start < 600 * 1000000ull) {
+		struct pollfd p = { .fd = fwd_mirror_fd(M), .events = POLLIN };
+		uint64_t t0, t1;
+		int applied;
+
+		if (poll(&p, 1, 100) > 0 && !first)
+			first = now_us();
+		t0 = now_us();
+		applied = fwd_mirror_process(M);
+		fwd_mirror_reclaim(M);
+		t1 = now_us();
+		if (applied > 0)
+			last = t1;
+		if (t1 - t0 > call)
+			call = t1 - t0;
+		if (!v4 && fwd_mirror_stats(M)->routes[0] != r4)
+			v4 = t1;
+		if (first && last && t1 - last > 3000000)
+			break;
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	st = fwd_mirror_stats(M);
+	printf("link down: IPv4 routes through it gone %.1f ms after its event (longest process call %.1f ms), all "
+	       "events applied after %.1f ms; CPU %.3f s; IPv4 prefixes %u -> %u, IPv6 %u -> %u; resyncs +%llu\n",
+	       v4 ? (double)(v4 - first) / 1e3 : -1.0, (double)call / 1e3, (double)(last - first) / 1e3,
+	       (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+		       (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6,
+	       r4, st->routes[0], r6, st->routes[1], (unsigned long long)(st->resyncs - rs));
+}
+
 /* The benchmark's probe: the current namespace's tables as they are. */
 static int bench(int argc, char **argv)
 {
 	uint32_t changes = 1000;
+	bool flap = false;
 	const struct fwd_mirror_stats *st;
 	struct timespec t0, t1;
 	struct rusage r0, r1;
@@ -776,6 +829,8 @@ static int bench(int argc, char **argv)
 	for (int i = 2; i + 1 < argc; i += 2)
 		if (!strcmp(argv[i], "--changes"))
 			changes = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+	for (int i = 2; i < argc; i++)
+		flap |= !strcmp(argv[i], "--flap");
 	getrusage(RUSAGE_SELF, &r0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	M = open_mirror(0, 0);
@@ -812,6 +867,8 @@ static int bench(int argc, char **argv)
 	printf("apply latency over %zu route events: p50 %.1f us, p99 %.1f us, max %.1f us; resyncs %llu\n", n,
 	       s[n / 2] / 1e3, s[n * 99 / 100] / 1e3, s[n - 1] / 1e3, (unsigned long long)fwd_mirror_stats(M)->resyncs);
 	free(s);
+	if (flap)
+		bench_flap();
 	fwd_mirror_destroy(M);
 	return 0;
 }
