@@ -18,7 +18,7 @@
 # the mirror test program's bench mode (DIR/test/fwd/fwd_mirror_test: a build with tests).
 set -euo pipefail
 
-v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build} flap= probes=()
+v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build} flap='' probes=()
 args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
