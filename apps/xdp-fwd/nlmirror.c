@@ -48,6 +48,14 @@ enum { NH_BLACKHOLE, NH_UNREACHABLE, NH_PROHIBIT, NH_LOCAL, NH_THROW, NH_FIRST }
 #define NH_PER_CHUNK (1u << FWD_NH_CHUNK_BITS)
 #define SEL_SLOTS_MAX 256u /* a group's selection array: weights scaled to at most this */
 #define MP_MAX 64u         /* paths of one multipath route */
+/* A multipath member's weight carries the kernel's RTNH_F_DEAD in its top bit (weights are at
+ * most 256): a member whose link went down stays in its group, out of the selection, and comes
+ * back when the link comes up, as the kernel's fib_sync_up() revives it. Part of the group's
+ * identity, so routes share a group only with the same dead members. */
+#define WT_DEAD 0x8000u
+/* nh_ctl.doom: the next hop is going, with the routes of these families that use it. */
+#define DOOM4 1u
+#define DOOM6 2u
 /* The kernel's NUD_VALID (include/net/neighbour.h, not in the uapi): states with a MAC. */
 #define NUD_WITH_MAC (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)
 
@@ -180,6 +188,7 @@ struct nh_ctl {
 	struct hnode hn;  /* singles and groups: the dedupe table; objects: by kernel id */
 	uint32_t id, refcnt, ifindex, kid, gen, nmem;
 	uint8_t kind, family, blackhole, present; /* present: a kernel object that exists */
+	uint8_t doom;     /* DOOM4/DOOM6, between marking and purging (purge_doomed) */
 	uint8_t gw[16];
 	uint32_t *mem;    /* groups: member ids and weights */
 	uint16_t *wt;
@@ -463,14 +472,14 @@ static struct fwd_nh_sel *sel_build(const uint32_t *mem, const uint16_t *wt, uin
 	struct fwd_nh_sel *s;
 
 	for (uint32_t i = 0; i < n; i++)
-		total += wt[i];
+		total += wt[i] & WT_DEAD ? 0 : wt[i];
 	for (uint32_t i = 0; i < n; i++)
-		slots += total <= SEL_SLOTS_MAX ? wt[i] : (uint32_t)(wt[i] * SEL_SLOTS_MAX / total) + 1;
+		slots += wt[i] & WT_DEAD ? 0 : total <= SEL_SLOTS_MAX ? wt[i] : (uint32_t)(wt[i] * SEL_SLOTS_MAX / total) + 1;
 	s = malloc(sizeof(*s) + slots * sizeof(s->member[0]));
 	if (!s)
 		return NULL;
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t c = total <= SEL_SLOTS_MAX ? wt[i] : (uint32_t)(wt[i] * SEL_SLOTS_MAX / total) + 1;
+		uint32_t c = wt[i] & WT_DEAD ? 0 : total <= SEL_SLOTS_MAX ? wt[i] : (uint32_t)(wt[i] * SEL_SLOTS_MAX / total) + 1;
 
 		while (c--)
 			s->member[k++] = mem[i];
@@ -515,6 +524,11 @@ static void group_set_members(struct fwd_mirror *m, uint32_t id, uint32_t *mem, 
 	free(owt);
 }
 
+static uint64_t group_hash(const uint32_t *mem, const uint16_t *wt, uint32_t n)
+{
+	return hash_bytes(hash_bytes(umem_hash__mix64(n) ^ 0x6770, mem, n * sizeof(*mem)), wt, n * sizeof(*wt));
+}
+
 /* A multipath group of members (the caller's references, which this takes over). */
 static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, uint32_t n)
 {
@@ -533,7 +547,7 @@ static uint32_t nh_group_get(struct fwd_mirror *m, uint32_t *mem, uint16_t *wt, 
 			mem[j - 1] = tm, wt[j - 1] = tw;
 		}
 	}
-	h = hash_bytes(hash_bytes(umem_hash__mix64(n) ^ 0x6770, mem, n * sizeof(*mem)), wt, n * sizeof(*wt));
+	h = group_hash(mem, wt, n);
 	ht_each(&m->nhs, h, p)
 	{
 		c = container_of(p, struct nh_ctl, hn);
@@ -840,22 +854,211 @@ static void neigh_reeval(struct fwd_mirror *m, uint8_t family, const uint8_t *ad
 	}
 }
 
-/* Removes every route through next hop id (the kernel flushes them without a message). */
-static void rt_purge_nh(struct fwd_mirror *m, uint32_t id)
+/* Removes the routes through doomed next hops (of the families they are doomed for), as the
+ * kernel flushes them without a message, and clears the marks. One walk of the route store. */
+static void purge_doomed(struct fwd_mirror *m)
 {
 	for (size_t i = 0; i <= m->rt.mask; i++) {
 		for (struct hnode *p = m->rt.b[i], *next; p; p = next) {
 			struct rt_entry *e = container_of(p, struct rt_entry, hn);
+			unsigned fam = e->family == AF_INET ? DOOM4 : DOOM6;
+			bool hit = false;
 
 			next = p->next;
 			for (uint8_t k = 0; k < e->npaths;) {
-				if (e->paths[k].nh == id)
+				if (e->paths[k].nh >= NH_FIRST && (nhc(m, e->paths[k].nh)->doom & fam)) {
 					rt_del_path_at(m, e, k);
-				else
+					hit = true;
+				} else {
 					k++;
+				}
 			}
-			rt_commit(m, e);
+			if (hit)
+				rt_commit(m, e);
 		}
+	}
+	for (uint32_t id = NH_FIRST; id < m->next_id; id++)
+		nhc(m, id)->doom = 0;
+}
+
+/* ---- what the kernel does to a link's routes without a message ---- */
+enum link_ev {
+	LE_CARRIER, /* carrier lost: nexthop objects on it go (nexthop_flush_dev) */
+	LE_DOWN,    /* set down: also fib_sync_down_dev(NETDEV_DOWN) */
+	LE_GONE,    /* deleted: NETDEV_UNREGISTER, an IPv4 multipath route with a member on it goes */
+	LE_NOADDR4, /* its last IPv4 address deleted: fib_disable_ip(force), IPv4 only */
+};
+
+/* net.ipv6.route.skip_notify_on_dev_down: IPv6 then drops a downed link's routes silently too
+ * (read at each event: it may change; the mirror runs in the namespace it mirrors). */
+static bool ipv6_silent_down(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv6/route/skip_notify_on_dev_down", "re");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > 0;
+}
+
+/* Sets or clears the dead mark of group id's members on ifindex (v4only: IPv4 next hops
+ * only); the group is rehashed (the marks are part of its identity) and its selection
+ * rebuilt. Returns how many members on ifindex it has; *live: members left alive. */
+static uint32_t group_mark(struct fwd_mirror *m, uint32_t id, uint32_t ifindex, bool dead, bool v4only, uint32_t *live)
+{
+	struct nh_ctl *c = nhc(m, id);
+	uint32_t on = 0, alive = 0;
+	bool changed = false;
+
+	for (uint32_t i = 0; i < c->nmem; i++) {
+		const struct nh_ctl *x = nhc(m, c->mem[i]);
+
+		if (x->ifindex == ifindex && (!v4only || x->family == AF_INET)) {
+			uint16_t w = dead ? (uint16_t)(c->wt[i] | WT_DEAD) : (uint16_t)(c->wt[i] & ~WT_DEAD);
+
+			on++;
+			changed |= w != c->wt[i];
+			c->wt[i] = w;
+		}
+		alive += !(c->wt[i] & WT_DEAD);
+	}
+	if (changed) {
+		struct fwd_nh_sel *s = sel_build(c->mem, c->wt, c->nmem);
+
+		ht_del(&m->nhs, &c->hn);
+		ht_add(&m->nhs, &c->hn, group_hash(c->mem, c->wt, c->nmem));
+		sel_swap(m, id, s ? s : calloc(1, sizeof(*s)));
+	}
+	*live = alive;
+	return on;
+}
+
+/* A nexthop object group loses its doomed members (the kernel's remove_nh_grp_entry, without
+ * a message when a link flush removes them); one left empty is doomed itself. */
+static void objgroup_prune(struct fwd_mirror *m, uint32_t id)
+{
+	struct nh_ctl *c = nhc(m, id);
+	uint32_t *mem = malloc((c->nmem ? c->nmem : 1) * sizeof(*mem)), k = 0;
+	uint16_t *wt = malloc((c->nmem ? c->nmem : 1) * sizeof(*wt));
+	bool hit = false;
+
+	if (!mem || !wt) {
+		free(mem);
+		free(wt);
+		return;
+	}
+	for (uint32_t i = 0; i < c->nmem; i++) {
+		if (nhc(m, c->mem[i])->doom) {
+			hit = true;
+			continue;
+		}
+		nhc(m, c->mem[i])->refcnt++;
+		mem[k] = c->mem[i];
+		wt[k++] = c->wt[i];
+	}
+	if (hit)
+		group_set_members(m, id, mem, wt, k);
+	else {
+		for (uint32_t i = 0; i < k; i++)
+			nhc(m, mem[i])->refcnt--;
+		free(mem);
+		free(wt);
+	}
+	if (hit && !k)
+		c->doom = DOOM4 | DOOM6;
+}
+
+/* Applies to the mirror what the kernel does, without telling, when link ifindex loses its
+ * carrier, goes down, goes away, or loses its last IPv4 address: nexthop objects on it are
+ * removed (and taken out of their groups), IPv4 routes whose next hops all went through it are
+ * removed, multipath members through it are marked dead. IPv6 sends its own deletions, unless
+ * skip_notify_on_dev_down is set: then its routes go here too. (net/ipv4/fib_semantics.c
+ * fib_sync_down_dev, net/ipv4/nexthop.c nexthop_flush_dev, net/ipv6/route.c fib6_ifdown.) */
+static void link_down_local(struct fwd_mirror *m, uint32_t ifindex, enum link_ev ev)
+{
+	unsigned quiet6 = ev != LE_NOADDR4 && ipv6_silent_down() ? DOOM6 : 0;
+	bool any = false, objs = false;
+
+	for (uint32_t id = NH_FIRST; id < m->next_id; id++) {
+		struct nh_ctl *c = nhc(m, id);
+		uint32_t on, live;
+
+		if (!c->refcnt)
+			continue;
+		switch (c->kind) {
+		case NHK_OBJ_SINGLE:
+			/* A blackhole object has no link of its own (the kernel's is lo, kept on down). */
+			if (ev != LE_NOADDR4 && c->present && !c->blackhole && c->ifindex == ifindex)
+				c->doom = DOOM4 | DOOM6, any = objs = true;
+			break;
+		case NHK_SINGLE:
+			if (ev != LE_CARRIER && c->ifindex == ifindex && (ev != LE_NOADDR4 || c->family == AF_INET))
+				c->doom = (uint8_t)(DOOM4 | quiet6), any = true;
+			break;
+		case NHK_GROUP:
+			if (ev == LE_CARRIER)
+				break;
+			on = group_mark(m, id, ifindex, true, ev == LE_NOADDR4, &live);
+			/* All dead: the route goes (IPv6 tells, unless quiet). Deleted: an IPv4
+			 * multipath route with a member on it goes whole; IPv6 deletes (and tells of)
+			 * the sibling alone, here a member left dead. */
+			if (on && !live)
+				c->doom = (uint8_t)(DOOM4 | quiet6), any = true;
+			else if (on && ev == LE_GONE)
+				c->doom = DOOM4, any = true;
+			break;
+		}
+	}
+	if (objs) {
+		for (uint32_t id = NH_FIRST; id < m->next_id; id++)
+			if (nhc(m, id)->refcnt && nhc(m, id)->kind == NHK_OBJ_GROUP && nhc(m, id)->present)
+				objgroup_prune(m, id);
+	}
+	if (!any)
+		return;
+	{
+		/* The objects removed: collected (the purge clears the marks) and held across it,
+		 * then the kernel's references dropped. */
+		struct vec gone = { .esz = sizeof(uint32_t) };
+
+		for (uint32_t id = NH_FIRST; id < m->next_id; id++) {
+			struct nh_ctl *c = nhc(m, id);
+			uint32_t *slot;
+
+			if (c->doom && (c->kind == NHK_OBJ_SINGLE || c->kind == NHK_OBJ_GROUP) && (slot = vec_push(&gone))) {
+				*slot = id;
+				c->refcnt++;
+			}
+		}
+		purge_doomed(m);
+		for (size_t i = 0; i < gone.n; i++) {
+			uint32_t id = *(uint32_t *)vec_at(&gone, i);
+
+			if (nhc(m, id)->present) {
+				nhc(m, id)->present = 0;
+				nh_put(m, id);
+			}
+			nh_put(m, id);
+		}
+		free(gone.v);
+	}
+	/* Neighbours whose connected route went lose their host entries. */
+	neigh_reeval(m, 0, NULL, 0xff);
+}
+
+/* The link is up again (or has an IPv4 address again: v4only): multipath members through it
+ * come back (fib_sync_up with RTNH_F_DEAD; IPv6's rt6_sync_up). Removed routes do not: the
+ * kernel does not restore them either (its own connected routes it re-adds, and tells). */
+static void link_up_local(struct fwd_mirror *m, uint32_t ifindex, bool v4only)
+{
+	for (uint32_t id = NH_FIRST; id < m->next_id; id++) {
+		uint32_t live;
+
+		if (nhc(m, id)->refcnt && nhc(m, id)->kind == NHK_GROUP)
+			group_mark(m, id, ifindex, false, v4only, &live);
 	}
 }
 
@@ -922,9 +1125,9 @@ static void link_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 		if (l) {
 			vec_del(&m->links, i);
 			nh_refresh(m, ifindex, 0, NULL);
-			/* The kernel drops IPv4 routes and nexthop objects on a vanished link without
-			 * a message (IPv6 sends them): a resync finds what is gone. */
-			m->resync_needed = true;
+			/* The kernel drops what went through a vanished link without a message. */
+			if (!m->bulk)
+				link_down_local(m, ifindex, LE_GONE);
 		}
 		return;
 	}
@@ -934,10 +1137,19 @@ static void link_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			return;
 		memset(l, 0, sizeof(*l));
 		l->ifindex = ifindex;
-	} else if ((l->flags ^ ifi->ifi_flags) & IFF_UP) {
-		/* As above: set down, an interface loses its IPv4 routes and multipath members are
-		 * marked dead; set up, they are alive again; neither is told. */
-		m->resync_needed = true;
+	} else if (!m->bulk) {
+		/* Set down, a link loses its IPv4 routes and nexthop objects, and multipath
+		 * members through it are marked dead; losing its carrier, its nexthop objects; set
+		 * up, the dead members are alive again. None of it is told: applied here (a dump
+		 * says it already). */
+		const unsigned carrier = IFF_RUNNING | 0x10000u; /* IFF_LOWER_UP: linux/if.h clashes with net/if.h */
+
+		if ((l->flags & IFF_UP) && !(ifi->ifi_flags & IFF_UP))
+			link_down_local(m, ifindex, LE_DOWN);
+		else if (!(l->flags & IFF_UP) && (ifi->ifi_flags & IFF_UP))
+			link_up_local(m, ifindex, false);
+		else if ((l->flags & carrier) && !(ifi->ifi_flags & carrier))
+			link_down_local(m, ifindex, LE_CARRIER);
 	}
 	parse(nlh, sizeof(*ifi), &t, IFLA_MAX);
 	l->flags = ifi->ifi_flags;
@@ -954,6 +1166,17 @@ static void link_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 	}
 	if (!m->bulk)
 		nh_refresh(m, ifindex, 0, NULL);
+}
+
+static bool addr4_on(const struct fwd_mirror *m, uint32_t ifindex)
+{
+	for (size_t i = 0; i < m->addrs.n; i++) {
+		const struct addr *x = vec_at(&m->addrs, i);
+
+		if (x->ifindex == ifindex && x->family == AF_INET)
+			return true;
+	}
+	return false;
 }
 
 static void addr_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
@@ -986,6 +1209,10 @@ static void addr_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			e->nloc--;
 			rt_commit(m, e);
 		}
+		/* The link's last IPv4 address gone: the kernel disables IPv4 on it (fib_disable_ip
+		 * with force), its IPv4 routes go without a message. */
+		if (ifa->ifa_family == AF_INET && !m->bulk && !addr4_on(m, ifa->ifa_index))
+			link_down_local(m, ifa->ifa_index, LE_NOADDR4);
 		return;
 	}
 	if (i < m->addrs.n) {
@@ -1008,6 +1235,13 @@ static void addr_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 	e->nloc++;
 	m->st.addr_changes++;
 	rt_commit(m, e);
+	/* An IPv4 address added revives dead members through an up link (fib_sync_up). */
+	if (ifa->ifa_family == AF_INET && !m->bulk) {
+		const struct link *l = link_find(m, ifa->ifa_index);
+
+		if (l && (l->flags & IFF_UP))
+			link_up_local(m, ifa->ifa_index, true);
+	}
 }
 
 static void neigh_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
@@ -1077,7 +1311,8 @@ static void nhobj_msg(struct fwd_mirror *m, const struct nlmsghdr *nlh)
 			return;
 		nhc(m, id)->refcnt++; /* held across the purge */
 		/* IPv4 routes using it go without a message; IPv6's are told, and find nothing. */
-		rt_purge_nh(m, id);
+		nhc(m, id)->doom = DOOM4 | DOOM6;
+		purge_doomed(m);
 		nhc(m, id)->present = 0;
 		nh_put(m, id);
 		nh_put(m, id);
@@ -1181,10 +1416,10 @@ static uint32_t route_nh(struct fwd_mirror *m, uint8_t family, const struct attr
 				a = mnl_attr_next(a);
 			}
 			gf = gateway(ga, va, family, gw);
-			/* A dead member (its link set down) is not chosen by the kernel either. */
-			if (gf && !(rtnh->rtnh_flags & RTNH_F_DEAD)) {
+			/* A dead member (its link set down) is not chosen, but comes back with its link. */
+			if (gf) {
 				mem[n] = nh_single_get(m, (uint32_t)rtnh->rtnh_ifindex, gf, gw);
-				wt[n] = (uint16_t)(rtnh->rtnh_hops + 1u);
+				wt[n] = (uint16_t)((rtnh->rtnh_hops + 1u) | (rtnh->rtnh_flags & RTNH_F_DEAD ? WT_DEAD : 0));
 				if (mem[n] != NH_NONE)
 					n++;
 			}
@@ -1753,7 +1988,7 @@ int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struc
 		return 0;
 	}
 	for (uint32_t i = 0; i < c->nmem; i++) {
-		if (nhc(m, c->mem[i])->blackhole)
+		if (nhc(m, c->mem[i])->blackhole || (c->wt[i] & WT_DEAD))
 			continue;
 		explain_path(m, c->mem[i], r);
 	}

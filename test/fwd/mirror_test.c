@@ -5,10 +5,11 @@
  * each change made with ip(8), the mirror is polled until it answers as the kernel does for a
  * set of addresses (the kernel's own route lookup, RTM_GETROUTE with RTM_F_FIB_MATCH, is the
  * reference), with a bounded wait.
- *   mirror_test events | table | resync     the ctest cases (exit 77 without root)
- *   mirror_test bench [--changes N]         tools/route-bench/mirror-load.sh's probe: in the
+ *   mirror_test events | table | resync | links   the ctest cases (exit 77 without root)
+ *   mirror_test bench [--changes N] [--flap]  tools/route-bench/mirror-load.sh's probe: in the
  *                                           current namespace, times the initial dump, then the
- *                                           apply latency of N route events
+ *                                           apply latency of N route events, then (--flap,
+ *                                           after printing "flap") a link going down
  */
 #include "netns.h" /* first: it defines _GNU_SOURCE */
 #include <arpa/inet.h>
@@ -260,9 +261,9 @@ static void mirror_poll(int ms)
 	fwd_mirror_reclaim(M);
 }
 
-/* Polls the mirror until it answers as the kernel does for every probe (10 s at most: the
- * machine may be loaded; a pass takes milliseconds). */
-static void await_match(const char *what)
+/* Polls the mirror until it answers as the kernel does for every address of list (10 s at
+ * most: the machine may be loaded; a pass takes milliseconds). */
+static void await_match_list(const char *what, const char *const *list, size_t n)
 {
 	long long end = now_ms() + 10000;
 
@@ -270,17 +271,17 @@ static void await_match(const char *what)
 		bool ok = true;
 		size_t i;
 
-		for (i = 0; i < sizeof(probes) / sizeof(probes[0]) && ok; i++) {
-			int family = strchr(probes[i], ':') ? AF_INET6 : AF_INET;
+		for (i = 0; i < n && ok; i++) {
+			int family = strchr(list[i], ':') ? AF_INET6 : AF_INET;
 			uint8_t addr[16];
 			struct answer k, mm;
 
-			inet_pton(family, probes[i], addr);
-			CHECK(kernel_route(family, addr, &k) == 0, "the kernel's lookup of %s", probes[i]);
+			inet_pton(family, list[i], addr);
+			CHECK(kernel_route(family, addr, &k) == 0, "the kernel's lookup of %s", list[i]);
 			mirror_route(family, addr, &mm);
 			ok = same(&k, &mm);
 			if (!ok && now_ms() >= end) {
-				fprintf(stderr, "FAIL after %s: %s differs\n", what, probes[i]);
+				fprintf(stderr, "FAIL after %s: %s differs\n", what, list[i]);
 				describe("kernel", family, &k);
 				describe("mirror", family, &mm);
 				exit(1);
@@ -290,6 +291,11 @@ static void await_match(const char *what)
 			return;
 		mirror_poll(10);
 	}
+}
+
+static void await_match(const char *what)
+{
+	await_match_list(what, probes, sizeof(probes) / sizeof(probes[0]));
 }
 
 typedef bool (*cond_fn)(void *arg);
@@ -488,10 +494,11 @@ static int case_events(void)
 	RUN("ip -6 route del 2001:db8:50::/48");
 	await_match("the last IPv6 sibling deleted");
 
-	/* A link down: its routes go (IPv4's without a message: a resync). */
+	/* A link down: its routes go (IPv4's without a message: applied by the mirror, no dump). */
 	RUN("ip link set b0 down");
 	await_match("ip link set b0 down");
-	CHECK(fwd_mirror_stats(M)->resyncs >= 1, "a link down resyncs");
+	CHECK(fwd_mirror_stats(M)->resyncs == 0, "a link down applied without a resync (%llu)",
+	      (unsigned long long)fwd_mirror_stats(M)->resyncs);
 	RUN("ip link set b0 up && ip addr add 10.0.2.1/24 dev b0 2>/dev/null; ip route replace 10.40.0.0/16 via 10.0.2.2");
 	await_match("b0 up again");
 
@@ -623,6 +630,123 @@ static int case_resync(void)
 	return 0;
 }
 
+/* Links going down, up and away under a table of several hundred routes (single, multipath,
+ * nexthop objects, IPv4 and IPv6) over three links: the kernel removes or marks dead what went
+ * through the link mostly without a message, and the mirror must follow without a dump. */
+#define LT4 400
+#define LT6 200
+static char lt_addr[LT4 + LT6][48];
+static const char *lt_list[LT4 + LT6];
+
+static void links_table(const char *path)
+{
+	static const char *const v4[8] = {
+		"via 10.0.1.2", "via 10.0.2.2", "nexthop via 10.0.1.2 nexthop via 10.0.2.2",
+		"nexthop via 10.0.2.2 nexthop via 10.0.3.2 weight 3", "nhid 10", "nhid 11", "nhid 2", "nhid 12",
+	};
+	static const char *const v6[5] = {
+		"via 2001:db8:1::2 dev a0", "via 2001:db8:2::2 dev b0",
+		"nexthop via 2001:db8:1::2 dev a0 nexthop via 2001:db8:2::2 dev b0", "nhid 22",
+		/* Not a group object: the kernel's RTM_F_FIB_MATCH answer for an IPv6 route through
+		 * one names the chosen member only (group 30 is still flushed with its members). */
+		"nexthop via 2001:db8:2::2 dev b0 weight 2 nexthop via 2001:db8:1::2 dev a0",
+	};
+	FILE *f = fopen(path, "we");
+
+	CHECK(f, "%s", path);
+	/* Whatever the last step removed comes back: addresses, objects, then routes. */
+	RUN("ip addr replace 10.0.1.1/24 dev a0 && ip addr replace 10.0.2.1/24 dev b0 && ip addr replace 10.0.3.1/24 dev c0");
+	RUN("ip -6 addr replace 2001:db8:1::1/64 dev a0 nodad && ip -6 addr replace 2001:db8:2::1/64 dev b0 nodad");
+	RUN("ip nexthop replace id 1 via 10.0.1.2 dev a0 && ip nexthop replace id 2 via 10.0.2.2 dev b0 && "
+	    "ip nexthop replace id 3 via 10.0.3.2 dev c0 && ip nexthop replace id 10 group 1/2 && "
+	    "ip nexthop replace id 11 group 2 && ip nexthop replace id 12 group 2/3");
+	RUN("ip nexthop replace id 21 via 2001:db8:1::2 dev a0 && ip nexthop replace id 22 via 2001:db8:2::2 dev b0 && "
+	    "ip nexthop replace id 30 group 21/22");
+	for (uint32_t i = 0; i < LT4; i++)
+		fprintf(f, "route replace 100.%u.%u.0/24 %s\n", i >> 8, i & 0xff, v4[i % 8]);
+	for (uint32_t i = 0; i < LT6; i++)
+		fprintf(f, "route replace 2001:db8:100:%x::/64 %s\n", i, v6[i % 5]);
+	fclose(f);
+	RUN("ip -batch %s", path);
+}
+
+static void links_step(const char *what, uint64_t resyncs)
+{
+	await_match_list(what, lt_list, LT4 + LT6);
+	await_match(what);
+	CHECK(fwd_mirror_stats(M)->resyncs == resyncs, "%s: applied without a resync (resyncs %llu, was %llu)", what,
+	      (unsigned long long)fwd_mirror_stats(M)->resyncs, (unsigned long long)resyncs);
+}
+
+static int case_links(void)
+{
+	char path[] = "/tmp/mirror_test_XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t r0;
+
+	if (fd < 0)
+		return 1;
+	close(fd);
+	for (uint32_t i = 0; i < LT4; i++)
+		snprintf(lt_addr[i], sizeof(lt_addr[i]), "100.%u.%u.1", i >> 8, i & 0xff);
+	for (uint32_t i = 0; i < LT6; i++)
+		snprintf(lt_addr[LT4 + i], sizeof(lt_addr[i]), "2001:db8:100:%x::1", i);
+	for (uint32_t i = 0; i < LT4 + LT6; i++)
+		lt_list[i] = lt_addr[i];
+	RUN("ip link add b0 type veth peer name b1 && ip link add c0 type veth peer name c1");
+	RUN("for d in a0 a1 b0 b1 c0 c1; do ip link set $d up; done");
+	RUN("sysctl -qw net.ipv6.route.skip_notify_on_dev_down=0");
+	links_table(path);
+	M = open_mirror(0, 0);
+	CHECK(M, "create: %s", strerror(errno));
+	if (!M)
+		return 1;
+	r0 = fwd_mirror_stats(M)->resyncs;
+	links_step("the initial dump", r0);
+
+	/* Carrier lost (the peer set down): the kernel removes the nexthop objects on b0, takes
+	 * them out of their groups, drops a group left empty and the routes through them; its
+	 * IPv4 routes stay, marked linkdown. Not a message of it. */
+	RUN("ip link set b1 down");
+	links_step("b0's carrier lost", r0);
+	RUN("ip link set b1 up");
+	links_table(path);
+	links_step("b0's carrier back, the table restored", r0);
+
+	/* Set down: routes through b0 alone go, multipath members through it are marked dead. */
+	RUN("ip link set b0 down");
+	links_step("ip link set b0 down", r0);
+	/* Set up: the dead members are alive again; removed routes stay removed. */
+	RUN("ip link set b0 up");
+	links_step("ip link set b0 up", r0);
+	links_table(path);
+	links_step("the table restored", r0);
+
+	/* IPv6 told to keep quiet: its routes through b0 go silently too. */
+	RUN("sysctl -qw net.ipv6.route.skip_notify_on_dev_down=1");
+	RUN("ip link set b0 down");
+	links_step("b0 down, IPv6 silent", r0);
+	RUN("ip link set b0 up");
+	links_step("b0 up, IPv6 silent", r0);
+	RUN("sysctl -qw net.ipv6.route.skip_notify_on_dev_down=0");
+	links_table(path);
+	links_step("the table restored", r0);
+
+	/* c0's last IPv4 address deleted: the kernel disables IPv4 there, its routes go. */
+	RUN("ip addr del 10.0.3.1/24 dev c0");
+	links_step("c0's last IPv4 address deleted", r0);
+	links_table(path);
+	links_step("the table restored", r0);
+
+	/* Deleted: an IPv4 multipath route with a member through b0 goes whole; IPv6 deletes the
+	 * sibling alone. */
+	RUN("ip link del b0");
+	links_step("ip link del b0", r0);
+	unlink(path);
+	fwd_mirror_destroy(M);
+	return 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -630,10 +754,62 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The script sets a link down after "flap": how long from its event until the mirror's IPv4
+ * routes through it are gone (removed by the mirror, or by a resync), and until the IPv6
+ * deletions the kernel sends have been applied (3 s without events ends it). */
+static void bench_flap(void)
+{
+	const struct fwd_mirror_stats *st = fwd_mirror_stats(M);
+	uint32_t r4 = st->routes[0], r6 = st->routes[1];
+	uint64_t rs = st->resyncs, first = 0, v4 = 0, last = 0, call = 0, start = now_us();
+	struct rusage r0, r1;
+
+	printf("flap\n");
+	fflush(stdout);
+	getrusage(RUSAGE_SELF, &r0);
+	while (now_us() - start < 600 * 1000000ull) {
+		struct pollfd p = { .fd = fwd_mirror_fd(M), .events = POLLIN };
+		uint64_t t0, t1;
+		int applied;
+
+		if (poll(&p, 1, 100) > 0 && !first)
+			first = now_us();
+		t0 = now_us();
+		applied = fwd_mirror_process(M);
+		fwd_mirror_reclaim(M);
+		t1 = now_us();
+		if (applied > 0)
+			last = t1;
+		if (t1 - t0 > call)
+			call = t1 - t0;
+		if (!v4 && fwd_mirror_stats(M)->routes[0] != r4)
+			v4 = t1;
+		if (first && last && t1 - last > 3000000)
+			break;
+	}
+	getrusage(RUSAGE_SELF, &r1);
+	st = fwd_mirror_stats(M);
+	printf("link down: IPv4 routes through it gone %.1f ms after its event (longest process call %.1f ms), all "
+	       "events applied after %.1f ms; CPU %.3f s; IPv4 prefixes %u -> %u, IPv6 %u -> %u; resyncs +%llu\n",
+	       v4 ? (double)(v4 - first) / 1e3 : -1.0, (double)call / 1e3, (double)(last - first) / 1e3,
+	       (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) +
+		       (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6,
+	       r4, st->routes[0], r6, st->routes[1], (unsigned long long)(st->resyncs - rs));
+}
+
 /* The benchmark's probe: the current namespace's tables as they are. */
 static int bench(int argc, char **argv)
 {
 	uint32_t changes = 1000;
+	bool flap = false;
 	const struct fwd_mirror_stats *st;
 	struct timespec t0, t1;
 	struct rusage r0, r1;
@@ -645,6 +821,8 @@ static int bench(int argc, char **argv)
 	for (int i = 2; i + 1 < argc; i += 2)
 		if (!strcmp(argv[i], "--changes"))
 			changes = (uint32_t)strtoul(argv[i + 1], NULL, 0);
+	for (int i = 2; i < argc; i++)
+		flap |= !strcmp(argv[i], "--flap");
 	getrusage(RUSAGE_SELF, &r0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	M = open_mirror(0, 0);
@@ -681,6 +859,8 @@ static int bench(int argc, char **argv)
 	printf("apply latency over %zu route events: p50 %.1f us, p99 %.1f us, max %.1f us; resyncs %llu\n", n,
 	       s[n / 2] / 1e3, s[n * 99 / 100] / 1e3, s[n - 1] / 1e3, (unsigned long long)fwd_mirror_stats(M)->resyncs);
 	free(s);
+	if (flap)
+		bench_flap();
 	fwd_mirror_destroy(M);
 	return 0;
 }
@@ -705,6 +885,8 @@ int main(int argc, char **argv)
 		rc = case_table();
 	else if (!strcmp(argv[1], "resync"))
 		rc = case_resync();
+	else if (!strcmp(argv[1], "links"))
+		rc = case_links();
 	else
 		rc = 2;
 	printf("%s: %s\n", argv[1], rc ? "FAIL" : "ok");

@@ -5,9 +5,14 @@
 # /32) into a fresh namespace's kernel table with ip -batch, through four next hops per family
 # on veth links, then times the mirror's initial dump of what the kernel holds and the apply
 # latency of route changes with the table loaded (netlink message received -> LPM updated).
+# With --flap, the probe then times a link going down (n3, a quarter of the routes through
+# it): until the mirror's IPv4 routes through it are gone, which the kernel removes without a
+# message, and until IPv6's deletions are applied; the link, its routes and neighbours are then
+# restored. --probe BIN (repeatable) runs each probe in turn on the same loaded table (e.g. two
+# builds, before and after a change), alternating the changes' direction.
 # A benchmark, not a test: it prints figures, it asserts nothing.
 #
-#   tools/route-bench/mirror-load.sh [--v4 N] [--v6 N] [--changes N] [--build DIR]
+#   tools/route-bench/mirror-load.sh [--v4 N] [--v6 N] [--changes N] [--flap] [--probe BIN]... [--build DIR]
 #   tools/route-bench/mirror-load.sh --emit DIR [--v4 N] [--v6 N]   only write the tables
 #
 # --emit writes the tables and their next hops' links as ip -batch files (DIR/v4, DIR/v6,
@@ -17,7 +22,8 @@
 # the mirror test program's bench mode (DIR/test/fwd/fwd_mirror_test: a build with tests).
 set -euo pipefail
 
-v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build} emit=""
+v4=1000000 v6=250000 changes=2000 build=${UMEM_BUILD_DIR:-build} emit="" flap='' probes=()
+args=("$@")
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--v4) v4=$2; shift 2 ;;
@@ -25,7 +31,9 @@ while [ $# -gt 0 ]; do
 	--changes) changes=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
 	--emit) emit=$2; shift 2 ;;
-	-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
+	--flap) flap=--flap; shift ;;
+	--probe) probes+=("$(realpath "$2")"); shift 2 ;;
+	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
 	*) echo "mirror-load: unknown argument '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
@@ -34,7 +42,7 @@ done
 gen_table() { # DIR: DIR/v4, DIR/v6 (ip -batch lines through the next hops 10.255.N.2 and
 	# 2001:db8:ffff:N::2, N = 0..3), DIR/links (the links n0..n3 to them, each a veth pair
 	# with its peer p0..p3, and the next hops as permanent neighbours; IPv6 only with IPv6
-	# routes) and DIR/changes
+	# routes), DIR/changes and DIR/changes-back (the same prefixes moved back)
 	python3 - "$v4" "$v6" "$changes" "$1" <<'EOF'
 import random, sys, ipaddress
 n4, n6, nch, work = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
@@ -81,11 +89,12 @@ with open(work + "/v6", "w") as f:
         f.write("route add %s/%d via 2001:db8:ffff:%d::2\n" % (ipaddress.IPv6Address(a), l, seen6[(a, l)]))
 # Changes: half IPv4, half IPv6, each an existing prefix moved to another next hop.
 s4, s6 = list(seen4.items())[: nch // 2], list(seen6.items())[: nch - nch // 2]
-with open(work + "/changes", "w") as f:
-    for (a, l), g in s4:
-        f.write("route replace %s/%d via 10.255.%d.2\n" % (ipaddress.IPv4Address(a), l, (g + 1) % 4))
-    for (a, l), g in s6:
-        f.write("route replace %s/%d via 2001:db8:ffff:%d::2\n" % (ipaddress.IPv6Address(a), l, (g + 1) % 4))
+for name, d in (("changes", 1), ("changes-back", 0)):
+    with open(work + "/" + name, "w") as f:
+        for (a, l), g in s4:
+            f.write("route replace %s/%d via 10.255.%d.2\n" % (ipaddress.IPv4Address(a), l, (g + d) % 4))
+        for (a, l), g in s6:
+            f.write("route replace %s/%d via 2001:db8:ffff:%d::2\n" % (ipaddress.IPv6Address(a), l, (g + d) % 4))
 EOF
 }
 
@@ -94,11 +103,13 @@ if [ -n "$emit" ]; then
 	gen_table "$emit"
 	exit 0
 fi
-probe=${MIRROR_PROBE:-$build/test/fwd/fwd_mirror_test}
-[ -x "$probe" ] || { echo "mirror-load: no probe at $probe (build with tests, or --build DIR)" >&2; exit 1; }
+[ ${#probes[@]} -gt 0 ] || probes=("${MIRROR_PROBE:-$build/test/fwd/fwd_mirror_test}")
+for probe in "${probes[@]}"; do
+	[ -x "$probe" ] || { echo "mirror-load: no probe at $probe (build with tests, or --build DIR)" >&2; exit 1; }
+done
 [ "$(id -u)" = 0 ] || { echo "mirror-load: needs root (network namespaces)" >&2; exit 1; }
 if [ -z "${MIRROR_LOAD_NS:-}" ]; then
-	exec unshare --net env MIRROR_LOAD_NS=1 "$0" --v4 "$v4" --v6 "$v6" --changes "$changes" --build "$build"
+	exec unshare --net env MIRROR_LOAD_NS=1 "$0" "${args[@]}"
 fi
 
 work=$(mktemp -d)
@@ -110,7 +121,6 @@ gen_table "$work"
 ip link set lo up
 ip -batch "$work/links"
 
-
 t0=$(date +%s.%N)
 ip -force -batch "$work/v4"
 t1=$(date +%s.%N)
@@ -121,17 +131,36 @@ k6=$(ip -6 route show table main | wc -l)
 printf 'kernel: %d IPv4 routes loaded in %.1f s, %d IPv6 in %.1f s (ip -batch); main table holds %d + %d\n' \
 	"$v4" "$(echo "$t1 - $t0" | bc)" "$v6" "$(echo "$t2 - $t1" | bc)" "$k4" "$k6"
 
-"$probe" bench --changes "$changes" >"$work/probe" 2>&1 &
-pid=$!
-for _ in $(seq 1200); do
-	grep -q '^ready' "$work/probe" && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
+await_line() { # the probe's output line $1 (or its end)
+	for _ in $(seq 6000); do
+		grep -q "^$1" "$work/probe" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+run=0
+for probe in "${probes[@]}"; do
+	[ ${#probes[@]} -gt 1 ] && echo "probe: $probe"
+	"$probe" bench --changes "$changes" $flap >"$work/probe" 2>&1 &
+	pid=$!
+	await_line ready || { cat "$work/probe"; echo "mirror-load: the probe did not load the table" >&2; exit 1; }
+	ip -force -batch "$work/$([ $((run % 2)) = 0 ] && echo changes || echo changes-back)"
+	if [ -n "$flap" ] && await_line flap; then
+		ip link set n3 down
+	fi
+	wait "$pid" || true
+	pid=
+	grep -vE '^(ready|flap)$' "$work/probe"
+	if [ -n "$flap" ]; then
+		# What the kernel removed with n3: its routes, its IPv6 address, its neighbours (the
+		# links file's lines of n3, replayed).
+		ip link set n3 up
+		grep -E 'dev n3( |$)' "$work/links" | sed 's/^addr add/addr replace/' | ip -force -batch - 2>/dev/null || true
+		grep -h 'via 10.255.3.2$' "$work/v4" | sed 's/^route add/route replace/' | ip -force -batch - 2>/dev/null || true
+		grep -h 'via 2001:db8:ffff:3::2$' "$work/v6" | sed 's/^route add/route replace/' | ip -force -batch - 2>/dev/null || true
+	fi
+	run=$((run + 1))
 done
-grep -q '^ready' "$work/probe" || { cat "$work/probe"; echo "mirror-load: the probe did not load the table" >&2; exit 1; }
-ip -force -batch "$work/changes"
-wait "$pid" || true
-pid=
-grep -v '^ready' "$work/probe"
 lscpu | awk -F: '/^Model name/ { m = $2 } /^CPU family/ { f = $2 } /^Model:/ { n = $2 }
 	END { gsub(/^ +/, "", m); gsub(/ /, "", f); gsub(/ /, "", n); printf "cpu: %s, family %s model %s, %d CPUs\n", m, f, n, '"$(nproc)"' }'
