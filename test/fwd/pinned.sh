@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# xdp-fwd without CAP_BPF, CAP_NET_ADMIN or CAP_SYS_ADMIN: a privileged step (umem-steer attach
+# --pin --owner) attaches the steering program to both interfaces and pins it for user nobody;
+# xdp-fwd then runs as nobody with only CAP_NET_RAW (and a memlock limit raised beforehand, or
+# CAP_IPC_LOCK), binds its sockets into the pinned socket maps and forwards a UDP stream with
+# the books balanced. Without CAP_NET_RAW, as another user, or without pins it fails with a
+# message naming why. The bpffs is private to this test's mount namespace (unshare -m), and
+# the pins are removed at the end: nothing stays attached.
+if [ -z "${PINNED_UNSHARED:-}" ] && [ "$(id -u)" = 0 ]; then
+	PINNED_UNSHARED=1 exec unshare -m --propagation private -- "$0" "$@"
+fi
+. "$(dirname "$0")/lib.sh"
+GEN=$BUILD/tools/xsk-gen/xsk-gen
+STEER=$BUILD/tools/umem-steer/umem-steer
+[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
+[ -x "$STEER" ] || fail "umem-steer not built at $STEER"
+# shellcheck source=../common/xsk_gen.sh
+. "$SRC/test/common/xsk_gen.sh"
+command -v setpriv >/dev/null || { echo "skip: no setpriv (util-linux)"; exit 77; }
+USER_ID=$(id -u nobody 2>/dev/null) && GROUP_ID=$(getent group nogroup | cut -d: -f3) ||
+	{ echo "skip: no user nobody / group nogroup"; exit 77; }
+
+FRAMES=3000
+BPF=$WORK/bpf
+# The pins' folder must be reachable by nobody: its parents searchable, the bpffs 0755.
+chmod 0711 "$WORK"
+mkdir "$BPF" && mount -t bpf -o mode=0755 bpf "$BPF" || fail "cannot mount a bpffs on $BPF"
+PINS=$BPF/xdp-fwd
+cleanup_pins() {
+	local i
+	for i in "${TOPO_IF0:-}" "${TOPO_IF1:-}"; do
+		[ -n "$i" ] && [ -e "$PINS/$i" ] && "$STEER" --quiet detach "$i" --pin "$PINS" 2>/dev/null
+	done
+	umount "$BPF" 2>/dev/null
+}
+trap 'rc=$?; set +e; cleanup_pins; netns_cleanup; exit $rc' EXIT
+
+topo_up --hosts 2
+steer() { ip netns exec "$TOPO_MID" "$STEER" "$@"; }
+
+log "privileged step: attach and pin for $USER_ID:$GROUP_ID"
+for i in "$TOPO_IF0" "$TOPO_IF1"; do
+	steer attach "$i" --pin "$PINS" --owner "$USER_ID:$GROUP_ID" || fail "umem-steer attach $i --pin"
+	[ "$(stat -c %u:%g:%a "$PINS/$i/steer_xsks")" = "$USER_ID:$GROUP_ID:660" ] ||
+		fail "pin steer_xsks is $(stat -c %u:%g:%a "$PINS/$i/steer_xsks"), not $USER_ID:$GROUP_ID:660"
+done
+# The program stays after umem-steer exits: the pinned link holds it.
+ip -n "$TOPO_MID" -d link show "$TOPO_IF0" | grep -q "prog/xdp" || fail "no XDP program on $TOPO_IF0 after the privileged step"
+# A second attach is refused while the pins hold the program.
+steer attach "$TOPO_IF0" --pin "$BPF/other" 2>"$WORK/again.err" && fail "a second attach over the pinned program succeeded"
+grep -q "held by pins" "$WORK/again.err" || fail "second attach: $(cat "$WORK/again.err")"
+
+
+# The UMEM counts against RLIMIT_MEMLOCK without CAP_IPC_LOCK: raised by root before the drop
+# where it may (CAP_SYS_RESOURCE), else CAP_IPC_LOCK stays.
+CAPS=,+net_raw
+ulimit -l unlimited 2>/dev/null || CAPS=,+net_raw,+ipc_lock
+log "the capabilities kept: ${CAPS#,}"
+# As nobody with only CAPS inherited and ambient.
+AS_USER=(setpriv --reuid="$USER_ID" --regid="$GROUP_ID" --clear-groups --inh-caps="-all$CAPS"
+	--ambient-caps="-all$CAPS" --bounding-set="-all$CAPS")
+
+log "without CAP_NET_RAW: refused, naming it"
+ip netns exec "$TOPO_MID" setpriv --reuid="$USER_ID" --regid="$GROUP_ID" --clear-groups --inh-caps=-all \
+	--bounding-set=-all "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --pinned "$PINS" -d 1 \
+	>"$WORK/nocap.out" 2>"$WORK/nocap.err" && fail "xdp-fwd ran without CAP_NET_RAW"
+grep -q "cap_net_raw (AF_XDP sockets)" "$WORK/nocap.err" || fail "without CAP_NET_RAW: $(cat "$WORK/nocap.err")"
+grep -q "cap_bpf\|cap_net_admin" "$WORK/nocap.err" && fail "--pinned still asks for CAP_BPF/CAP_NET_ADMIN: $(cat "$WORK/nocap.err")"
+
+log "another user: the pins' mode refuses it"
+ip netns exec "$TOPO_MID" setpriv --reuid=1 --regid=1 --clear-groups --inh-caps="-all$CAPS" \
+	--ambient-caps="-all$CAPS" --bounding-set="-all$CAPS" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" \
+	--mode wire --pinned "$PINS" -d 1 >"$WORK/other.out" 2>"$WORK/other.err" && fail "xdp-fwd ran as uid 1 on nobody's pins"
+grep -q "cannot open the steering program pinned for $TOPO_IF0" "$WORK/other.err" ||
+	fail "as uid 1: $(cat "$WORK/other.err")"
+
+log "no pins in the folder: refused, saying how to make them"
+ip netns exec "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire \
+	--pinned "$BPF/none" -d 1 >"$WORK/none.out" 2>"$WORK/none.err" && fail "xdp-fwd ran without pins"
+grep -q "no pinned steering program in $BPF/none/$TOPO_IF0 (a privileged step makes it" "$WORK/none.err" ||
+	fail "without pins: $(cat "$WORK/none.err")"
+
+log "nobody with ${CAPS#,} only: $FRAMES UDP frames forwarded through the pinned maps"
+: >"$WORK/fwd.out"
+: >"$WORK/fwd.err"
+netns_bg FWD_PID "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --pinned "$PINS" --json --interval 0.5 \
+	>"$WORK/fwd.out" 2>"$WORK/fwd.err"
+wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+[ "$(awk '/^Uid:/ {print $2}' "/proc/$(pgrep -P "$FWD_PID" -x xdp-fwd || echo "$FWD_PID")/status" 2>/dev/null)" != 0 ] ||
+	fail "xdp-fwd runs as root"
+steer show "$TOPO_IF0" | grep -q "default -> queue" || fail "xdp-fwd did not set the pinned table's default: $(steer show "$TOPO_IF0")"
+sink_start "$TOPO_H1" --idle 3
+in_host 0 "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --count "$FRAMES" --rate 5000 --size 200 \
+	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen: $(cat "$WORK/gen.err")"
+sink_wait
+fwd_stop INT
+
+sent=$(json "$WORK/gen.out" frames)
+got=$(json "$WORK/sink.out" frames)
+sink_drops=$(sink_drops "$WORK/sink.out")
+fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
+log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops"
+[ "$sent" = "$FRAMES" ] || fail "the generator sent $sent of $FRAMES frames"
+[ "$(port_total "$TOPO_IF0@0" rx_packets)" -ge $((FRAMES / 2)) ] || fail "xdp-fwd received $(port_total "$TOPO_IF0@0" rx_packets) frames: not through its sockets"
+[ $((sent - got - sink_drops - fwd_drops)) = 0 ] ||
+	fail "$((sent - got - sink_drops - fwd_drops)) frames unaccounted ($sent sent, $got received, $sink_drops dropped at the sink, $fwd_drops by xdp-fwd)"
+# Put back as it found it: the default action passes to the kernel again.
+steer show "$TOPO_IF0" | grep -q "default -> pass" || fail "the pinned table kept xdp-fwd's default: $(steer show "$TOPO_IF0")"
+
+log "the privileged step removes the pins: no program left"
+for i in "$TOPO_IF0" "$TOPO_IF1"; do
+	steer detach "$i" --pin "$PINS" || fail "umem-steer detach $i"
+done
+[ ! -e "$PINS" ] || fail "pins left: $(ls -R "$PINS")"
+wait_for 5 no_xdp_left || fail "an XDP program is still attached after the pins went"
+log "ok"
