@@ -44,6 +44,10 @@ for i in "$TOPO_IF0" "$TOPO_IF1"; do
 	[ "$(stat -c %u:%g:%a "$PINS/$i/steer_xsks")" = "$USER_ID:$GROUP_ID:660" ] ||
 		fail "pin steer_xsks is $(stat -c %u:%g:%a "$PINS/$i/steer_xsks"), not $USER_ID:$GROUP_ID:660"
 done
+# The writers' lock file is the user's too (it could not create one in /run/umem).
+PROG_ID=$(steer show "$TOPO_IF0" | awk 'NR == 1 {print $2 + 0}')
+LOCK=/run/umem/steer-prog$PROG_ID.lock
+[ "$(stat -c %u "$LOCK" 2>/dev/null)" = "$USER_ID" ] || fail "lock file $LOCK: $(ls -l "$LOCK" 2>&1)"
 # The program stays after umem-steer exits: the pinned link holds it.
 ip -n "$TOPO_MID" -d link show "$TOPO_IF0" | grep -q "prog/xdp" || fail "no XDP program on $TOPO_IF0 after the privileged step"
 # A second attach is refused while the pins hold the program.
@@ -112,5 +116,6 @@ for i in "$TOPO_IF0" "$TOPO_IF1"; do
 	steer detach "$i" --pin "$PINS" || fail "umem-steer detach $i"
 done
 [ ! -e "$PINS" ] || fail "pins left: $(ls -R "$PINS")"
+[ ! -e "$LOCK" ] || fail "lock file $LOCK left"
 wait_for 5 no_xdp_left || fail "an XDP program is still attached after the pins went"
 log "ok"
