@@ -680,45 +680,31 @@ int umem_steer__unpin(const char *dir)
 	return err;
 }
 
+/* The entry points: libbpf's and libxdp's messages through ours meanwhile, errno kept. */
+#define WITH_LIB_PRINT(call)                          \
+	({                                            \
+		struct umem__lib_print saved_;        \
+		struct umem_steer *s_;                \
+		int err_;                             \
+		umem__lib_print_begin(&saved_);       \
+		s_ = (call);                          \
+		err_ = errno;                         \
+		umem__lib_print_end(&saved_);         \
+		errno = err_;                         \
+		s_;                                   \
+	})
+
 struct umem_steer *umem_steer__open_pinned(const char *dir, const char *ifname)
 {
-	struct umem__lib_print saved;
-	struct umem_steer *s;
-	int err;
-
-	umem__lib_print_begin(&saved);
-	s = steer_open_pinned(dir, ifname);
-	err = errno;
-	umem__lib_print_end(&saved);
-	errno = err;
-	return s;
+	return WITH_LIB_PRINT(steer_open_pinned(dir, ifname));
 }
 
-/* The entry points: libbpf's and libxdp's messages through ours meanwhile. */
 struct umem_steer *umem_steer__open(const char *ifname)
 {
-	struct umem__lib_print saved;
-	struct umem_steer *s;
-	int err;
-
-	umem__lib_print_begin(&saved);
-	s = steer_open(ifname);
-	err = errno;
-	umem__lib_print_end(&saved);
-	errno = err;
-	return s;
+	return WITH_LIB_PRINT(steer_open(ifname));
 }
 
 struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts)
 {
-	struct umem__lib_print saved;
-	struct umem_steer *s;
-	int err;
-
-	umem__lib_print_begin(&saved);
-	s = steer_attach(ifname, opts);
-	err = errno;
-	umem__lib_print_end(&saved);
-	errno = err;
-	return s;
+	return WITH_LIB_PRINT(steer_attach(ifname, opts));
 }

@@ -111,6 +111,20 @@ log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops
 # Put back as it found it: the default action passes to the kernel again.
 steer show "$TOPO_IF0" | grep -q "default -> pass" || fail "the pinned table kept xdp-fwd's default: $(steer show "$TOPO_IF0")"
 
+log "pins of another version (a map missing): refused by name"
+rm "$PINS/$TOPO_IF0/steer_pstats" || fail "cannot remove a pin"
+ip netns exec "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire \
+	--pinned "$PINS" -d 1 >"$WORK/old.out" 2>"$WORK/old.err" && fail "xdp-fwd ran on incomplete pins"
+grep -q "lacks pin steer_pstats: pins of another libumem version" "$WORK/old.err" ||
+	fail "incomplete pins: $(cat "$WORK/old.err")"
+
+log "bad arguments to the privileged step: refused, nothing pinned"
+steer attach "$TOPO_IF0" 2>"$WORK/bad.err" && fail "attach without --pin succeeded"
+grep -q "attach needs --pin DIR" "$WORK/bad.err" || fail "attach without --pin: $(cat "$WORK/bad.err")"
+steer attach "$TOPO_IF0" --pin "$BPF/bad" --owner nobody 2>"$WORK/bad.err" && fail "attach --owner nobody succeeded"
+grep -q "give UID\[:GID\] (numbers)" "$WORK/bad.err" || fail "attach --owner nobody: $(cat "$WORK/bad.err")"
+[ ! -e "$BPF/bad" ] || fail "a refused attach left $BPF/bad"
+
 log "the privileged step removes the pins: no program left"
 for i in "$TOPO_IF0" "$TOPO_IF1"; do
 	steer detach "$i" --pin "$PINS" || fail "umem-steer detach $i"
