@@ -31,6 +31,7 @@ cleanup_pins() {
 	for i in "${TOPO_IF0:-}" "${TOPO_IF1:-}"; do
 		[ -n "$i" ] && [ -e "$PINS/$i" ] && "$STEER" --quiet detach "$i" --pin "$PINS" 2>/dev/null
 	done
+	[ -e "$BPF/h1/eth0" ] && "$STEER" --quiet detach eth0 --pin "$BPF/h1" 2>/dev/null
 	umount "$BPF" 2>/dev/null
 }
 trap 'rc=$?; set +e; cleanup_pins; netns_cleanup; exit $rc' EXIT
@@ -84,6 +85,11 @@ ip netns exec "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" -
 grep -q "no pinned steering program in $BPF/none/$TOPO_IF0 (a privileged step makes it" "$WORK/none.err" ||
 	fail "without pins: $(cat "$WORK/none.err")"
 
+# The sink too runs as nobody: its port puts its socket into a pinned XSKMAP
+# (umem_port_opts.xskmap_pin) that root steers the generator's UDP port into.
+in_host 1 "$STEER" attach eth0 --pin "$BPF/h1" --owner "$USER_ID:$GROUP_ID" >/dev/null || fail "attach on host 1"
+in_host 1 "$STEER" add eth0 "udp dport 9091 -> queue" >/dev/null || fail "rule on host 1"
+
 log "nobody with ${CAPS#,} only: $FRAMES UDP frames forwarded through the pinned maps"
 : >"$WORK/fwd.out"
 : >"$WORK/fwd.err"
@@ -93,7 +99,9 @@ wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not star
 [ "$(awk '/^Uid:/ {print $2}' "/proc/$(pgrep -P "$FWD_PID" -x xdp-fwd || echo "$FWD_PID")/status" 2>/dev/null)" != 0 ] ||
 	fail "xdp-fwd runs as root"
 steer show "$TOPO_IF0" | grep -q "default -> queue" || fail "xdp-fwd did not set the pinned table's default: $(steer show "$TOPO_IF0")"
-sink_start "$TOPO_H1" --idle 3
+netns_bg SINK_PID "$TOPO_H1" "${AS_USER[@]}" "$GEN" sink -i eth0 --json --duration 60 --idle 3 \
+	--xskmap "$BPF/h1/eth0/steer_xsks" >"$WORK/sink.out" 2>"$WORK/sink.err"
+wait_for 10 grep -q "sink ready" "$WORK/sink.err" || fail "sink did not start: $(cat "$WORK/sink.err")"
 in_host 0 "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --count "$FRAMES" --rate 5000 --size 200 \
 	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen: $(cat "$WORK/gen.err")"
 sink_wait
@@ -106,6 +114,8 @@ fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
 log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops"
 [ "$sent" = "$FRAMES" ] || fail "the generator sent $sent of $FRAMES frames"
 [ "$(port_total "$TOPO_IF0@0" rx_packets)" -ge $((FRAMES / 2)) ] || fail "xdp-fwd received $(port_total "$TOPO_IF0@0" rx_packets) frames: not through its sockets"
+[ "$(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}')" = "$got" ] ||
+	fail "the sink's pinned program steered $(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}') frames, the sink got $got"
 [ $((sent - got - sink_drops - fwd_drops)) = 0 ] ||
 	fail "$((sent - got - sink_drops - fwd_drops)) frames unaccounted ($sent sent, $got received, $sink_drops dropped at the sink, $fwd_drops by xdp-fwd)"
 # Put back as it found it: the default action passes to the kernel again.
@@ -129,7 +139,9 @@ log "the privileged step removes the pins: no program left"
 for i in "$TOPO_IF0" "$TOPO_IF1"; do
 	steer detach "$i" --pin "$PINS" || fail "umem-steer detach $i"
 done
-[ ! -e "$PINS" ] || fail "pins left: $(ls -R "$PINS")"
+in_host 1 "$STEER" detach eth0 --pin "$BPF/h1" || fail "umem-steer detach on host 1"
+[ ! -e "$PINS" ] && [ ! -e "$BPF/h1" ] || fail "pins left: $(ls -R "$BPF")"
+in_host 1 ip -d link show eth0 | grep -q "prog/xdp" && fail "an XDP program is still attached on host 1"
 [ ! -e "$LOCK" ] || fail "lock file $LOCK left"
 wait_for 5 no_xdp_left || fail "an XDP program is still attached after the pins went"
 log "ok"
