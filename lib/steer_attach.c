@@ -503,32 +503,41 @@ static int pin_all(struct umem_steer *s, const char *dir, uint32_t uid, uint32_t
 	return 0;
 }
 
-int umem__steer_pin_get(const char *dir, const char *name, uint32_t value_size, uint32_t *max)
+/* The object pinned as dir/name: its fd, or -errno with a message unless it is missing
+ * (-ENOENT: the caller says what that means). */
+static int pin_open(const char *who, const char *dir, const char *name)
 {
-	struct bpf_map_info mi = {};
-	uint32_t len = sizeof(mi);
 	char path[PATH_MAX];
 	int fd, err;
 
 	if ((err = pin_path(path, sizeof(path), dir, name)))
 		return err;
 	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		err = -errno;
-		if (errno != ENOENT)
-			pr_warn("steer: cannot open pin %s: %s%s\n", path, strerror(errno),
-				errno == EACCES ? " (the pins' owner and mode say who may: umem-steer attach "
-						  "--owner)" : "");
-		return err;
-	}
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	if (errno != ENOENT)
+		pr_warn("%s: cannot open pin %s: %s%s\n", who, path, strerror(errno),
+			errno == EACCES ? " (the pins' owner and mode say who may: umem-steer attach --owner)" : "");
+	return err;
+}
+
+int umem__steer_pin_get(const char *dir, const char *name, uint32_t value_size, uint32_t *max)
+{
+	struct bpf_map_info mi = {};
+	uint32_t len = sizeof(mi);
+	int fd = pin_open("steer", dir, name), err;
+
+	if (fd < 0)
+		return fd;
 	if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
 	if (strcmp(mi.name, name) || (value_size && mi.value_size != value_size)) {
-		pr_warn("steer: pin %s is map %s of value size %u, not this libumem's %s (%u): pins "
-			"of another version; attach and pin again\n", path, mi.name, mi.value_size, name,
+		pr_warn("steer: pin %s/%s is map %s of value size %u, not this libumem's %s (%u): pins "
+			"of another version; attach and pin again\n", dir, name, mi.name, mi.value_size, name,
 			value_size);
 		close(fd);
 		return -EPROTO;
@@ -544,23 +553,14 @@ static int open_pinned_prog(struct umem_steer *s, const char *dir)
 	struct bpf_link_info li = {};
 	struct bpf_prog_info pi = {};
 	uint32_t llen = sizeof(li), plen = sizeof(pi);
-	char path[PATH_MAX];
 	int fd, err;
 
-	if ((err = pin_path(path, sizeof(path), dir, PIN_LINK)))
-		return err;
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		err = -errno;
-		if (errno == ENOENT)
-			pr_warn("%s: no pinned steering program in %s (a privileged step makes it: "
-				"umem-steer attach %s --pin DIR)\n", s->who, dir, s->ifname);
-		else
-			pr_warn("%s: cannot open pin %s: %s%s\n", s->who, path, strerror(errno),
-				errno == EACCES ? " (the pins' owner and mode say who may: umem-steer attach "
-						  "--owner)" : "");
-		return err;
-	}
+	fd = pin_open(s->who, dir, PIN_LINK);
+	if (fd == -ENOENT)
+		pr_warn("%s: no pinned steering program in %s (a privileged step makes it: "
+			"umem-steer attach %s --pin DIR)\n", s->who, dir, s->ifname);
+	if (fd < 0)
+		return fd;
 	err = bpf_obj_get_info_by_fd(fd, &li, &llen) ? -errno : 0;
 	close(fd);
 	if (err)
@@ -570,11 +570,9 @@ static int open_pinned_prog(struct umem_steer *s, const char *dir)
 			li.type == BPF_LINK_TYPE_XDP ? li.xdp.ifindex : 0, s->ifname, s->ifindex);
 		return -EINVAL;
 	}
-	if ((err = pin_path(path, sizeof(path), dir, PIN_PROG)))
-		return err;
-	s->prog_fd = bpf_obj_get(path);
+	s->prog_fd = pin_open(s->who, dir, PIN_PROG);
 	if (s->prog_fd < 0)
-		return -errno;
+		return s->prog_fd;
 	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &plen))
 		return -errno;
 	if (pi.id != li.prog_id || strcmp(pi.name, UMEM_STEER_PROG_NAME)) {

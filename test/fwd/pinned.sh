@@ -94,11 +94,15 @@ log "nobody with ${CAPS#,} only: $FRAMES UDP frames forwarded through the pinned
 : >"$WORK/fwd.out"
 : >"$WORK/fwd.err"
 netns_bg FWD_PID "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --pinned "$PINS" --json --interval 0.5 \
+	-r "prio 7 udp dport 9091 -> queue" \
 	>"$WORK/fwd.out" 2>"$WORK/fwd.err"
 wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
-[ "$(awk '/^Uid:/ {print $2}' "/proc/$(pgrep -P "$FWD_PID" -x xdp-fwd || echo "$FWD_PID")/status" 2>/dev/null)" != 0 ] ||
-	fail "xdp-fwd runs as root"
+# setsid, ip netns exec and setpriv each exec the next: the job is xdp-fwd itself.
+[ "$(awk '/^Uid:/ {print $2 ":" $3}' "/proc/$FWD_PID/status")" = "$USER_ID:$USER_ID" ] ||
+	fail "xdp-fwd (pid $FWD_PID) runs as $(awk '/^Uid:/' "/proc/$FWD_PID/status"), not nobody"
+grep -q "^CapEff:.*0000000000000000" "/proc/$FWD_PID/status" || fail "xdp-fwd kept effective capabilities: $(grep ^Cap "/proc/$FWD_PID/status")"
 steer show "$TOPO_IF0" | grep -q "default -> queue" || fail "xdp-fwd did not set the pinned table's default: $(steer show "$TOPO_IF0")"
+steer show "$TOPO_IF0" | grep -q "prio 7 udp dport 9091" || fail "xdp-fwd's -r rule is not in the pinned table: $(steer show "$TOPO_IF0")"
 netns_bg SINK_PID "$TOPO_H1" "${AS_USER[@]}" "$GEN" sink -i eth0 --json --duration 60 --idle 3 \
 	--xskmap "$BPF/h1/eth0/steer_xsks" >"$WORK/sink.out" 2>"$WORK/sink.err"
 wait_for 10 grep -q "sink ready" "$WORK/sink.err" || fail "sink did not start: $(cat "$WORK/sink.err")"
@@ -120,6 +124,7 @@ log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops
 	fail "$((sent - got - sink_drops - fwd_drops)) frames unaccounted ($sent sent, $got received, $sink_drops dropped at the sink, $fwd_drops by xdp-fwd)"
 # Put back as it found it: the default action passes to the kernel again.
 steer show "$TOPO_IF0" | grep -q "default -> pass" || fail "the pinned table kept xdp-fwd's default: $(steer show "$TOPO_IF0")"
+steer show "$TOPO_IF0" | grep -q "dport 9091" && fail "the pinned table kept xdp-fwd's rule: $(steer show "$TOPO_IF0")"
 
 log "pins of another version (a map missing): refused by name"
 rm "$PINS/$TOPO_IF0/steer_pstats" || fail "cannot remove a pin"
