@@ -133,21 +133,28 @@ static int explain_none(const struct umem_steer *s)
 	return -ENOENT;
 }
 
+/* A handle for a program attached by someone else: its fds are its own to close. */
+static struct umem_steer *opened_new(const char *ifname)
+{
+	struct umem_steer *s;
+	int err = ifname ? handle_new(ifname, &s) : -EINVAL;
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	s->own_fds = 1;
+	return s;
+}
+
 static struct umem_steer *steer_open(const char *ifname)
 {
 	struct umem_steer *s;
 	struct xdp_found f;
 	int err;
 
-	if (!ifname) {
-		errno = EINVAL;
+	if (!(s = opened_new(ifname)))
 		return NULL;
-	}
-	if ((err = handle_new(ifname, &s))) {
-		errno = -err;
-		return NULL;
-	}
-	s->own_fds = 1;
 	if ((err = umem__xdp_find((int)s->ifindex, UMEM_STEER_PROG_NAME, &f)))
 		goto err_free;
 	if (!f.prog_id) {
@@ -600,16 +607,13 @@ static struct umem_steer *steer_open_pinned(const char *dir, const char *ifname)
 	struct umem_steer *s;
 	int err;
 
-	if (!dir || !ifname) {
-		pr_warn("steer: open_pinned needs a folder and an interface\n");
+	if (!dir) {
+		pr_warn("steer: open_pinned needs a folder\n");
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((err = handle_new(ifname, &s))) {
-		errno = -err;
+	if (!(s = opened_new(ifname)))
 		return NULL;
-	}
-	s->own_fds = 1;
 	s->attach = UMEM_STEER_ATTACH_LINK;
 	s->pin_dir = strdup(dir);
 	err = s->pin_dir ? open_pinned_prog(s, dir) : -ENOMEM;
