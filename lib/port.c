@@ -252,6 +252,37 @@ free_prog:
 
 /* ---- creation ---- */
 
+/* umem_port_opts.xskmap_pin: our socket at the index of our queue in someone else's map (DPDK's
+ * af_xdp use_pinned_map does the same for the Kubernetes AF_XDP device plugin). */
+static int pinned_map_insert(struct umem_port *p, const char *pin)
+{
+	struct bpf_map_info mi = {};
+	uint32_t len = sizeof(mi);
+	int fd = bpf_obj_get(pin), err;
+
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("port %s:%u: cannot open the pinned XSKMAP %s: %s%s\n", p->ifname, p->queue, pin,
+			strerror(errno), errno == EACCES ? " (the pin's owner and mode say who may)" : "");
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len) || mi.type != BPF_MAP_TYPE_XSKMAP || p->queue >= mi.max_entries) {
+		pr_warn("port %s:%u: %s is not an XSKMAP with an entry for queue %u\n", p->ifname, p->queue,
+			pin, p->queue);
+		close(fd);
+		return -EINVAL;
+	}
+	if (bpf_map_update_elem(fd, &p->queue, &p->fd, BPF_ANY)) {
+		err = -errno;
+		pr_warn("port %s:%u: cannot insert the socket into %s: %s\n", p->ifname, p->queue, pin,
+			strerror(errno));
+		close(fd);
+		return err;
+	}
+	p->xskmap_fd = fd;
+	return 0;
+}
+
 struct port_cfg {
 	uint32_t rx_size, tx_size, fill_size, comp_size, headroom, chunk_size, flags, zerocopy;
 	uint32_t xdp_prog, xdp_attach, busy_poll_usecs, busy_poll_budget;
@@ -259,6 +290,7 @@ struct port_cfg {
 	bool fill_given, comp_given; /* else inherited from the UMEM's first port */
 	umem_port_wait_fn rebind_wait; /* NULL: sleep */
 	void *rebind_wait_arg;
+	const char *xskmap_pin;
 };
 
 static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, struct port_cfg *c)
@@ -287,6 +319,9 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 	c->busy_poll_budget = OPTS_GET(opts, busy_poll_budget, 0) ?: UMEM_PORT_BUSY_POLL_BUDGET_DEFAULT;
 	c->rebind_wait = OPTS_GET(opts, rebind_wait, NULL);
 	c->rebind_wait_arg = OPTS_GET(opts, rebind_wait_arg, NULL);
+	c->xskmap_pin = OPTS_GET(opts, xskmap_pin, NULL);
+	if (c->xskmap_pin)
+		c->xdp_prog = UMEM_PORT_PROG_NONE; /* the pinned map's program steers */
 	c->unaligned = !area_chunk;
 	if (!is_pow2(c->rx_size) || !is_pow2(c->tx_size) || !is_pow2(c->fill_size) ||
 	    !is_pow2(c->comp_size)) {
@@ -646,6 +681,7 @@ static struct umem_port *port_create(struct umem_area *area, struct umem_pool *p
 	p->area = area;
 	p->pool = pool;
 	p->fd = -1;
+	p->xskmap_fd = -1;
 	err = read_opts(p, opts, &c);
 	if (err)
 		goto free_port;
@@ -728,6 +764,8 @@ static struct umem_port *port_create(struct umem_area *area, struct umem_pool *p
 		err = -ENOMEM;
 		goto close_sock;
 	}
+	if (c.xskmap_pin && p->rx_on && (err = pinned_map_insert(p, c.xskmap_pin)))
+		goto close_sock;
 	if (c.xdp_prog == UMEM_PORT_PROG_DEFAULT && p->rx_on) {
 		p->prog = prog_get(ifname, p->ifindex, netns, queue, c.xdp_attach, &err);
 		if (!p->prog)
@@ -926,6 +964,11 @@ int umem_port__destroy(struct umem_port *p)
 	prog_put(p->prog);
 	p->prog = NULL;
 	p->in_map = false;
+	if (p->xskmap_fd >= 0) {
+		bpf_map_delete_elem(p->xskmap_fd, &p->queue);
+		close(p->xskmap_fd);
+		p->xskmap_fd = -1;
+	}
 	wait_for_xdp_runs(p);
 	drain_rx(p);
 	abandoned = drain_tx(p);

@@ -94,6 +94,7 @@ struct umem_port {
 	struct umem_area *area;
 	struct xsk_socket *xsk;
 	struct port_prog *prog; /* NULL: the caller steers (UMEM_PORT_PROG_NONE) */
+	int xskmap_fd;          /* umem_port_opts.xskmap_pin's map, holding our socket; -1: none */
 	int fd;
 	int ifindex;
 	uint32_t queue;

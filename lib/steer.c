@@ -17,7 +17,9 @@
 
 int umem__steer_owner_alive(const struct umem_steer_table *t)
 {
-	return t->owner_pid && umem__proc_start_time(t->owner_pid) == t->owner_start;
+	if (!t->owner_pid)
+		return t->owner_start == UMEM__STEER_OWNER_PINS;
+	return umem__proc_start_time(t->owner_pid) == t->owner_start;
 }
 
 /* ---- table access ---- */

@@ -2,11 +2,15 @@
 /* Steering discovery and attach: finding the program on an interface (umem_steer__open),
  * loading it, attaching it (bpf_link or libxdp) with the stale and foreign rules of
  * xdp_attach.c, and detaching it. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -129,21 +133,28 @@ static int explain_none(const struct umem_steer *s)
 	return -ENOENT;
 }
 
+/* A handle for a program attached by someone else: its fds are its own to close. */
+static struct umem_steer *opened_new(const char *ifname)
+{
+	struct umem_steer *s;
+	int err = ifname ? handle_new(ifname, &s) : -EINVAL;
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	s->own_fds = 1;
+	return s;
+}
+
 static struct umem_steer *steer_open(const char *ifname)
 {
 	struct umem_steer *s;
 	struct xdp_found f;
 	int err;
 
-	if (!ifname) {
-		errno = EINVAL;
+	if (!(s = opened_new(ifname)))
 		return NULL;
-	}
-	if ((err = handle_new(ifname, &s))) {
-		errno = -err;
-		return NULL;
-	}
-	s->own_fds = 1;
 	if ((err = umem__xdp_find((int)s->ifindex, UMEM_STEER_PROG_NAME, &f)))
 		goto err_free;
 	if (!f.prog_id) {
@@ -181,6 +192,11 @@ static int clear_stale(struct umem_steer *s, const struct xdp_found *f)
 	umem_steer__detach(old);
 	if (err)
 		return err;
+	if (!t.owner_pid && t.owner_start == UMEM__STEER_OWNER_PINS) {
+		pr_warn("%s: program %u is held by pins in a bpffs (umem-steer attach --pin): open it "
+			"from there, or remove the pins first (umem-steer detach --pin)\n", s->who, f->prog_id);
+		return -EBUSY;
+	}
 	return umem__xdp_remove_stale(s->who, (int)s->ifindex, f, t.owner_pid, t.owner_start);
 }
 
@@ -260,8 +276,9 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 
 	t.default_action = dflt ? *dflt : pass;
 	t.flags = OPTS_GET(opts, table_flags, 0);
-	t.owner_pid = getpid();
-	t.owner_start = umem__proc_start_time(t.owner_pid);
+	/* Pinned, the program outlives this process: the pins are its owner. */
+	t.owner_pid = OPTS_GET(opts, pin_dir, NULL) ? 0 : (uint32_t)getpid();
+	t.owner_start = t.owner_pid ? umem__proc_start_time(t.owner_pid) : UMEM__STEER_OWNER_PINS;
 	t.nr_sockets = s->nr_sockets;
 	umem__steer_lock_sweep(); /* after clear_stale: a replaced program's file goes too */
 	/* Bank 1 then the index 0 → 1: the same path as every later change. */
@@ -272,11 +289,14 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 	return 0;
 }
 
+static int pin_all(struct umem_steer *s, const char *dir, uint32_t uid, uint32_t gid);
+
 static struct umem_steer *steer_attach(const char *ifname, const struct umem_steer_opts *opts)
 {
 	uint32_t flags = OPTS_GET(opts, flags, 0), mode = OPTS_GET(opts, mode, 0);
 	uint32_t attach = OPTS_GET(opts, attach, 0), tflags = OPTS_GET(opts, table_flags, 0);
 	const struct umem_steer_action *dflt = OPTS_GET(opts, default_action, NULL);
+	const char *pin_dir = OPTS_GET(opts, pin_dir, NULL);
 	struct umem_steer *s;
 	struct xdp_found f;
 	int err;
@@ -291,6 +311,12 @@ static struct umem_steer *steer_attach(const char *ifname, const struct umem_ste
 	    OPTS_GET(opts, nr_sockets, 0) > NR_SOCKETS_MAX || (!ifname && !(flags & UMEM_STEER_F_LOAD_ONLY))) {
 		pr_warn("steer %s: invalid options (flags, mode, attach, table_flags, nr_sockets <= %u)\n",
 			ifname ? ifname : "(none)", NR_SOCKETS_MAX);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (pin_dir && (attach != UMEM_STEER_ATTACH_LINK || (flags & UMEM_STEER_F_LOAD_ONLY) || !*pin_dir)) {
+		pr_warn("steer %s: pin_dir needs an attachment through a bpf_link (UMEM_STEER_ATTACH_LINK, "
+			"not LOAD_ONLY) and a folder name\n", ifname ? ifname : "(none)");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -347,6 +373,10 @@ static struct umem_steer *steer_attach(const char *ifname, const struct umem_ste
 		goto err_skel;
 	if (!(flags & UMEM_STEER_F_LOAD_ONLY) && (err = attach_link(s, mode)))
 		goto err_skel;
+	if (pin_dir && (err = pin_all(s, pin_dir, OPTS_GET(opts, pin_uid, 0), OPTS_GET(opts, pin_gid, 0)))) {
+		close(s->link_fd);
+		goto err_skel;
+	}
 	return s;
 
 err_detach:
@@ -364,7 +394,7 @@ void umem_steer__detach(struct umem_steer *s)
 {
 	if (!s)
 		return;
-	if (s->skel && s->prog_fd >= 0)
+	if (s->skel && s->prog_fd >= 0 && !s->pinned)
 		umem__steer_lock_remove(s);
 	if (s->link_fd >= 0)
 		close(s->link_fd); /* the last reference to the link: the kernel detaches */
@@ -379,35 +409,304 @@ void umem_steer__detach(struct umem_steer *s)
 	if (s->skel)
 		steer__destroy(s->skel);
 	close_fds(s);
+	free(s->pin_dir);
 	free(s->added);
 	free(s);
 }
 
-/* The entry points: libbpf's and libxdp's messages through ours meanwhile. */
-struct umem_steer *umem_steer__open(const char *ifname)
+/* ---- pins ----
+ *
+ * A folder on a bpffs holds the bpf_link ("link": while it is pinned the program stays
+ * attached), the program ("prog": its id names the writers' lock file) and every map under
+ * its own name. Opening a pin needs no capability, only the pin's file permissions, so the
+ * privileged step hands the pins (and the lock file) to the user that runs the sockets, as
+ * the Kubernetes AF_XDP device plugin does for DPDK's af_xdp use_pinned_map. */
+
+#define PIN_LINK "link"
+#define PIN_PROG "prog"
+
+static int pin_path(char *buf, size_t len, const char *dir, const char *name)
 {
-	struct umem__lib_print saved;
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len) {
+		pr_warn("steer: pin path %s/%s is too long\n", dir, name);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int pin_one(struct umem_steer *s, const char *dir, const char *name, int fd, uint32_t uid, uint32_t gid)
+{
+	char path[PATH_MAX];
+	int err;
+
+	if ((err = pin_path(path, sizeof(path), dir, name)))
+		return err;
+	if (bpf_obj_pin(fd, path)) {
+		err = -errno;
+		pr_warn("%s: cannot pin %s: %s%s\n", s->who, path, strerror(errno),
+			errno == EEXIST ? " (pins of an earlier attach: umem-steer detach --pin first)" :
+			errno == EPERM ? " (is the folder on a bpffs? mount -t bpf bpf DIR)" : "");
+		return err;
+	}
+	if (chown(path, uid, gid) || chmod(path, 0660)) {
+		err = -errno;
+		pr_warn("%s: cannot give %s to %u:%u: %s\n", s->who, path, uid, gid, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+/* The writers' lock file, made now and given to the pins' owner: an unprivileged editor
+ * could not create it in /run/umem. Without /run the lock is the program's fd (steer.c). */
+static int pin_lock_file(struct umem_steer *s, uint32_t uid, uint32_t gid)
+{
+	char path[64];
+	int fd, err = umem__steer_lock_path(s, path, sizeof(path));
+
+	if (err)
+		return err;
+	if (mkdir(UMEM_STEER_LOCK_DIR, 0755) && errno != EEXIST)
+		return errno == ENOENT ? 0 : -errno;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+	if (fd < 0 || fchown(fd, uid, gid) || fchmod(fd, 0660)) {
+		err = -errno;
+		pr_warn("%s: cannot make the lock file %s for %u:%u: %s\n", s->who, path, uid, gid, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int pin_all(struct umem_steer *s, const char *dir, uint32_t uid, uint32_t gid)
+{
+	struct bpf_map *m;
+	int err;
+
+	if (mkdir(dir, 0770) && errno != EEXIST) {
+		err = -errno;
+		pr_warn("%s: cannot make the pin folder %s: %s%s\n", s->who, dir, strerror(errno),
+			errno == EPERM ? " (is its parent on a bpffs? mount -t bpf bpf DIR)" : "");
+		return err;
+	}
+	if (chown(dir, uid, gid) || chmod(dir, 0770)) {
+		err = -errno;
+		pr_warn("%s: cannot give %s to %u:%u: %s\n", s->who, dir, uid, gid, strerror(errno));
+		rmdir(dir);
+		return err;
+	}
+	err = pin_one(s, dir, PIN_PROG, s->prog_fd, uid, gid);
+	bpf_object__for_each_map(m, s->skel->obj) {
+		if (!err && !bpf_map__is_internal(m))
+			err = pin_one(s, dir, bpf_map__name(m), bpf_map__fd(m), uid, gid);
+	}
+	/* The link last: pinned, the program is there to stay, every map already reachable. */
+	err = err ?: pin_lock_file(s, uid, gid) ?: pin_one(s, dir, PIN_LINK, s->link_fd, uid, gid);
+	if (err) {
+		umem_steer__unpin(dir);
+		rmdir(dir); /* what unpin left: it had no program pinned yet */
+		return err;
+	}
+	s->pinned = true;
+	return 0;
+}
+
+/* The object pinned as dir/name: its fd, or -errno with a message unless it is missing
+ * (-ENOENT: the caller says what that means). */
+static int pin_open(const char *who, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	if ((err = pin_path(path, sizeof(path), dir, name)))
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd >= 0)
+		return fd;
+	err = -errno;
+	if (errno != ENOENT)
+		pr_warn("%s: cannot open pin %s: %s%s\n", who, path, strerror(errno),
+			errno == EACCES ? " (the pins' owner and mode say who may: umem-steer attach --owner)" : "");
+	return err;
+}
+
+int umem__steer_pin_get(const char *dir, const char *name, uint32_t value_size, uint32_t *max)
+{
+	struct bpf_map_info mi = {};
+	uint32_t len = sizeof(mi);
+	int fd = pin_open("steer", dir, name), err;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (strcmp(mi.name, name) || (value_size && mi.value_size != value_size)) {
+		pr_warn("steer: pin %s/%s is map %s of value size %u, not this libumem's %s (%u): pins "
+			"of another version; attach and pin again\n", dir, name, mi.name, mi.value_size, name,
+			value_size);
+		close(fd);
+		return -EPROTO;
+	}
+	if (max)
+		*max = mi.max_entries;
+	return fd;
+}
+
+/* The pinned link's program and interface, checked against what the handle expects. */
+static int open_pinned_prog(struct umem_steer *s, const char *dir)
+{
+	struct bpf_link_info li = {};
+	struct bpf_prog_info pi = {};
+	uint32_t llen = sizeof(li), plen = sizeof(pi);
+	int fd, err;
+
+	fd = pin_open(s->who, dir, PIN_LINK);
+	if (fd == -ENOENT)
+		pr_warn("%s: no pinned steering program in %s (a privileged step makes it: "
+			"umem-steer attach %s --pin DIR)\n", s->who, dir, s->ifname);
+	if (fd < 0)
+		return fd;
+	err = bpf_obj_get_info_by_fd(fd, &li, &llen) ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if (li.type != BPF_LINK_TYPE_XDP || li.xdp.ifindex != s->ifindex) {
+		pr_warn("%s: the pins in %s are for interface index %u, not %s (%u)\n", s->who, dir,
+			li.type == BPF_LINK_TYPE_XDP ? li.xdp.ifindex : 0, s->ifname, s->ifindex);
+		return -EINVAL;
+	}
+	s->prog_fd = pin_open(s->who, dir, PIN_PROG);
+	if (s->prog_fd < 0)
+		return s->prog_fd;
+	if (bpf_obj_get_info_by_fd(s->prog_fd, &pi, &plen))
+		return -errno;
+	if (pi.id != li.prog_id || strcmp(pi.name, UMEM_STEER_PROG_NAME)) {
+		pr_warn("%s: the pins in %s hold program %s (%u), not the umem_steer program the link "
+			"runs (%u)\n", s->who, dir, pi.name, pi.id, li.prog_id);
+		return -EPROTO;
+	}
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	s->mode = !bpf_xdp_query((int)s->ifindex, 0, &q) && q.skb_prog_id == pi.id ? UMEM_STEER_MODE_GENERIC :
+										     UMEM_STEER_MODE_NATIVE;
+	return 0;
+}
+
+static struct umem_steer *steer_open_pinned(const char *dir, const char *ifname)
+{
+	static const struct {
+		const char *name;
+		uint32_t value_size;
+	} maps[] = {
+		{ UMEM_STEER_MAP_TABLES, sizeof(struct umem_steer_table) }, { UMEM_STEER_MAP_ACTIVE, 0 },
+		{ UMEM_STEER_MAP_XSKS, 0 }, { UMEM_STEER_MAP_RULE_STATS, 0 }, { UMEM_STEER_MAP_ACTION_STATS, 0 },
+		{ UMEM_STEER_MAP_TRACE, 0 }, { UMEM_STEER_MAP_PREFIX_SRC, 0 }, { UMEM_STEER_MAP_PREFIX_DST, 0 },
+		{ UMEM_STEER_MAP_PREFIX_STATS, 0 },
+	};
 	struct umem_steer *s;
 	int err;
 
-	umem__lib_print_begin(&saved);
-	s = steer_open(ifname);
-	err = errno;
-	umem__lib_print_end(&saved);
-	errno = err;
-	return s;
+	if (!dir) {
+		pr_warn("steer: open_pinned needs a folder\n");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(s = opened_new(ifname)))
+		return NULL;
+	s->attach = UMEM_STEER_ATTACH_LINK;
+	s->pin_dir = strdup(dir);
+	err = s->pin_dir ? open_pinned_prog(s, dir) : -ENOMEM;
+	int *fds[] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd,
+		       &s->trace_fd, &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
+	for (size_t k = 0; !err && k < sizeof(maps) / sizeof(maps[0]); k++) {
+		uint32_t max = 0;
+		int fd = umem__steer_pin_get(dir, maps[k].name, maps[k].value_size, &max);
+
+		if (fd == -ENOENT)
+			pr_warn("%s: %s lacks pin %s: pins of another libumem version; attach and pin "
+				"again\n", s->who, dir, maps[k].name);
+		if (fd < 0)
+			err = fd == -ENOENT ? -EPROTO : fd;
+		else
+			*fds[k] = fd;
+		if (fds[k] == &s->xsks_fd)
+			s->nr_sockets = max;
+	}
+	if (!err)
+		return s;
+	umem_steer__detach(s);
+	errno = -err;
+	return NULL;
+}
+
+int umem_steer__unpin(const char *dir)
+{
+	struct umem_steer prog = { .prog_fd = -1 };
+	struct bpf_prog_info pi = {};
+	uint32_t len = sizeof(pi);
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int err;
+
+	if (!dir)
+		return -EINVAL;
+	if ((err = pin_path(path, sizeof(path), dir, PIN_PROG)))
+		return err;
+	prog.prog_fd = bpf_obj_get(path);
+	if (prog.prog_fd < 0) {
+		err = -errno;
+		pr_warn("steer: no steering program pinned in %s: %s\n", dir, strerror(errno));
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(prog.prog_fd, &pi, &len) || strcmp(pi.name, UMEM_STEER_PROG_NAME)) {
+		pr_warn("steer: %s holds no umem_steer program (%s): left as it is\n", dir, pi.name);
+		close(prog.prog_fd);
+		return -EPROTO;
+	}
+	umem__steer_lock_remove(&prog);
+	close(prog.prog_fd);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	/* Only pins live on a bpffs, and this folder holds ours. */
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && unlinkat(dirfd(d), e->d_name, 0) && !err)
+			err = -errno;
+	closedir(d);
+	if (!err && rmdir(dir))
+		err = -errno;
+	if (err)
+		pr_warn("steer: cannot remove the pins in %s: %s\n", dir, strerror(-err));
+	return err;
+}
+
+/* The entry points: libbpf's and libxdp's messages through ours meanwhile, errno kept. */
+#define WITH_LIB_PRINT(call)                          \
+	({                                            \
+		struct umem__lib_print saved_;        \
+		struct umem_steer *s_;                \
+		int err_;                             \
+		umem__lib_print_begin(&saved_);       \
+		s_ = (call);                          \
+		err_ = errno;                         \
+		umem__lib_print_end(&saved_);         \
+		errno = err_;                         \
+		s_;                                   \
+	})
+
+struct umem_steer *umem_steer__open_pinned(const char *dir, const char *ifname)
+{
+	return WITH_LIB_PRINT(steer_open_pinned(dir, ifname));
+}
+
+struct umem_steer *umem_steer__open(const char *ifname)
+{
+	return WITH_LIB_PRINT(steer_open(ifname));
 }
 
 struct umem_steer *umem_steer__attach(const char *ifname, const struct umem_steer_opts *opts)
 {
-	struct umem__lib_print saved;
-	struct umem_steer *s;
-	int err;
-
-	umem__lib_print_begin(&saved);
-	s = steer_attach(ifname, opts);
-	err = errno;
-	umem__lib_print_end(&saved);
-	errno = err;
-	return s;
+	return WITH_LIB_PRINT(steer_attach(ifname, opts));
 }

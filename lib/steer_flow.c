@@ -135,6 +135,14 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 					err = -errno;
 			}
 		}
+	} else if (s->pin_dir) {
+		/* Opened from pins: the maps' pins, as the handle's (no lookup by id either). */
+		err = 0;
+		for (size_t k = 0; k < NR_FLOW_MAPS && !err; k++) {
+			fds[k] = umem__steer_pin_get(s->pin_dir, flow_maps[k], flow_sizes[k], &max[k]);
+			err = fds[k] == -ENOENT ? 0 : fds[k] < 0 ? fds[k] : 0;
+			fds[k] = fds[k] < 0 ? -1 : fds[k];
+		}
 	} else {
 		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, NR_FLOW_MAPS);
 	}

@@ -29,7 +29,9 @@ struct umem_steer {
 	int tables_fd, active_fd, xsks_fd, rstats_fd, astats_fd, trace_fd;
 	int prefix_fd[2];            /* LPM tries of prefix rules, by enum umem_steer_prefix_dir */
 	int pstats_fd;               /* prefix rules' counters, by rule id */
-	int own_fds;                 /* the map/prog fds were opened by id (umem_steer__open) */
+	int own_fds;                 /* the map/prog fds were opened by id or pin (umem_steer__open*) */
+	char *pin_dir;               /* umem_steer__open_pinned: where the maps are (flows too) */
+	bool pinned;                 /* this handle pinned what it attached: the pins keep the lock file */
 	uint32_t ifindex;
 	char ifname[IF_NAMESIZE];
 	char who[IF_NAMESIZE + 8]; /* "steer <ifname>": prefixes messages */
@@ -69,7 +71,17 @@ UMEM_PRIVATE int umem__steer_match_problem(const struct umem_steer_match *m, cha
 /* "10.0.0.0/8", "2001:db8::/32", "10.0.0.1" (a full-length prefix prints as its address). */
 UMEM_PRIVATE void umem__steer_prefix_format(const struct umem_steer_prefix *p, char *buf, size_t len);
 
-/* Whether the process that attached the table's program still runs (pid and start time). */
+/* umem_steer_table.owner_start of a program that pins hold (owner_pid 0): alive while pinned. */
+#define UMEM__STEER_OWNER_PINS UINT64_MAX
+
+/* steer_attach.c */
+/* Opens the map pinned as dir/name: its fd (-errno with a message naming the pin and what to
+ * do) and, when max is not NULL, its max_entries. value_size, when not 0, must match (else
+ * -EPROTO: another libumem version's map). */
+UMEM_PRIVATE int umem__steer_pin_get(const char *dir, const char *name, uint32_t value_size, uint32_t *max);
+
+/* Whether the process that attached the table's program still runs (pid and start time), or
+ * pins hold it. */
 UMEM_PRIVATE int umem__steer_owner_alive(const struct umem_steer_table *t);
 
 #endif

@@ -153,6 +153,9 @@ struct fwd_config {
 	/* Interfaces deleted and back, MTU raised beyond a chunk: ports reopened (keeps the set-up
 	 * capabilities in the permitted set). */
 	bool reattach;
+	/* --pinned DIR: the steering program a privileged step pinned in DIR/IFNAME, opened
+	 * through its pins (no program loaded or attached); NULL: xdp-fwd attaches its own. */
+	const char *pinned;
 	/* --config FILE (options.c). Its values point into its text, which stays for the run; a
 	 * reload copies what it applies (reload.c: rule_text then points into rule_store, which the
 	 * next one replaces) and frees the text it read, so memory stays flat. given[i]:
@@ -168,10 +171,10 @@ struct fwd_config {
 };
 
 /* Rules, offload and the router (what stays with the kernel) need the steering program in
- * front of the sockets. */
+ * front of the sockets; so do pinned programs (its socket map is the one there is). */
 static inline bool fwd_wants_steering(const struct fwd_config *cfg)
 {
-	return cfg->nr_rules || cfg->offload_after || cfg->mode == FWD_MODE_L3;
+	return cfg->nr_rules || cfg->offload_after || cfg->mode == FWD_MODE_L3 || cfg->pinned;
 }
 
 /* The worker's idle policy (umem_idle) and CPU latency request of cfg's --latency level, or

@@ -50,6 +50,10 @@ struct fwd_iface {
 	uint32_t live_nr;
 	struct fwd_prefix_scan live_scan;
 	struct fwd_rule_view steer_view;
+	/* --pinned: the table's default action and flags before xdp-fwd set its own, put back when
+	 * it closes the program (which stays: the pins hold it). */
+	struct umem_steer_action pin_default;
+	uint32_t pin_flags;
 	/* The kernel's tx_dropped as last read (main thread): the ifindex it was read on, and the
 	 * count widened (not seen: gone, or not read yet, so the next read is a new base). */
 	uint32_t tx_kernel_ifindex;

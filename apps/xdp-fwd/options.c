@@ -618,6 +618,7 @@ static const struct cli_opt options[] = {
 	{ "l2-size", 0, "N", "l2: MAC table slots, power of two (default 4096)", CLI_POW2_AT(CFG, l2_size, 16, 1u << 20) },
 	{ "group-fwd-mask", 0, "MASK", "l2: bit X forwards 01:80:c2:00:00:0X, which a bridge drops by default (e.g. 0x4000: LLDP); :00 (STP) is always forwarded, :01 and :02 never (default 0)", CLI_SET(set_group_fwd_mask) },
 	{ "no-reattach", 0, NULL, "do not reopen ports when an interface is deleted and back or its MTU outgrows a chunk (such ports stop); every capability is dropped after set-up", CLI_FLAG_AT(CFG, reattach, false) },
+	{ "pinned", 0, "DIR", "attach nothing: use the steering program that `umem-steer attach IF --pin DIR` pinned for each interface (DIR/IF), so xdp-fwd needs no CAP_BPF or CAP_NET_ADMIN (OPERATING.md)", CLI_STRING_AT(CFG, pinned, 4000) },
 	{ "metrics", 0, "[ADDR:]PORT", "serve every counter in the Prometheus text format at http://ADDR:PORT/metrics (ADDR: an IPv4 address or [IPv6]; default all IPv4 addresses), updated every --interval", CLI_SET(set_metrics) },
 	{ "metrics-file", 0, "PATH", "write the same text to PATH every --interval, atomically (node_exporter's textfile collector)", CLI_STRING_AT(CFG, metrics_file, 4000) },
 	{ "control", 0, "PATH|none", "the control socket xdp-fwdctl(8) talks to (default /run/xdp-fwd/NAME.sock, NAME the --config file's name without .conf, else the first interface); none: no socket", CLI_SET(set_control) },
@@ -919,6 +920,8 @@ static int check_config(struct fwd_config *cfg, char *err, size_t errlen)
 	}
 	if (check_pcap(cfg, err, errlen))
 		return -1;
+	if (cfg->offload_after && cfg->pinned)
+		return cli_fail(err, errlen, "--offload-after and --pinned: the offload is not available to pinned programs yet");
 	if (cfg->offload_after && mode_facts[cfg->mode].no_offload)
 		return cli_fail(err, errlen, "--offload-after: %s mode has nothing to offload (%s)", fwd_mode_name(cfg->mode),
 				mode_facts[cfg->mode].no_offload);

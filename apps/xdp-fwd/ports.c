@@ -206,12 +206,42 @@ int fwd_port_add(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
 
 /* --- steering -------------------------------------------------------------------------- */
 
+static int steer_fill(struct fwd_ctx *ctx, struct fwd_iface *f);
+
+/* --pinned: the program a privileged step attached and pinned in DIR/IFNAME, opened through
+ * its pins, then given this run's default action and table flags as an attach would (the old
+ * ones kept for the close). */
+static int pinned_open(struct fwd_ctx *ctx, struct fwd_iface *f, const struct umem_steer_opts *so)
+{
+	char dir[4200];
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/%s", ctx->cfg->pinned, f->name);
+	f->steer = umem_steer__open_pinned(dir, f->name);
+	if (!f->steer) {
+		err = -errno;
+		fprintf(stderr, "xdp-fwd: --pinned: cannot open the steering program pinned for %s in %s: %s\n",
+			f->name, dir, strerror(-err));
+		return err;
+	}
+	if ((err = umem_steer__default(f->steer, &f->pin_default)) ||
+	    (err = umem_steer__table_flags(f->steer, &f->pin_flags)) ||
+	    (err = umem_steer__set_table_flags(f->steer, so->table_flags)) ||
+	    (err = umem_steer__set_default(f->steer, so->default_action))) {
+		fprintf(stderr, "xdp-fwd: --pinned: cannot set the table of %s's program: %s\n", f->name, strerror(-err));
+		umem_steer__detach(f->steer);
+		f->steer = NULL;
+		return err;
+	}
+	return steer_fill(ctx, f);
+}
+
 /* --rule: one steering program per interface with every rule; each port's socket registered at
  * the index of its queue, which is what the default action (QUEUE) and "sock N" refer to. */
 int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
 	const struct fwd_config *cfg = ctx->cfg;
-	int err, n;
+	int err;
 
 	/* A forwarder takes whole queues: what no rule claims goes to its socket (the library's
 	 * default is pass). The router leaves ARP/ND, TTL <= 1 and IP options to the kernel. */
@@ -219,12 +249,23 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach, .default_action = &queue,
 		  .table_flags = cfg->mode == FWD_MODE_L3 ? UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER : 0);
 
+	if (cfg->pinned)
+		return pinned_open(ctx, f, &so);
 	f->steer = umem_steer__attach(f->name, &so);
 	if (!f->steer) {
 		err = -errno;
 		fprintf(stderr, "xdp-fwd: cannot attach the steering program to %s: %s\n", f->name, strerror(-err));
 		return err;
 	}
+	return steer_fill(ctx, f);
+}
+
+/* The -r rules into a program just opened, and the sockets registered. */
+static int steer_fill(struct fwd_ctx *ctx, struct fwd_iface *f)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	int err, n;
+
 	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
 		struct umem_steer_rule rule = cfg->rules[r];
 
@@ -276,6 +317,13 @@ void fwd_iface_steer_close(struct fwd_ctx *ctx, struct fwd_iface *f)
 	f->steer_reset = (struct fwd_steer_sample){ 0 };
 	/* The port library wants its socket out of our map before it is destroyed. */
 	fwd_iface_steer_sockets(ctx, f, false);
+	/* A pinned program stays: it goes back to how xdp-fwd found it. */
+	for (uint32_t r = 0; ctx->cfg->pinned && r < ctx->cfg->nr_rules; r++)
+		umem_steer__remove_rule(f->steer, f->rule_id[r], NULL);
+	if (ctx->cfg->pinned && (umem_steer__set_default(f->steer, &f->pin_default) ||
+				 umem_steer__set_table_flags(f->steer, f->pin_flags)))
+		fprintf(stderr, "xdp-fwd: warning: %s: the pinned program's table keeps this run's default action\n",
+			f->name);
 	umem_steer__detach(f->steer);
 	f->steer = NULL;
 	f->steer_view.of = NULL; /* a new handle may get the same address */

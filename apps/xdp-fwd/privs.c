@@ -18,6 +18,9 @@
  *   CAP_IPC_LOCK  register the UMEM: without it the area counts against RLIMIT_MEMLOCK (8 MiB by
  *                 default, less than the area), so it is needed unless that limit is unlimited
  * CAP_SYS_ADMIN stands in for CAP_BPF and CAP_PERFMON (kernels before 5.8 have only it).
+ * With --pinned, a privileged step attached the program and pinned its maps: only CAP_NET_RAW
+ * and CAP_IPC_LOCK (or the memlock limit) remain, the pins' file permissions doing the rest
+ * (test/fwd/pinned.sh).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,6 +73,9 @@ int fwd_privs_check(const struct fwd_config *cfg)
 		bool ok = has(caps, n->cap);
 
 		if (n->cap == CAP_PERFMON && !fwd_wants_steering(cfg))
+			continue;
+		/* --pinned loads and attaches nothing: its maps open through their pins. */
+		if (cfg->pinned && (n->cap == CAP_NET_ADMIN || n->cap == CAP_BPF || n->cap == CAP_PERFMON))
 			continue;
 		if ((n->cap == CAP_BPF || n->cap == CAP_PERFMON) && has(caps, CAP_SYS_ADMIN))
 			ok = true;

@@ -156,6 +156,13 @@ struct umem_port_opts {
 	 * creates (xdp-fwd lets its parked workers run meanwhile); NULL: a sleep. */
 	umem_port_wait_fn rebind_wait;
 	void *rebind_wait_arg;
+	/* Path of an XSKMAP pinned on a bpffs by a program someone else attached (the steering
+	 * program's DIR/IFNAME/steer_xsks from `umem-steer attach --pin`, a device plugin's map):
+	 * the port attaches no program (as UMEM_PORT_PROG_NONE) and puts its socket in that map at
+	 * the index of its queue, and takes it out at destroy. Opening the pin needs its file
+	 * permissions, no capability (from kernel 6.5). Create fails with ENOENT (no such pin),
+	 * EACCES, or EINVAL (not an XSKMAP, or the queue beyond its entries). NULL: not used. */
+	const char *xskmap_pin;
 };
 
 /* Creates a port on (ifname, queue) taking RX buffers from pool (which must belong to area).

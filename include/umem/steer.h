@@ -78,6 +78,15 @@ struct umem_steer_opts {
 	uint32_t reserved; /* 0: room for a later field (checked) */
 	/* What a frame no rule matches gets; NULL = UMEM_STEER_A_PASS (the kernel stack). */
 	const struct umem_steer_action *default_action;
+	/* A folder on a bpffs (created if missing, e.g. /sys/fs/bpf/xdp-fwd/eth0): the bpf_link,
+	 * the program and every map are pinned there, so the program stays attached after this
+	 * process exits, until umem_steer__unpin(). Another process, without CAP_BPF or
+	 * CAP_NET_ADMIN, then edits it and registers its sockets through
+	 * umem_steer__open_pinned(). UMEM_STEER_ATTACH_LINK only. NULL: nothing pinned. */
+	const char *pin_dir;
+	/* Owner of the pins, the folder and the writers' lock file: mode 0660 (folder 0770) for
+	 * pin_uid:pin_gid, so that this user (or group) may open them. 0:0 = root only. */
+	uint32_t pin_uid, pin_gid;
 };
 
 /* Loads and attaches the steering program on ifname. NULL and errno on failure (ENODEV no such
@@ -89,6 +98,21 @@ UMEM_API struct umem_steer *umem_steer__attach(const char *ifname, const struct 
  * it. The handle does not own the attachment. NULL and errno (ENOENT: none there; EPERM: a
  * program is attached but this process lacks CAP_BPF and CAP_NET_ADMIN to open it). */
 UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
+
+/* Opens the program that umem_steer_opts.pin_dir pinned in dir, attached to ifname: the
+ * maps through their pins, which needs no capability, only read and write permission on the
+ * pins (the kernel lets every user open a pin it may access, whatever
+ * kernel.unprivileged_bpf_disabled says; from kernel 6.5 that setting only gates creating maps
+ * and loading programs). NULL and errno: ENOENT no pins there (a message says how to make
+ * them), EACCES the pins' owner or mode refuse this user, EINVAL they are for another
+ * interface, EPROTO pins of another program or libumem version. The handle does not own the
+ * attachment (detach only closes it); table edits take the writers' lock as any handle. */
+UMEM_API struct umem_steer *umem_steer__open_pinned(const char *dir, const char *ifname);
+
+/* Removes what umem_steer_opts.pin_dir pinned in dir (the pins, the folder, the writers' lock
+ * file): once no process holds the link any more, the kernel detaches the program. -ENOENT no
+ * pins there, -EPROTO dir holds something else (left as it is). */
+UMEM_API int umem_steer__unpin(const char *dir);
 
 /* Detaches the program if this handle attached it, and frees the handle. NULL is a no-op. */
 UMEM_API void umem_steer__detach(struct umem_steer *s);

@@ -15,7 +15,8 @@
  *   port_test oneway         transmit-only and receive-only ports: no fill buffers, no program
  *                            for the former, no TX for the latter; a frame mirrored through them
  *   port_test errors         missing interface, queue out of range, zero-copy on veth, a foreign
- *                            XDP program, bad options: clean errors, nothing left attached
+ *                            XDP program, bad options, a missing pinned XSKMAP: clean errors,
+ *                            nothing left attached
  *
  * The namespaces die with the process (netns.h), so every exit path leaves nothing behind.
  * Every test ends with frame accounting: ports destroyed, the pool returns 0 pages in flight
@@ -717,6 +718,10 @@ static int test_errors(void)
 	EXPECT_FAIL(umem_port__create(big, big_pool, w.lif[0], 0, &po), EINVAL);
 	CHECK_EQ(umem_pool__destroy(big_pool), 0);
 	CHECK_EQ(umem_area__destroy(big), 0);
+	check_no_xdp(&w);
+	/* A pinned XSKMAP that is not there: refused after the socket, which goes; nothing attached. */
+	UMEM_OPTS(umem_port_opts, nopin, .rx_size = 256, .tx_size = 256, .xskmap_pin = "/sys/fs/bpf/pt-no-such-pin");
+	EXPECT_FAIL(umem_port__create(w.area, w.pool, w.lif[0], 0, &nopin), ENOENT);
 	check_no_xdp(&w);
 
 	/* Somebody else's program on the interface: refused, and theirs stays. */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <umem/steer.h>
 
 #include "flows.h"
@@ -46,6 +48,70 @@ static const struct cmd cmds[] = {
 
 static bool quiet;
 
+/* attach and detach: the privileged step of an unprivileged user of the program (pins). */
+static int pinned_cmd(const char *cmd, const char *ifname, char **argv, int argc)
+{
+	UMEM_OPTS(umem_steer_opts, so);
+	const char *pin = NULL;
+	char dir[4096], *end;
+	struct umem_steer *s;
+	int err;
+
+	for (int i = 0; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--pin") && v) {
+			pin = v;
+		} else if (!strcmp(argv[i], "--owner") && v && !strcmp(cmd, "attach")) {
+			unsigned long uid = strtoul(v, &end, 10), gid = uid;
+
+			if (end != v && *end == ':')
+				gid = strtoul(end + 1, &end, 10);
+			if (end == v || *end || uid > UINT32_MAX - 1 || gid > UINT32_MAX - 1) {
+				fprintf(stderr, "umem-steer: --owner '%s': give UID[:GID] (numbers)\n", v);
+				return 2;
+			}
+			so.pin_uid = (uint32_t)uid;
+			so.pin_gid = (uint32_t)gid;
+		} else if (!strcmp(argv[i], "--generic") || !strcmp(argv[i], "--native")) {
+			so.mode = argv[i][2] == 'g' ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
+			continue;
+		} else {
+			fprintf(stderr, "umem-steer: %s: unknown or incomplete '%s' (usage: %s IFACE --pin DIR%s)\n",
+				cmd, argv[i], cmd, !strcmp(cmd, "attach") ? " [--owner UID[:GID]] [--generic|--native]" : "");
+			return 2;
+		}
+		i++;
+	}
+	if (!pin) {
+		fprintf(stderr, "umem-steer: %s needs --pin DIR (a folder on a bpffs)\n", cmd);
+		return 2;
+	}
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", pin, ifname) >= sizeof(dir)) {
+		fprintf(stderr, "umem-steer: --pin %s: too long\n", pin);
+		return 2;
+	}
+	if (!strcmp(cmd, "detach")) {
+		err = umem_steer__unpin(dir);
+		rmdir(pin); /* the folder of every interface's pins, once it is empty */
+		return err ? 1 : 0;
+	}
+	if (mkdir(pin, 0755) && errno != EEXIST) {
+		fprintf(stderr, "umem-steer: cannot make %s: %s\n", pin, strerror(errno));
+		return 1;
+	}
+	so.pin_dir = dir;
+	s = umem_steer__attach(ifname, &so);
+	if (!s) {
+		fprintf(stderr, "umem-steer: attach %s: %s\n", ifname, strerror(errno));
+		return 1;
+	}
+	umem_steer__detach(s); /* the pins hold the program now */
+	if (!quiet)
+		printf("attached to %s, pinned in %s for %u:%u\n", ifname, dir, so.pin_uid, so.pin_gid);
+	return 0;
+}
+
 static int set_quiet(void *v, const char *arg, char *err, size_t errlen)
 {
 	quiet = true;
@@ -67,6 +133,9 @@ static void more_help(FILE *out)
 		snprintf(left, sizeof(left), "%s %s", cmds[i].name, cmds[i].args);
 		cli_help_item(out, left, cmds[i].help);
 	}
+	cli_help_item(out, "attach IFACE --pin DIR", "attach the program and pin it in DIR/IFACE (a bpffs), for a user "
+		      "without CAP_BPF: --owner UID[:GID] may open the pins; --generic, --native");
+	cli_help_item(out, "detach IFACE --pin DIR", "remove those pins: the program goes once no process holds it");
 	fprintf(out, "\nRule syntax: [prio N] MATCH... -> ACTION, quoted (the shell reads > as a\n"
 		     "redirection), e.g.\n"
 		     "  umem-steer add eth0 'udp dport 5000 -> sock 1'\n"
@@ -117,7 +186,8 @@ static int cmd_show(struct umem_steer *s, char **argv, int argc)
 	printf("program %u, %s XDP via %s, owner pid %u%s\n", info.prog_id, mode_name(info.mode),
 	       /* Not a link: libxdp, or netlink as ip(8) and libxdp's single-program fallback attach */
 	       info.attach == UMEM_STEER_ATTACH_LIBXDP ? "libxdp or netlink (outlives its owner)" :
-							 "bpf_link (dies with its owner)",
+	       !info.owner_pid && info.owner_alive ? "a pinned bpf_link (stays until its pins go: detach --pin)" :
+						     "bpf_link (dies with its owner)",
 	       info.owner_pid,
 	       info.owner_alive ? "" : " (gone)");
 	printf("sockets %u, rx queues %u, table generation %llu, flags:%s%s%s%s\n", info.nr_sockets,
@@ -399,6 +469,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[op], cmds[i].name))
 			cmd = &cmds[i];
 	nargs = argc - op - 2;
+	if (!strcmp(argv[op], "attach") || !strcmp(argv[op], "detach"))
+		return pinned_cmd(argv[op], argv[op + 1], argv + op + 2, nargs);
 	if (!cmd)
 		cli_die(&cli, "unknown command '%s'", argv[op]);
 	if ((cmd->nargs >= 0 && nargs != cmd->nargs) || (cmd->nargs == -1 && nargs < 1)) {

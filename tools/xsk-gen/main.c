@@ -50,6 +50,7 @@ struct config {
 	bool json;
 	const char *size_text, *mix_text; /* as given: one of them makes the mix */
 	uint32_t xdp_mode; /* enum umem_steer_mode: the sink's steering program */
+	const char *xskmap; /* sink: a pinned XSKMAP that steers instead (umem_port_opts.xskmap_pin) */
 };
 
 static volatile sig_atomic_t stop;
@@ -147,6 +148,7 @@ static int set_dport(void *v, const char *arg, char *err, size_t errlen)
 static const struct cli_opt opts[] = {
 	{ "interface", 'i', "IFNAME", "interface to send on / receive from (required)", CLI_STRING_AT(CFG, ifname, IF_NAMESIZE - 1) },
 	{ "queue", 'q', "N", "queue (default 0)", CLI_U32_AT(CFG, queue, 0, 1023) },
+	{ "xskmap", 0, "PIN", "sink: attach nothing; receive through the pinned XSKMAP PIN (index: the queue), steered by whoever pinned it", CLI_STRING_AT(CFG, xskmap, 4000) },
 	{ "size", 's', "BYTES", "gen: frame size without FCS, " GEN_FRAME_RANGE " (default 64)", CLI_STRING_AT(CFG, size_text, 0) },
 	{ "mix", 0, "MIX", "gen: size mix SIZE:WEIGHT,... or imix (64:7,576:4,1500:1)", CLI_STRING_AT(CFG, mix_text, 0) },
 	{ "rate", 0, "PPS", "gen: frames per second (default 0: full speed)", CLI_U64_AT(CFG, rate, 0, 1000000000) },
@@ -382,7 +384,7 @@ static int world_open(struct world *w, const struct config *cfg)
 	UMEM_OPTS(umem_area_opts, ao, .chunk_size = CHUNK);
 	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
 	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? 2048 : 64, .tx_size = cfg->sink ? 64 : 2048,
-		  .xdp_prog = UMEM_PORT_PROG_NONE);
+		  .xdp_prog = UMEM_PORT_PROG_NONE, .xskmap_pin = cfg->sink ? cfg->xskmap : NULL);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
 	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass, .mode = cfg->xdp_mode);
 	struct umem_steer_rule rule;
@@ -400,7 +402,7 @@ static int world_open(struct world *w, const struct config *cfg)
 	w->port = umem_port__create(w->area, w->pool, cfg->ifname, cfg->queue, &po);
 	if (!w->port)
 		return -errno;
-	if (!cfg->sink)
+	if (!cfg->sink || cfg->xskmap)
 		return 0;
 	/* The sink takes only the generator's UDP port, so its host still answers ARP. */
 	w->steer = umem_steer__attach(cfg->ifname, &so);
