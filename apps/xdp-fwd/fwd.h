@@ -23,14 +23,15 @@
 #define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
 /* The modes: FWD_MODE_ID, its name as --mode takes it, the fewest interfaces it works with
- * (checked at start; wire's pairing has a rule of its own), and why it cannot offload flows
- * (NULL: it can), and its room (mode_name.c defines the struct fwd_mode_ops fwd_mode_name,
- * mode.h). A new mode is one line here and its file. */
+ * (checked at start; wire's pairing has a rule of its own), why it cannot offload flows (NULL:
+ * it can), the flags of its steering programs' tables (what they leave to the kernel), and its
+ * room (mode_name.c defines the struct fwd_mode_ops fwd_mode_name, mode.h). A new mode is one
+ * line here and its file. */
 #define FWD_MODES(X)                                                                                     \
-	X(WIRE, wire, 1, NULL)       /* ports in pairs, 0<->1, 2<->3: a cable */                          \
-	X(L2, l2, 2, NULL)           /* learning bridge */                                                 \
-	X(REFLECT, reflect, 1, "it rewrites every frame") /* swap MACs, back out of the input port */     \
-	X(L3, l3, 2, NULL)           /* IP router on the kernel's tables (mode_l3.c) */
+	X(WIRE, wire, 1, NULL, 0)    /* ports in pairs, 0<->1, 2<->3: a cable */                         \
+	X(L2, l2, 2, NULL, 0)        /* learning bridge */                                                \
+	X(REFLECT, reflect, 1, "it rewrites every frame", 0) /* swap MACs, back out of the input port */ \
+	X(L3, l3, 2, NULL, UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER) /* IP router (mode_l3.c) */
 
 #define FWD_MODE_ENUM(id, name, ...) FWD_MODE_##id,
 enum fwd_mode {
@@ -207,6 +208,8 @@ uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu);
 /* How IFNAME@all learns the queue count (umem_netdev__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
+/* The table flags of the mode's steering programs (FWD_MODES). */
+uint32_t fwd_mode_steer_flags(enum fwd_mode mode);
 /* Parses a --pcap-filter (capture.h): words of the rule language's match ("udp dport 53",
  * "vlan 10 ipv6", "any") and "dev IFNAME" (frames sent on that interface; repeat for several).
  * Returns 0, or -1 with a message in err. */

@@ -186,6 +186,43 @@ static void render_rules(FILE *o, const struct fwd_ctx *ctx, const struct fwd_sa
 	}
 }
 
+/* --mode l3: what the router did not forward and why, its ICMP errors, the mirror's sizes. */
+static void render_l3(FILE *o, const struct fwd_samples *start, const struct fwd_samples *cur)
+{
+	const struct fwd_l3_sample *a = &start->l3, *b = &cur->l3;
+	static const char *const fam[] = { "ipv4", "ipv6" };
+	const uint32_t routes[] = { b->routes4, b->routes6 };
+
+	family(o, "l3_not_routed_total", "counter", "Frames the router did not forward, by reason (the JSON l3.not_routed).");
+	for (uint32_t r = 1; r < b->nr_reasons; r++)
+		fprintf(o, "xdp_fwd_l3_not_routed_total{reason=\"%s\"} %llu\n", b->reason[r],
+			(unsigned long long)(b->drop[r] - a->drop[r]));
+	family(o, "l3_icmp_errors_total", "counter", "ICMP errors xdp-fwd sent: destination unreachable, or fragmentation needed / packet too big.");
+	fprintf(o, "xdp_fwd_l3_icmp_errors_total{kind=\"unreachable\"} %llu\n",
+		(unsigned long long)(b->icmp_unreach - a->icmp_unreach));
+	fprintf(o, "xdp_fwd_l3_icmp_errors_total{kind=\"too_big\"} %llu\n",
+		(unsigned long long)(b->icmp_too_big - a->icmp_too_big));
+	family(o, "l3_icmp_limited_total", "counter", "ICMP errors the rate limit refused.");
+	fprintf(o, "xdp_fwd_l3_icmp_limited_total %llu\n", (unsigned long long)(b->icmp_limited - a->icmp_limited));
+	family(o, "l3_icmp_unsent_total", "counter", "ICMP errors not sent: no source address, or no room in the buffer.");
+	fprintf(o, "xdp_fwd_l3_icmp_unsent_total %llu\n", (unsigned long long)(b->icmp_unsent - a->icmp_unsent));
+	family(o, "l3_routes", "gauge", "Routes of the mirrored table.");
+	for (int f = 0; f < 2; f++)
+		fprintf(o, "xdp_fwd_l3_routes{family=\"%s\"} %u\n", fam[f], routes[f]);
+	family(o, "l3_nexthops", "gauge", "Next hops of the mirror.");
+	fprintf(o, "xdp_fwd_l3_nexthops %u\n", b->nexthops);
+	family(o, "l3_neighbours", "gauge", "Neighbours of the mirror.");
+	fprintf(o, "xdp_fwd_l3_neighbours %u\n", b->neighbours);
+	family(o, "l3_route_events_total", "counter", "Routing events (netlink messages) the mirror applied.");
+	fprintf(o, "xdp_fwd_l3_route_events_total %llu\n", (unsigned long long)(b->events - a->events));
+	family(o, "l3_resyncs_total", "counter", "Full dumps after lost netlink events (ENOBUFS).");
+	fprintf(o, "xdp_fwd_l3_resyncs_total %llu\n", (unsigned long long)(b->resyncs - a->resyncs));
+	family(o, "l3_resolves_total", "counter", "Neighbour resolutions asked of the kernel.");
+	fprintf(o, "xdp_fwd_l3_resolves_total %llu\n", (unsigned long long)(b->resolves - a->resolves));
+	family(o, "l3_resolve_failed_total", "counter", "Resolution requests the kernel refused.");
+	fprintf(o, "xdp_fwd_l3_resolve_failed_total %llu\n", (unsigned long long)(b->resolve_failed - a->resolve_failed));
+}
+
 /* all: every family, also those of options ctx's run does not have (fwd_metrics_families). */
 static void render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples *start,
 		   const struct fwd_samples *cur, bool all)
@@ -200,6 +237,8 @@ static void render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples 
 		family(o, "l2_macs", "gauge", "Live entries of the MAC table.");
 		fprintf(o, "xdp_fwd_l2_macs %u\n", cur->l2_macs);
 	}
+	if (ctx->cfg->mode == FWD_MODE_L3 || all)
+		render_l3(o, start, cur);
 	if (ctx->cap || all) {
 		const struct fwd_capture_sample *a = &start->capture, *b = &cur->capture;
 

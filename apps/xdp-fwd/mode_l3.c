@@ -832,6 +832,9 @@ static void l3_sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 	const struct fwd_mirror_stats *st = fwd_mirror_stats(ctx->l3->m);
 
 	memset(&s->l3, 0, sizeof(s->l3));
+	for (uint32_t r = 1; r < L3_NR; r++)
+		s->l3.reason[r] = reason_name(r);
+	s->l3.nr_reasons = L3_NR;
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		const struct l3_worker *lw = &ctx->l3->w[k];
 

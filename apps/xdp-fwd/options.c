@@ -179,8 +179,9 @@ static const struct {
 	const char *name;
 	uint32_t min_ifaces;
 	const char *no_offload;
+	uint32_t steer_flags;
 } mode_facts[FWD_MODE_COUNT] = {
-#define FWD_MODE_FACTS(id, name_, min, why) [FWD_MODE_##id] = { #name_, min, why },
+#define FWD_MODE_FACTS(id, name_, min, why, flags) [FWD_MODE_##id] = { #name_, min, why, flags },
 	FWD_MODES(FWD_MODE_FACTS)
 #undef FWD_MODE_FACTS
 };
@@ -188,6 +189,11 @@ static const struct {
 const char *fwd_mode_name(enum fwd_mode mode)
 {
 	return (size_t)mode < FWD_MODE_COUNT ? mode_facts[mode].name : "?";
+}
+
+uint32_t fwd_mode_steer_flags(enum fwd_mode mode)
+{
+	return (size_t)mode < FWD_MODE_COUNT ? mode_facts[mode].steer_flags : 0;
 }
 
 static int set_mode(void *v, const char *arg, char *err, size_t errlen)

@@ -247,7 +247,7 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 	 * default is pass). The router leaves ARP/ND, TTL <= 1 and IP options to the kernel. */
 	static const struct umem_steer_action queue = { .type = UMEM_STEER_A_QUEUE };
 	UMEM_OPTS(umem_steer_opts, so, .mode = cfg->xdp_attach, .default_action = &queue,
-		  .table_flags = cfg->mode == FWD_MODE_L3 ? UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER : 0);
+		  .table_flags = fwd_mode_steer_flags(cfg->mode));
 
 	if (cfg->pinned)
 		return pinned_open(ctx, f, &so);

@@ -194,6 +194,9 @@ struct fwd_l3_sample {
 	/* ICMP errors xdp-fwd sent (unreachable, too big), refused by the rate limit, and not
 	 * sent for want of a source address or of room (icmp.h). */
 	uint64_t icmp_unreach, icmp_too_big, icmp_limited, icmp_unsent;
+	/* The reasons' names (mode_l3.c's; [0] unused): the metrics label drop[r] with them. */
+	const char *reason[FWD_L3_REASONS];
+	uint32_t nr_reasons;
 };
 
 /* A run's counters at one moment: every port's and every worker pool's. */

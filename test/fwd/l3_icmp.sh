@@ -8,7 +8,7 @@
 # unreachable route host unreachable, a prohibit route "Packet filtered" (administratively
 # prohibited), a blackhole nothing; a flood of unroutable datagrams gets at most burst + rate
 # x time errors (the namespace's icmp_msgs_per_sec/icmp_msgs_burst), the rest counted limited,
-# and every one of them counted as not routed.
+# and every one of them counted as not routed; the metrics say the same counts as the JSON.
 SRC=${UMEM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${UMEM_BUILD_DIR:-$SRC/build}
 FWD=$BUILD/apps/xdp-fwd/xdp-fwd
@@ -58,7 +58,8 @@ BURST=20
 ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
 	net.ipv4.icmp_msgs_per_sec=$RATE net.ipv4.icmp_msgs_burst=$BURST
 
-netns_bg PID "$R" "$FWD" --mode l3 -i a0 -i a1 --json --interval 0.2 >"$WORK/r.out" 2>"$WORK/r.err"
+ip -n "$R" link set lo up
+netns_bg PID "$R" "$FWD" --mode l3 -i a0 -i a1 --json --interval 0.2 --metrics 127.0.0.1:9479 >"$WORK/r.out" 2>"$WORK/r.err"
 wait_for 10 grep -q "Ctrl-C stops" "$WORK/r.err" || fail "xdp-fwd did not start: $(cat "$WORK/r.err")"
 
 # l3 EXPR...: values from the last JSON line's l3 object (python expressions on l), on one
@@ -153,6 +154,17 @@ echo "   sent $sent datagrams in ${secs}s: xdp-fwd counted $noroute without rout
 # The books: every datagram that reached xdp-fwd without a route is an error or limited.
 [ $((unreach + limited)) = "$noroute" ] || fail "books: $unreach sent + $limited limited != $noroute not routed"
 [ "$got" = "$unreach" ] || fail "the client received $got of the $unreach errors sent"
+
+log "the same counts in the metrics (a scrape of the settled stats)"
+# metric NAME{LABELS}: its value in a scrape of r's --metrics.
+metric() { ip netns exec "$R" curl -sf http://127.0.0.1:9479/metrics | awk -v k="$1" '$1 == k { print $2 }'; }
+read -r t_noroute t_unreach t_limited < <(l3 "l['not_routed']['no_route']" "l['icmp']['unreachable']" "l['icmp']['limited']")
+m_noroute=$(metric 'xdp_fwd_l3_not_routed_total{reason="no_route"}')
+m_unreach=$(metric 'xdp_fwd_l3_icmp_errors_total{kind="unreachable"}')
+m_limited=$(metric 'xdp_fwd_l3_icmp_limited_total')
+echo "   no_route $m_noroute, unreachable sent $m_unreach, limited $m_limited (JSON: $t_noroute, $t_unreach, $t_limited)"
+[ "$m_noroute" = "$t_noroute" ] && [ "$m_unreach" = "$t_unreach" ] && [ "$m_limited" = "$t_limited" ] ||
+	fail "metrics and JSON differ"
 
 kill -INT "$PID"
 rc=0
