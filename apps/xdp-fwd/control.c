@@ -657,7 +657,7 @@ static const char *cmd_reload(struct run *r)
 	if (!path)
 		return "reload: nothing to reload: xdp-fwd was started without --config";
 	if (fwd_reload(r->ctx, r->c->argc, r->c->argv, why, sizeof(why))) {
-		snprintf(r->err, sizeof(r->err), "reload: %s; nothing changed", why);
+		snprintf(r->err, sizeof(r->err), "reload: %.470s; nothing changed", why);
 		return r->err;
 	}
 	if (r->req->json) {
