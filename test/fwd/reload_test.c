@@ -22,7 +22,9 @@
 #endif
 #endif
 #ifdef SANITIZED
-#include <sanitizer/allocator_interface.h>
+/* The sanitizer runtime's (libasan, libtsan); declared here: gcc ships no
+ * <sanitizer/allocator_interface.h>, clang does. */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 /* Without --offload-after a reload parks no worker. */
