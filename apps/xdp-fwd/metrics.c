@@ -30,6 +30,13 @@ static void family(FILE *o, const char *name, const char *type, const char *help
 	fprintf(o, "# HELP xdp_fwd_%s %s\n# TYPE xdp_fwd_%s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample: its HELP, TYPE and value. */
+static void single(FILE *o, const char *name, const char *type, const char *help, unsigned long long v)
+{
+	family(o, name, type, help);
+	fprintf(o, "xdp_fwd_%s %llu\n", name, v);
+}
+
 /* A label value: backslash, quote and newline escaped, as the format asks. */
 static void label_value(FILE *o, const char *s)
 {
@@ -202,25 +209,17 @@ static void render_l3(FILE *o, const struct fwd_samples *start, const struct fwd
 		(unsigned long long)(b->icmp_unreach - a->icmp_unreach));
 	fprintf(o, "xdp_fwd_l3_icmp_errors_total{kind=\"too_big\"} %llu\n",
 		(unsigned long long)(b->icmp_too_big - a->icmp_too_big));
-	family(o, "l3_icmp_limited_total", "counter", "ICMP errors the rate limit refused.");
-	fprintf(o, "xdp_fwd_l3_icmp_limited_total %llu\n", (unsigned long long)(b->icmp_limited - a->icmp_limited));
-	family(o, "l3_icmp_unsent_total", "counter", "ICMP errors not sent: no source address, or no room in the buffer.");
-	fprintf(o, "xdp_fwd_l3_icmp_unsent_total %llu\n", (unsigned long long)(b->icmp_unsent - a->icmp_unsent));
+	single(o, "l3_icmp_limited_total", "counter", "ICMP errors the rate limit refused.", b->icmp_limited - a->icmp_limited);
+	single(o, "l3_icmp_unsent_total", "counter", "ICMP errors not sent: no source address, or no room in the buffer.", b->icmp_unsent - a->icmp_unsent);
 	family(o, "l3_routes", "gauge", "Routes of the mirrored table.");
 	for (int f = 0; f < 2; f++)
 		fprintf(o, "xdp_fwd_l3_routes{family=\"%s\"} %u\n", fam[f], routes[f]);
-	family(o, "l3_nexthops", "gauge", "Next hops of the mirror.");
-	fprintf(o, "xdp_fwd_l3_nexthops %u\n", b->nexthops);
-	family(o, "l3_neighbours", "gauge", "Neighbours of the mirror.");
-	fprintf(o, "xdp_fwd_l3_neighbours %u\n", b->neighbours);
-	family(o, "l3_route_events_total", "counter", "Routing events (netlink messages) the mirror applied.");
-	fprintf(o, "xdp_fwd_l3_route_events_total %llu\n", (unsigned long long)(b->events - a->events));
-	family(o, "l3_resyncs_total", "counter", "Full dumps after lost netlink events (ENOBUFS).");
-	fprintf(o, "xdp_fwd_l3_resyncs_total %llu\n", (unsigned long long)(b->resyncs - a->resyncs));
-	family(o, "l3_resolves_total", "counter", "Neighbour resolutions asked of the kernel.");
-	fprintf(o, "xdp_fwd_l3_resolves_total %llu\n", (unsigned long long)(b->resolves - a->resolves));
-	family(o, "l3_resolve_failed_total", "counter", "Resolution requests the kernel refused.");
-	fprintf(o, "xdp_fwd_l3_resolve_failed_total %llu\n", (unsigned long long)(b->resolve_failed - a->resolve_failed));
+	single(o, "l3_nexthops", "gauge", "Next hops of the mirror.", b->nexthops);
+	single(o, "l3_neighbours", "gauge", "Neighbours of the mirror.", b->neighbours);
+	single(o, "l3_route_events_total", "counter", "Routing events (netlink messages) the mirror applied.", b->events - a->events);
+	single(o, "l3_resyncs_total", "counter", "Full dumps after lost netlink events (ENOBUFS).", b->resyncs - a->resyncs);
+	single(o, "l3_resolves_total", "counter", "Neighbour resolutions asked of the kernel.", b->resolves - a->resolves);
+	single(o, "l3_resolve_failed_total", "counter", "Resolution requests the kernel refused.", b->resolve_failed - a->resolve_failed);
 }
 
 /* all: every family, also those of options ctx's run does not have (fwd_metrics_families). */
@@ -233,21 +232,16 @@ static void render(FILE *o, const struct fwd_ctx *ctx, const struct fwd_samples 
 	render_ports(o, ctx, start, cur);
 	render_pools(o, ctx, start, cur);
 	render_rules(o, ctx, start, cur, all);
-	if (ctx->cfg->mode == FWD_MODE_L2 || all) {
-		family(o, "l2_macs", "gauge", "Live entries of the MAC table.");
-		fprintf(o, "xdp_fwd_l2_macs %u\n", cur->l2_macs);
-	}
+	if (ctx->cfg->mode == FWD_MODE_L2 || all)
+		single(o, "l2_macs", "gauge", "Live entries of the MAC table.", cur->l2_macs);
 	if (ctx->cfg->mode == FWD_MODE_L3 || all)
 		render_l3(o, start, cur);
 	if (ctx->cap || all) {
 		const struct fwd_capture_sample *a = &start->capture, *b = &cur->capture;
 
-		family(o, "capture_frames_total", "counter", "Frames copied for --pcap.");
-		fprintf(o, "xdp_fwd_capture_frames_total %llu\n", (unsigned long long)(b->captured - a->captured));
-		family(o, "capture_bytes_total", "counter", "Bytes captured for --pcap (at most the snap length each).");
-		fprintf(o, "xdp_fwd_capture_bytes_total %llu\n", (unsigned long long)(b->bytes - a->bytes));
-		family(o, "capture_dropped_total", "counter", "Frames the --pcap filter took that found the capture ring full.");
-		fprintf(o, "xdp_fwd_capture_dropped_total %llu\n", (unsigned long long)(b->dropped - a->dropped));
+		single(o, "capture_frames_total", "counter", "Frames copied for --pcap.", b->captured - a->captured);
+		single(o, "capture_bytes_total", "counter", "Bytes captured for --pcap (at most the snap length each).", b->bytes - a->bytes);
+		single(o, "capture_dropped_total", "counter", "Frames the --pcap filter took that found the capture ring full.", b->dropped - a->dropped);
 	}
 }
 
