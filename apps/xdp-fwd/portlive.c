@@ -240,8 +240,8 @@ static void remove_ports(struct fwd_ctx *ctx, const bool *gone)
 	}
 }
 
-/* The interface of a port being added: known, or a new entry whose first port is the next
- * slot. */
+/* The interface of a port being added: known, or the next entry (prepared by steer_early with
+ * its program, or made here) whose first port is the next slot. */
 static struct fwd_iface *iface_get(struct fwd_ctx *ctx, const char *ifname)
 {
 	struct fwd_iface *f = fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, ifname);
@@ -249,11 +249,61 @@ static struct fwd_iface *iface_get(struct fwd_ctx *ctx, const char *ifname)
 	if (f)
 		return f;
 	f = &ctx->ifaces[ctx->nr_ifaces];
-	memset(f, 0, sizeof(*f));
+	if (!f->steer || strcmp(f->name, ifname)) {
+		memset(f, 0, sizeof(*f));
+		snprintf(f->name, sizeof(f->name), "%s", ifname);
+	}
 	f->idx = ctx->nr_ifaces++;
 	f->first = ctx->nr_ports;
-	snprintf(f->name, sizeof(f->name), "%s", ifname);
 	return f;
+}
+
+/* The entries steer_early prepared past ctx->nr_ifaces that no port took: detached, cleared. */
+static void steer_unprepare(struct fwd_ctx *ctx, uint32_t upto)
+{
+	for (uint32_t f = ctx->nr_ifaces; f < upto; f++) {
+		fwd_iface_steer_close(ctx, &ctx->ifaces[f]);
+		memset(&ctx->ifaces[f], 0, sizeof(ctx->ifaces[f]));
+	}
+}
+
+/* The steering programs of the interfaces this change brings (new, or with every port removed
+ * before), loaded and attached before the workers are parked: the verifier takes long on a
+ * loaded host, and the ports that forward meanwhile would fill their rings. No frame of those
+ * interfaces reaches a socket of ours yet (their table's sockets are registered once the ports
+ * open), and the workers read none of it: a new interface's entry is prepared past
+ * ctx->nr_ifaces, where no worker looks, a removed one is skipped by every worker. With
+ * --offload-after its flow tables come with the program, with the workers parked (add_ports).
+ * *upto: the end of the prepared entries. */
+static int steer_early(struct fwd_ctx *ctx, const struct fwd_port_name *add, uint32_t nr_add, uint32_t *upto, char *err,
+		       size_t errlen)
+{
+	*upto = ctx->nr_ifaces;
+	if (!fwd_wants_steering(ctx->cfg) || ctx->off)
+		return 0;
+	for (uint32_t k = 0; k < nr_add; k++) {
+		struct fwd_iface *f = fwd_iface_find(ctx->ifaces, ctx->nr_ifaces, add[k].ifname);
+		int e;
+
+		if (!first_on_iface(add, k) || (f && (!f->removed || f->steer)))
+			continue;
+		if (!f) {
+			f = &ctx->ifaces[*upto];
+			memset(f, 0, sizeof(*f));
+			snprintf(f->name, sizeof(f->name), "%s", add[k].ifname);
+			f->idx = (*upto)++;
+			f->first = ctx->nr_ports; /* no port yet: no socket to register */
+		}
+		e = fwd_iface_steer_open(ctx, f);
+		if (e) {
+			if (f->idx >= ctx->nr_ifaces)
+				steer_unprepare(ctx, *upto);
+			else
+				fwd_iface_steer_close(ctx, f);
+			return fail(err, errlen, e, "%s: its steering program: %s", add[k].ifname, strerror(-e));
+		}
+	}
+	return 0;
 }
 
 /* The -i spec a new port belongs to: its interface's (wire: a new pair of specs, as two -i
@@ -340,6 +390,7 @@ int fwd_ports_change(struct fwd_ctx *ctx, const struct fwd_port_name *rm, uint32
 {
 	bool wire = ctx->cfg->mode == FWD_MODE_WIRE;
 	bool gone[FWD_MAX_PORTS] = { false };
+	uint32_t prepared = ctx->nr_ifaces;
 	int e;
 
 	err[0] = '\0';
@@ -353,7 +404,15 @@ int fwd_ports_change(struct fwd_ctx *ctx, const struct fwd_port_name *rm, uint32
 		return 0;
 	if (nr_add && (e = fwd_privs_raise(true)))
 		return fail(err, errlen, e, "cannot raise the capabilities to open ports: %s", strerror(-e));
+	if (nr_add && (e = steer_early(ctx, add, nr_add, &prepared, err, errlen))) {
+		fwd_privs_raise(false);
+		return e;
+	}
 	if (!fwd_workers_park(ctx)) {
+		steer_unprepare(ctx, prepared);
+		for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+			if (ctx->ifaces[f].removed)
+				fwd_iface_steer_close(ctx, &ctx->ifaces[f]);
 		if (nr_add)
 			fwd_privs_raise(false);
 		return fail(err, errlen, -ESHUTDOWN, "xdp-fwd is stopping");
@@ -362,6 +421,12 @@ int fwd_ports_change(struct fwd_ctx *ctx, const struct fwd_port_name *rm, uint32
 	fwd_ports_map_vias(ctx);
 	e = nr_add ? add_ports(ctx, add, nr_add, gone, (flags & FWD_PORTS_RUNTIME) != 0, err, errlen) : 0;
 	fwd_workers_unpark(ctx);
+	/* What add_ports did not come to (a port before failed), and removed interfaces whose
+	 * program was attached early for nothing. */
+	steer_unprepare(ctx, prepared);
+	for (uint32_t f = 0; e && f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].removed)
+			fwd_iface_steer_close(ctx, &ctx->ifaces[f]);
 	if (nr_add)
 		fwd_privs_raise(false);
 	if (e && nr_rm)
