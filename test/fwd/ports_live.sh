@@ -13,7 +13,6 @@
 #  - wire: ports come in pairs (one end alone is refused, a pair is added and removed whole).
 . "$(dirname "$0")/lib.sh"
 GEN=$BUILD/tools/xsk-gen/xsk-gen
-CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
 [ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 [ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
 # shellcheck source=../common/xsk_gen.sh
@@ -22,14 +21,6 @@ CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
 topo_up --hosts 4
 SOCK=$WORK/ctl.sock
 CONF=$WORK/lab.conf
-ctl() { "$CTL" -s "$SOCK" "$@"; }
-# ctl_expect RC OUTFILE ARGS...: xdp-fwdctl exits with RC; stdout and stderr in OUTFILE.
-ctl_expect() {
-	local want=$1 out=$2 rc=0
-	shift 2
-	ctl "$@" >"$out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
-}
 # The port table without its counts (name, interface, queue, worker, bind, xdp), to compare
 # before and after a request that must change nothing.
 table() { ctl ports | awk '{ print $1, $2, $3, $4, $5, $6 }'; }
