@@ -11,8 +11,8 @@
 const char fwd_ctl_help[] =
 	"stats                 every counter since start, as --json's totals count them\n"
 	"ports [list]          the ports: interface, queue, worker, bind and XDP mode, link, counts\n"
-	"ports add IF[@Q] ...  serves queue Q (default 0) of IF while running (--mode wire: a pair)\n"
-	"ports remove IF[@Q] ...  stops serving it (wire: both ends of a pair); its counts stay\n"
+	"ports add IF[@Q]      serves queue Q (default 0) of IF while running (--mode wire: a pair)\n"
+	"ports remove IF[@Q]   stops serving it (wire: both ends of a pair); its counts stay\n"
 	"workers               the workers: CPU, ports, pool, sleeps\n"
 	"flows                 the flows offloaded to the kernel (--offload-after)\n"
 	"mac                   the MAC table (--mode l2)\n"

@@ -196,8 +196,8 @@ static int check_left(const struct fwd_ctx *ctx, const bool *gone, const struct 
 	if (cfg->mode == FWD_MODE_WIRE && ports < 2)
 		return fail(err, errlen, -EINVAL, "--mode wire needs at least one pair of ports: this would leave none");
 	if (ifaces < need)
-		return fail(err, errlen, -EINVAL, "--mode %s needs ports on at least %u interfaces: this would leave %u",
-			    fwd_mode_name(cfg->mode), need, ifaces);
+		return fail(err, errlen, -EINVAL, "--mode %s needs ports on at least %u interface%s: this would leave %u",
+			    fwd_mode_name(cfg->mode), need, need > 1 ? "s" : "", ifaces);
 	return 0;
 }
 
@@ -347,6 +347,10 @@ static int add_ports(struct fwd_ctx *ctx, const struct fwd_port_name *add, uint3
 			}
 			i = (uint32_t)e;
 			e = 0;
+			/* A bind that waits lets the workers run (fwd_workers_run_for): l2 floods then
+			 * reach the new interface through its port, closed (counted as down), never
+			 * through a stale choice. */
+			fwd_ports_map_vias(ctx);
 		}
 		ctx->ports[i].removed = false;
 		ctx->ports[i].runtime = runtime;
