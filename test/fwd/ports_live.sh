@@ -5,7 +5,7 @@
 #    a port served already, a queue out of range, the last interfaces l2 needs, a removed port
 #    removed again) get an error line and change nothing; the stream's books balance on the
 #    unchanged ports (sent = received + every counted drop) and the removed port's counts stay
-#    in the totals;
+#    in the totals and the metrics (its link down);
 #  - the same through a reload of --config (SIGHUP, and xdp-fwdctl reload; with a rule, so through
 #    each interface's steering program, attached and detached with its ports), a file naming an
 #    interface that does not exist changing nothing, and a port the control socket added kept
@@ -75,7 +75,8 @@ stream_books() {
 }
 
 log "l2 on $TOPO_IF0 and $TOPO_IF1; $TOPO_IF2 added and removed through the control socket"
-fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode l2 --json --interval 100 --control "$SOCK"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode l2 --json --interval 100 --control "$SOCK" \
+	--metrics-file "$WORK/m.prom"
 ping_ok 0 1 || fail "ping host 0 -> host 1"
 ping_ok 0 2 && fail "host 2 answered before its port was added"
 stream_start
@@ -111,7 +112,13 @@ grep -q "^$TOPO_IF2@0 added: port 2," "$WORK/c" || fail "ports add again: $(cat 
 ping_ok 0 2 || fail "ping host 0 -> host 2 after the port came back"
 ctl_expect 0 "$WORK/c" ports remove "$TOPO_IF2"
 stream_books
-[ "$(port_total "$TOPO_IF2@0" tx_packets)" -ge "$tx2" ] || fail "the removed port's tx_packets went back"
+tx2_end=$(port_total "$TOPO_IF2@0" tx_packets)
+[ "$tx2_end" -ge "$tx2" ] || fail "the removed port's tx_packets went back: $tx2_end after $tx2"
+# The metrics keep the removed port's series at its totals, its link down.
+m2="interface=\"$TOPO_IF2\",queue=\"0\""
+grep -qx "xdp_fwd_port_tx_packets_total{$m2} $tx2_end" "$WORK/m.prom" &&
+	grep -qx "xdp_fwd_port_link_down{$m2} 1" "$WORK/m.prom" ||
+	fail "metrics of the removed port: $(grep -F "{$m2}" "$WORK/m.prom" | head -5)"
 
 log "the same through a reload of --config"
 write_conf() { # INTERFACE...
