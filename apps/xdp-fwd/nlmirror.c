@@ -2217,6 +2217,7 @@ int fwd_forwarding_check(bool *v4, bool *v6)
 		if (!f) {
 			if (i == 0)
 				return -errno;
+			*out[i] = errno == ENOENT;
 			continue;
 		}
 		*out[i] = fscanf(f, "%d", &v) == 1 && v > 0;

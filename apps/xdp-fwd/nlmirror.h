@@ -227,7 +227,8 @@ int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struc
 int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16]);
 
 /* Reads net.ipv4.ip_forward and net.ipv6.conf.all.forwarding in the current namespace.
- * 0, or -errno if the IPv4 one cannot be read (no IPv6: *v6 false). */
+ * 0, or -errno if the IPv4 one cannot be read. A kernel without IPv6 (ipv6.disable=1) gives
+ * *v6 true: there is no IPv6 traffic whose kernel part would be missing. */
 int fwd_forwarding_check(bool *v4, bool *v6);
 
 #endif

@@ -700,7 +700,7 @@ sleep 0.5 # traffic on the first path
 ip -n "$R1" route replace 10.3.0.0/24 via 10.4.0.2
 # The new next hop's MAC is resolved at its first frames; then every echo takes a2.
 moved() { [ "$(jfield 1 interval "p['a1@0']['tx_packets']")" = 0 ] && [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 5 ]; }
-wait_for 5 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0']['tx_packets']"), a2 $(jfield 1 interval "p['a2@0']['tx_packets']")"
+wait_for 20 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0']['tx_packets']"), a2 $(jfield 1 interval "p['a2@0']['tx_packets']")"
 netns_stop "$PING"
 echo "   a2 carries the echoes, a1 none"
 
