@@ -382,7 +382,7 @@ static bool l3_offload_target(struct fwd_ctx *ctx, int worker, uint32_t in, cons
 {
 	struct l3_worker *lw = worker >= 0 ? &ctx->l3->w[worker] : NULL;
 	const uint8_t pb[4] = { (uint8_t)(k->sport >> 8), (uint8_t)k->sport, (uint8_t)(k->dport >> 8), (uint8_t)k->dport };
-	uint64_t seq = 0;
+	uint64_t seq = 0, imac;
 	struct fwd_nh_rec rec;
 	enum fwd_nh_reason r;
 	uint32_t ports;
@@ -411,6 +411,8 @@ static bool l3_offload_target(struct fwd_ctx *ctx, int worker, uint32_t in, cons
 	memcpy(fl->dmac, rec.dmac, 6);
 	memcpy(fl->smac, rec.smac, 6);
 	fl->mtu = rec.mtu;
+	imac = atomic_load_explicit(&ctx->ifaces[ctx->ports[in].iface].l3.mac, memory_order_relaxed);
+	memcpy(fl->imac, &imac, 6); /* the program routes what l3_route would: frames to it */
 	return true;
 }
 

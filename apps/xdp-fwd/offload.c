@@ -171,6 +171,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->mtu = fl.mtu;
 	memcpy(e->dmac, fl.dmac, 6);
 	memcpy(e->smac, fl.smac, 6);
+	memcpy(e->imac, fl.imac, 6);
 	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
 	e->tag = tag;
 	e->have_released = false;
@@ -435,7 +436,8 @@ static bool route_current(struct fwd_ctx *ctx, int worker, uint32_t in, const st
 	uint32_t out;
 
 	return ctx->mode->offload_target(ctx, worker, in, key, &out, &now) && now.index == v->index &&
-	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && now.mtu == v->mtu;
+	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && !memcmp(now.imac, v->imac, 6) &&
+	       now.mtu == v->mtu;
 }
 
 /* The tables changed (fwd_offload_routes_changed): this worker's routed flows whose route
@@ -456,6 +458,7 @@ static void recheck_routes(struct fwd_worker *w, uint64_t now)
 			continue;
 		memcpy(v.dmac, e->dmac, 6);
 		memcpy(v.smac, e->smac, 6);
+		memcpy(v.imac, e->imac, 6);
 		if (route_current(ctx, (int)w->idx, e->in, &e->key, &v))
 			continue;
 		/* Counted by whoever removes it: here, or the main thread before. */
