@@ -655,6 +655,7 @@ static void l3_sources(struct fwd_ctx *ctx)
 		uint32_t s;
 		bool same = true;
 
+		fi->l3.src_ifindex = fi->ifindex;
 		l3_source(ctx->l3->m, fi->ifindex, AF_INET, a4);
 		l3_source(ctx->l3->m, fi->ifindex, AF_INET6, a6);
 		v[0] = 0;
@@ -671,6 +672,14 @@ static void l3_sources(struct fwd_ctx *ctx)
 			atomic_store_explicit(&fi->l3.src[k], v[k], memory_order_release);
 		atomic_store_explicit(&fi->l3.src_seq, s + 2, memory_order_release);
 	}
+}
+
+static bool l3_sources_moved(const struct fwd_ctx *ctx)
+{
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].ifindex != ctx->ifaces[f].l3.src_ifindex)
+			return true;
+	return false;
 }
 
 static void l3_teardown(struct fwd_ctx *ctx)
@@ -800,7 +809,9 @@ static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
 
 	(void)now_ns;
 	l3_resolve_queued(ctx);
-	l3_sources(ctx); /* addresses and links come and go with the events */
+	/* The sources follow the addresses, and an interface closed or reopened (its ifindex). */
+	if (st->addr_changes != l3->addr_changes || l3_sources_moved(ctx))
+		l3_sources(ctx);
 	l3_follow_macs(ctx);
 	if (st->addr_changes != l3->addr_changes) {
 		l3->addr_changes = st->addr_changes;
