@@ -494,6 +494,15 @@ static int route_moved(const struct umem_steer_flow_key *key, const struct umem_
 	return 0;
 }
 
+/* Every routed flow is checked, not only those the batch's events name: which flows an event
+ * moves is what the lookup itself decides. A new route moves the flows of every shorter prefix
+ * it now covers, a deleted one those of the prefix that takes them over; a neighbour's MAC, a
+ * link's MAC, MTU or state, or a nexthop group's members reach every route through them, and a
+ * multipath member is picked by the flow's hash. Naming the touched flows would repeat that
+ * logic per event kind; asking each flow's route again (route_current: the lookup the workers
+ * make per frame) is one answer for all of them, and a batch is every event queued since the
+ * last, so a burst of changes costs one walk. The walk is bounded by the flow limit
+ * (--offload-max, at most UMEM_STEER_MAX_FLOWS per interface): two map reads per flow. */
 void fwd_offload_routes_changed(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
