@@ -32,6 +32,8 @@ FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 set -uo pipefail
 # shellcheck source=../common/netns.sh
 . "$SRC/test/common/netns.sh"
+# shellcheck source=l3_lib.sh
+. "$SRC/test/fwd/l3_lib.sh"
 
 netns_init l3
 netns_workdir WORK
@@ -53,31 +55,20 @@ netns_veth "$R1" a1 "$R2" b0 || fail "veth"
 netns_veth "$R1" a2 "$R2" b2 || fail "veth"
 netns_veth "$R2" b1 "$S" eth0 || fail "veth"
 
-addr() { ip -n "$1" addr add "$2" dev "$3" ${4:+nodad}; }
-addr "$C" 10.1.0.2/24 eth0; addr "$C" 2001:db8:1::2/64 eth0 6
-addr "$R1" 10.1.0.1/24 a0; addr "$R1" 2001:db8:1::1/64 a0 6
-addr "$R1" 10.2.0.1/24 a1; addr "$R1" 2001:db8:2::1/64 a1 6
-addr "$R1" 10.4.0.1/24 a2; addr "$R1" 2001:db8:4::1/64 a2 6
-addr "$R2" 10.2.0.2/24 b0; addr "$R2" 2001:db8:2::2/64 b0 6
-addr "$R2" 10.4.0.2/24 b2; addr "$R2" 2001:db8:4::2/64 b2 6
-addr "$R2" 10.3.0.1/24 b1; addr "$R2" 2001:db8:3::1/64 b1 6
-addr "$S" 10.3.0.2/24 eth0; addr "$S" 2001:db8:3::2/64 eth0 6
-for ns in "$C" "$S"; do
-	# Endpoints complete their own checksums: a router forwards bytes (a veth's partial
-	# checksum would reach the far end unfinished).
-	ip netns exec "$ns" ethtool -K eth0 tx off >/dev/null
-done
-ip -n "$C" route add default via 10.1.0.1
-ip -n "$C" -6 route add default via 2001:db8:1::1
-ip -n "$S" route add default via 10.3.0.1
-ip -n "$S" -6 route add default via 2001:db8:3::1
+l3_host "$C" 1
+l3_addrs "$R1" a0 1 1
+l3_addrs "$R1" a1 2 1
+l3_addrs "$R1" a2 4 1
+l3_addrs "$R2" b0 2 2
+l3_addrs "$R2" b2 4 2
+l3_addrs "$R2" b1 3 1
+l3_host "$S" 3
 ip -n "$R1" route add 10.3.0.0/24 via 10.2.0.2
 ip -n "$R1" -6 route add 2001:db8:3::/64 via 2001:db8:2::2
 ip -n "$R2" route add 10.1.0.0/24 via 10.2.0.1
 ip -n "$R2" -6 route add 2001:db8:1::/64 via 2001:db8:2::1
-for ns in "$R1" "$R2"; do
-	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-done
+l3_router "$R1"
+l3_router "$R2"
 
 no_xdp() { ! ip -n "$1" -d link show | grep -q "prog/xdp"; }
 
