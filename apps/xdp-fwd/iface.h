@@ -72,6 +72,7 @@ struct fwd_iface {
 		 * The main thread writes them under src_seq (odd while it does), workers read. */
 		_Atomic uint32_t src_seq;
 		_Atomic uint64_t src[3];
+		uint32_t src_ifindex; /* the ifindex src was chosen for (main thread) */
 	} l3;              /* --mode l3 (mode_l3.c) */
 };
 
