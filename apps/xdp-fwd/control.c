@@ -14,6 +14,7 @@
 #include "control.h"
 #include "ctl.h"
 #include "ctx.h"
+#include "handover.h"
 #include "mode.h"
 #include "reload.h"
 #include "report.h"
@@ -51,6 +52,7 @@ static const char *const cmd_names[FWD_CTL_CMD_COUNT] = {
 	[FWD_CTL_PORTS] = "ports",	 [FWD_CTL_WORKERS] = "workers",	   [FWD_CTL_FLOWS] = "flows",
 	[FWD_CTL_MAC] = "mac",		 [FWD_CTL_RULES_LIST] = "rules list", [FWD_CTL_RULES_ADD] = "rules add",
 	[FWD_CTL_RULES_REMOVE] = "rules remove", [FWD_CTL_RELOAD] = "reload", [FWD_CTL_LATENCY] = "latency",
+	[FWD_CTL_HANDOVER] = "handover",
 };
 
 /* An existing file at path: a socket nobody answers on (a crashed run's) is removed; anything
@@ -130,7 +132,21 @@ static unsigned long long netns_outside_init(void)
 	return self.st_ino == FWD_INIT_NETNS_INO ? 0 : (unsigned long long)self.st_ino;
 }
 
+int fwd_control_path_of(const struct fwd_config *cfg, char *buf, size_t len)
+{
+	if (cfg->control_path && !strcmp(cfg->control_path, "none"))
+		return -1;
+	if (cfg->control_path)
+		return snprintf(buf, len, "%s", cfg->control_path) < (int)len ? 0 : -1;
+	return fwd_ctl_default_path(cfg, netns_outside_init(), buf, len);
+}
+
 struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
+{
+	return fwd_control_open_fd(cfg, -1);
+}
+
+struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd)
 {
 	bool given = cfg->control_path != NULL;
 	struct fwd_control *c;
@@ -159,13 +175,23 @@ struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
 		c->group = g->gr_gid;
 		c->has_group = true;
 	}
-	if (given)
-		snprintf(c->path, sizeof(c->path), "%s", cfg->control_path);
-	else if (fwd_ctl_default_path(cfg, netns_outside_init(), c->path, sizeof(c->path)))
+	if (fwd_control_path_of(cfg, c->path, sizeof(c->path)))
 		snprintf(why, sizeof(why), "the default path would be longer than %d bytes", FWD_CTL_PATH_MAX - 1);
 	/* The default folder is the interface locks' (lock.c): made here too, never removed. */
 	if (!why[0] && !given && mkdir(FWD_CTL_DIR, 0755) && errno != EEXIST)
 		snprintf(why, sizeof(why), "%s: %s", FWD_CTL_DIR, strerror(errno));
+	if (!why[0] && fd >= 0) { /* the listening socket the previous instance handed over */
+		struct stat st;
+
+		c->fd = fd;
+		if (!stat(c->path, &st)) {
+			c->dev = st.st_dev;
+			c->ino = st.st_ino;
+		}
+		return c;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (!why[0] && !(r = make_socket(c, cfg, why, sizeof(why))))
 		return c;
 	if (c->fd >= 0)
@@ -742,6 +768,11 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		conn_reply(k, "out of memory", NULL, 0);
 		return;
 	}
+	if (req.cmd == FWD_CTL_HANDOVER) { /* its own exchange, with descriptors (handover.c) */
+		fwd_handover_give(c->ctx, c, k->fd, req.version, c->start);
+		conn_close(k);
+		return;
+	}
 	error = commands[req.cmd](&r);
 	if (fclose(r.out) && !error)
 		error = "out of memory";
@@ -833,6 +864,17 @@ void fwd_control_serve(struct fwd_control *c, uint64_t now)
 		else
 			conn_read(c, k, now);
 	}
+}
+
+int fwd_control_release(struct fwd_control *c)
+{
+	int fd;
+
+	if (!c)
+		return -1;
+	fd = c->fd;
+	c->fd = -1; /* the file is the next instance's now: not removed at close */
+	return fd;
 }
 
 void fwd_control_close(struct fwd_control *c)

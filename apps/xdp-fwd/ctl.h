@@ -38,6 +38,7 @@ enum fwd_ctl_cmd {
 	FWD_CTL_RULES_REMOVE,
 	FWD_CTL_RELOAD,
 	FWD_CTL_LATENCY,
+	FWD_CTL_HANDOVER, /* "handover 1": a new xdp-fwd --takeover asks (handover.h) */
 	FWD_CTL_CMD_COUNT
 };
 
@@ -48,6 +49,7 @@ struct fwd_ctl_req {
 	char text[FWD_CTL_MAX_LINE + 1];   /* rules add: the rule's words, one space apart */
 	uint32_t id;                       /* rules remove */
 	enum fwd_latency latency;          /* latency */
+	uint32_t version;                  /* handover: the asker's protocol version */
 };
 
 /* Parses the request line[0..len) (its newline already taken off). 0, or -EINVAL with the

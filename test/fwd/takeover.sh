@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# xdp-fwd --takeover: a restart without an outage. Under a 10 ms ping, a TCP stream (iperf3) and
+# a 10 Hz scrape of /metrics, a new xdp-fwd takes over from the running one: at most 2 pings
+# lost, no iperf3 interval without bytes, no counter of the scrape going backwards, the totals
+# of `xdp-fwdctl --json stats` going on from the old instance's, a rule added at run time still
+# there (with its hits) and the configuration's rule there once. The old instance exits 0 with
+# every frame back. Then the bad cases: a handover of an unknown protocol version is refused
+# (the instance runs on), --takeover with nobody on the socket is a normal start. For the
+# record, the same restart as a plain stop and start (its loss is printed, not checked).
+# Nothing is left: no process, no XDP program, no socket file.
+. "$(dirname "$0")/lib.sh"
+CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
+[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
+for c in iperf3 curl python3; do
+	command -v $c >/dev/null || { echo "SKIP: no $c"; exit 77; }
+done
+
+topo_up --hosts 2
+SOCK=$WORK/ctl.sock
+MPORT=9478
+ARGS=(-i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire -r "udp dport 9999 -> drop" --control "$SOCK"
+	--metrics "127.0.0.1:$MPORT" --json --interval 1)
+ctl() { "$CTL" -s "$SOCK" "$@"; }
+in_mid() { ip netns exec "$TOPO_MID" "$@"; }
+# total FILE PORT FIELD: a port's count in a `--json stats` reply.
+total() { grep -o "\"name\":\"$2\",[^}]*" "$1" | grep -o "\"$3\":[0-9]*" | head -1 | cut -d: -f2; }
+# ping_lost FILE: packets transmitted - received in a ping summary.
+ping_lost() {
+	sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$1" | awk '{ print $1 - $2 }'
+}
+
+fwd_start "${ARGS[@]}"
+OLD=$FWD_PID
+ctl rules add udp dport 7777 '->' drop >"$WORK/add" 2>&1 || fail "rules add: $(cat "$WORK/add")"
+RID=$(sed -n "s/^$TOPO_IF0: rule \([0-9]*\): udp dport 7777 -> drop$/\1/p" "$WORK/add")
+[ -n "$RID" ] || fail "rules add: $(cat "$WORK/add")"
+for i in 1 2 3; do in_host 0 bash -c "echo x >/dev/udp/$TOPO_IP1/7777"; done
+hits() { ctl rules list | awk -v i="$TOPO_IF0" -v id="$RID" '$1 == i && $2 == id && $3 == "runtime" { print $4 }'; }
+three() { [ "$(hits)" = 3 ]; }
+wait_for 5 three || fail "the run-time rule has '$(hits)' hits, expected 3"
+
+log "ping every 10 ms, iperf3, a 10 Hz scrape; then --takeover"
+in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd"
+iperf_server
+netns_bg PING_PID "$TOPO_H0" ping -i 0.01 -c 500 -W 1 "$TOPO_IP1" >"$WORK/ping" 2>&1
+netns_bg IPERF_C "$TOPO_H0" iperf3 -c "$TOPO_IP1" -p 5201 -t 5 -i 0.25 -b 200M -J >"$WORK/iperf.json" 2>&1
+cat >"$WORK/scrape.py" <<'EOF'
+# Scrapes /metrics at 10 Hz for 7 s; writes, per series of a counter, each value in order.
+import sys, time, urllib.request
+url, out, series = f"http://127.0.0.1:{sys.argv[1]}/metrics", sys.argv[2], {}
+ok = failed = 0
+end = time.time() + 7
+while time.time() < end:
+    try:
+        text = urllib.request.urlopen(url, timeout=1).read().decode()
+        ok += 1
+    except Exception:
+        failed += 1
+        text = ""
+    for line in text.splitlines():
+        name = line.split("{")[0].split(" ")[0]
+        if line.startswith("#") or not name.endswith("_total"):
+            continue
+        key, val = line.rsplit(" ", 1)
+        series.setdefault(key, []).append(float(val))
+    time.sleep(0.1)
+with open(out, "w") as f:
+    f.write(f"scrapes {ok} failed {failed}\n")
+    for key, vals in series.items():
+        back = [(a, b) for a, b in zip(vals, vals[1:]) if b < a]
+        if back:
+            f.write(f"BACKWARDS {key} {back[0][0]} -> {back[0][1]}\n")
+EOF
+netns_bg SCRAPE_PID "$TOPO_MID" python3 "$WORK/scrape.py" "$MPORT" "$WORK/scrape"
+sleep 2 # traffic under way: a window, nothing to await
+ctl --json stats >"$WORK/before" || fail "stats before"
+NEW_ERR=$WORK/new.err
+netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$NEW_ERR"
+rc=0
+wait "$OLD" || rc=$?
+netns_stop "$OLD"
+[ $rc = 0 ] || fail "the old xdp-fwd exited with $rc"
+grep -q '"frames_out":0' "$WORK/fwd.out" || fail "the old xdp-fwd's frames still out: $(tail -2 "$WORK/fwd.out")"
+grep -q "handed over to a new xdp-fwd" "$WORK/fwd.err" || fail "the old one does not say it handed over"
+wait_for 10 grep -q "Ctrl-C stops" "$NEW_ERR" || fail "the new xdp-fwd did not start: $(cat "$NEW_ERR")"
+grep -q "pid $OLD stopped and handed over in" "$NEW_ERR" || fail "the new one does not say it took over: $(cat "$NEW_ERR")"
+FWD_PID=$NEW_PID
+mv "$WORK/fwd.err" "$WORK/old.err"
+mv "$WORK/new.out" "$WORK/fwd.out"
+mv "$NEW_ERR" "$WORK/fwd.err"
+wait "$PING_PID"
+wait "$IPERF_C" || fail "iperf3 across the takeover: $(tail -5 "$WORK/iperf.json")"
+wait "$SCRAPE_PID" || fail "the scraper failed"
+
+lost=$(ping_lost "$WORK/ping")
+log "pings lost across --takeover: $lost of 500; $(grep -o 'stopped and handed over in [0-9.]* ms' "$WORK/fwd.err")"
+[ -n "$lost" ] && [ "$lost" -le 2 ] || fail "$lost pings lost across the takeover (at most 2): $(tail -3 "$WORK/ping")"
+python3 - "$WORK/iperf.json" <<'EOF' || fail "iperf3 stalled across the takeover"
+import json, sys
+iv = json.load(open(sys.argv[1]))["intervals"]
+zero = [round(i["sum"]["start"], 2) for i in iv if i["sum"]["bytes"] == 0]
+print(f"== iperf3: {len(iv)} intervals of 0.25 s, {min(i['sum']['bytes'] for i in iv)} bytes in the least")
+sys.exit(1 if zero or len(iv) < 18 else 0)
+EOF
+head -1 "$WORK/scrape"
+grep -q "^scrapes [1-9]" "$WORK/scrape" || fail "no scrape: $(cat "$WORK/scrape")"
+grep "BACKWARDS" "$WORK/scrape" && fail "a counter went backwards across the takeover"
+
+ctl --json stats >"$WORK/after" || fail "stats after"
+for f in rx_packets tx_packets rx_bytes; do
+	for p in "$TOPO_IF0@0" "$TOPO_IF1@0"; do
+		a=$(total "$WORK/before" "$p" $f) b=$(total "$WORK/after" "$p" $f)
+		[ -n "$a" ] && [ -n "$b" ] && [ "$b" -ge "$a" ] || fail "$p $f went from '$a' to '$b'"
+	done
+done
+ctl rules list >"$WORK/rules" || fail "rules list after"
+grep -qE "^$TOPO_IF0 +$RID +runtime +3 +udp dport 7777 -> drop" "$WORK/rules" ||
+	fail "the run-time rule (id $RID, 3 hits) did not survive: $(cat "$WORK/rules")"
+[ "$(grep -c "udp dport 9999 -> drop" "$WORK/rules")" = 2 ] || fail "the configuration's rule, once per interface: $(cat "$WORK/rules")"
+
+log "bad cases: an unknown protocol version is refused, the instance runs on"
+reply=$(python3 - "$SOCK" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1]); s.settimeout(5); s.sendall(b"handover 9\n")
+print(s.recv(4096).decode().splitlines()[0])
+EOF
+)
+[ "$reply" = "error: handover: protocol version 9; this xdp-fwd speaks 1" ] || fail "handover 9: '$reply'"
+kill -0 "$FWD_PID" || fail "xdp-fwd stopped after a refused handover"
+ctl version >/dev/null || fail "the control socket is gone after a refused handover"
+
+log "for the record: the same restart as a plain stop and start"
+netns_bg PING_PID "$TOPO_H0" ping -i 0.01 -c 300 -W 1 "$TOPO_IP1" >"$WORK/ping-plain" 2>&1
+sleep 1
+fwd_stop
+fwd_start "${ARGS[@]}"
+wait "$PING_PID"
+log "pings lost across a plain stop and start: $(ping_lost "$WORK/ping-plain") of 300"
+fwd_stop
+no_xdp_left || fail "an XDP program is left"
+[ -e "$SOCK" ] && fail "the socket file is left"
+
+log "--takeover with nobody on the socket: a normal start"
+fwd_start "${ARGS[@]}" --takeover
+grep -q "no xdp-fwd answers on $SOCK" "$WORK/fwd.err" || fail "no word of a normal start: $(cat "$WORK/fwd.err")"
+in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after a normal start"
+fwd_stop
+no_xdp_left || fail "an XDP program is left"
+echo PASS
