@@ -58,6 +58,7 @@ struct fwd_handover {
 		char name[IF_NAMESIZE];
 		int link_fd;
 		bool adopted;
+		struct umem_steer *steer; /* opened before the exchange: not in the gap */
 	} ifs[FWD_MAX_PORTS];
 	uint32_t nr_ifs;
 	struct old_rule rules[FWD_MAX_PORTS * FWD_MAX_RULES];
@@ -354,9 +355,18 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 			h->control_fd = fd_at(fds, nfds, a);
 		} else if (sscanf(line, "metrics %255s %255s", a, h->metrics_addr) == 2) {
 			h->metrics_fd = fd_at(fds, nfds, a);
-		} else if (sscanf(line, "iface %15s %255s", b, a) == 2 && h->nr_ifs < FWD_MAX_PORTS) {
-			memcpy(h->ifs[h->nr_ifs].name, b, IF_NAMESIZE); /* %15s: terminated within */
-			h->ifs[h->nr_ifs++].link_fd = fd_at(fds, nfds, a);
+		} else if (sscanf(line, "iface %15s %255s", b, a) == 2) {
+			uint32_t f = 0;
+
+			while (f < h->nr_ifs && strcmp(h->ifs[f].name, b))
+				f++;
+			if (f == FWD_MAX_PORTS)
+				continue;
+			if (f == h->nr_ifs) {
+				memcpy(h->ifs[f].name, b, IF_NAMESIZE); /* %15s: terminated within */
+				h->nr_ifs++;
+			}
+			h->ifs[f].link_fd = fd_at(fds, nfds, a);
 		} else if (sscanf(line, "rule %15s %u %n", b, &id, &off) == 2 && off &&
 			   h->nr_rules < sizeof(h->rules) / sizeof(h->rules[0])) {
 			struct old_rule *r = &h->rules[h->nr_rules];
@@ -410,6 +420,14 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	char *bind, *part1;
 
 	prefault(ctx);
+	/* The programs there now, opened ahead (a few ms each, kept out of the gap); they are
+	 * the ones handed over if a link for them comes with the reply. */
+	for (uint32_t f = 0; f < ctx->nr_ifaces && f < FWD_MAX_PORTS; f++) {
+		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", ctx->ifaces[f].name);
+		h->ifs[f].link_fd = -1;
+		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
+	}
+	h->nr_ifs = ctx->nr_ifaces;
 	h->fd = connect_to(h->path);
 	if (h->fd >= 0 && (setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 			   send(h->fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)))
@@ -492,7 +510,8 @@ struct umem_steer *fwd_handover_steer(struct fwd_ctx *ctx, struct fwd_iface *f, 
 	for (uint32_t i = 0; h && i < h->nr_ifs; i++) {
 		if (strcmp(h->ifs[i].name, f->name) || h->ifs[i].link_fd < 0)
 			continue;
-		s = umem_steer__open(f->name);
+		s = h->ifs[i].steer ? h->ifs[i].steer : umem_steer__open(f->name);
+		h->ifs[i].steer = NULL;
 		if (!s) {
 			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the program handed over: %s\n", f->name,
 				strerror(errno));
@@ -546,9 +565,11 @@ void fwd_handover_free(struct fwd_handover *h)
 {
 	if (!h)
 		return;
-	for (uint32_t f = 0; f < h->nr_ifs; f++)
+	for (uint32_t f = 0; f < h->nr_ifs; f++) {
+		umem_steer__detach(h->ifs[f].steer); /* opened ahead, not handed over: only closed */
 		if (h->ifs[f].link_fd >= 0)
 			close(h->ifs[f].link_fd);
+	}
 	if (h->control_fd >= 0)
 		close(h->control_fd);
 	if (h->metrics_fd >= 0)
@@ -645,6 +666,11 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_iface *fi = &ctx->ifaces[f];
 		int lfd = fi->steer && !ctx->cfg->pinned ? umem_steer__link_fd(fi->steer) : -1;
+
+		/* A program this instance took over itself: the link it holds (handle opened). */
+		for (uint32_t k = 0; lfd < 0 && fi->steer && ctx->handover && k < ctx->handover->nr_ifs; k++)
+			if (ctx->handover->ifs[k].adopted && !strcmp(ctx->handover->ifs[k].name, fi->name))
+				lfd = ctx->handover->ifs[k].link_fd;
 
 		if (lfd < 0)
 			continue;
