@@ -14,7 +14,6 @@
 #include "control.h"
 #include "ctl.h"
 #include "ctx.h"
-#include "handover.h"
 #include "mode.h"
 #include "reload.h"
 #include "report.h"
@@ -39,6 +38,8 @@ struct fwd_control {
 	gid_t group;
 	bool has_group;
 	struct ctl_conn conn[FWD_CONTROL_CONNS];
+	int handover_fd; /* a "handover" request's connection, for the run loop (handover.c) */
+	uint32_t handover_version;
 	/* The run (fwd_control_attach). */
 	struct fwd_ctx *ctx;
 	const struct fwd_samples *start;
@@ -159,7 +160,7 @@ struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->fd = -1;
+	c->fd = c->handover_fd = -1;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		c->conn[i].fd = -1;
 	c->owner = geteuid();
@@ -768,8 +769,14 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		conn_reply(k, "out of memory", NULL, 0);
 		return;
 	}
-	if (req.cmd == FWD_CTL_HANDOVER) { /* its own exchange, with descriptors (handover.c) */
-		fwd_handover_give(c->ctx, c, k->fd, req.version, c->start);
+	if (req.cmd == FWD_CTL_HANDOVER) { /* its own exchange, with descriptors: the run loop's */
+		if (c->handover_fd >= 0) {
+			conn_reply(k, "handover: another one is under way", NULL, 0);
+			return;
+		}
+		c->handover_fd = k->fd;
+		c->handover_version = req.version;
+		k->fd = -1;
 		conn_close(k);
 		return;
 	}
@@ -866,6 +873,17 @@ void fwd_control_serve(struct fwd_control *c, uint64_t now)
 	}
 }
 
+int fwd_control_handover(struct fwd_control *c, uint32_t *version)
+{
+	int fd = c ? c->handover_fd : -1;
+
+	if (fd >= 0) {
+		*version = c->handover_version;
+		c->handover_fd = -1;
+	}
+	return fd;
+}
+
 int fwd_control_release(struct fwd_control *c)
 {
 	int fd;
@@ -885,6 +903,8 @@ void fwd_control_close(struct fwd_control *c)
 		return;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		conn_close(&c->conn[i]);
+	if (c->handover_fd >= 0)
+		close(c->handover_fd);
 	if (c->fd >= 0) {
 		close(c->fd);
 		if (!stat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)

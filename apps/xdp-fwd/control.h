@@ -32,6 +32,9 @@ struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd);
 /* The listening socket (-1 when off), given up: the connections are served on, no new one is
  * taken, and the file stays at close (handover.c sends it to the next instance). */
 int fwd_control_release(struct fwd_control *c);
+/* The connection of a "handover" request fwd_control_serve took (its version in *version), the
+ * caller's now (handover.c answers on it); -1 when none came. */
+int fwd_control_handover(struct fwd_control *c, uint32_t *version);
 /* What the commands need of the run: the stats' start sample, the command line a reload reads
  * again (main.c's). */
 void fwd_control_attach(struct fwd_control *c, struct fwd_ctx *ctx, const struct fwd_samples *start, int argc,

@@ -410,6 +410,45 @@ static void prefault(struct fwd_ctx *ctx)
 			"does it, in the gap\n", strerror(errno));
 }
 
+/* The program handed over for interface f (its link came with the reply): given to ports.c as
+ * f->adopt, with the configuration's rules reconciled by text: a rule the old configuration had
+ * too keeps its id (and counter), the old configuration's others are removed; run-time rules
+ * are not touched. */
+static void adopt(struct fwd_ctx *ctx, struct fwd_handover *h, struct fwd_iface *fi)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+
+	for (uint32_t i = 0; i < h->nr_ifs; i++) {
+		if (strcmp(h->ifs[i].name, fi->name) || h->ifs[i].link_fd < 0)
+			continue;
+		fi->adopt = h->ifs[i].steer ? h->ifs[i].steer : umem_steer__open(fi->name);
+		h->ifs[i].steer = NULL;
+		if (!fi->adopt) {
+			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the program handed over: %s\n", fi->name,
+				strerror(errno));
+			return;
+		}
+		h->ifs[i].adopted = true;
+		break;
+	}
+	for (uint32_t k = 0; fi->adopt && k < h->nr_rules; k++) {
+		struct old_rule *o = &h->rules[k];
+
+		if (strcmp(o->ifname, fi->name))
+			continue;
+		for (uint32_t r = 0; r < cfg->nr_rules && !o->kept; r++) {
+			if (!(fi->rule_kept >> r & 1) && !strcmp(o->text, cfg->rule_text[r])) {
+				o->kept = true;
+				fi->rule_kept |= 1ull << r;
+				fi->rule_id[r] = o->id;
+			}
+		}
+		if (!o->kept && !umem_steer__remove_rule(fi->adopt, o->id, NULL))
+			fprintf(stderr, "xdp-fwd: --takeover: %s: rule %u ('%s') is not in this configuration: "
+				"removed\n", fi->name, o->id, o->text);
+	}
+}
+
 int fwd_handover_take(struct fwd_ctx *ctx)
 {
 	static const char req[] = "handover 1\n";
@@ -464,6 +503,8 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 			close(fds[i]);
 	}
 	h->taken = true;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		adopt(ctx, h, &ctx->ifaces[f]);
 	fprintf(stderr, "xdp-fwd: --takeover: pid %ld stopped and handed over in %.1f ms\n", h->pid,
 		(double)(fwd_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	for (uint32_t f = 0; f < h->nr_ifs; f++)
@@ -501,70 +542,17 @@ void fwd_handover_listeners(struct fwd_ctx *ctx)
 	h->metrics_fd = h->control_fd = -1; /* theirs now */
 }
 
-struct umem_steer *fwd_handover_steer(struct fwd_ctx *ctx, struct fwd_iface *f, const struct umem_steer_opts *so)
-{
-	struct fwd_handover *h = ctx->handover;
-	struct umem_steer *s;
-	int err;
-
-	for (uint32_t i = 0; h && i < h->nr_ifs; i++) {
-		if (strcmp(h->ifs[i].name, f->name) || h->ifs[i].link_fd < 0)
-			continue;
-		s = h->ifs[i].steer ? h->ifs[i].steer : umem_steer__open(f->name);
-		h->ifs[i].steer = NULL;
-		if (!s) {
-			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the program handed over: %s\n", f->name,
-				strerror(errno));
-			return NULL;
-		}
-		if ((err = umem_steer__set_table_flags(s, so->table_flags)) ||
-		    (err = umem_steer__set_default(s, so->default_action))) {
-			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot set the table: %s\n", f->name, strerror(-err));
-			umem_steer__detach(s);
-			return NULL;
-		}
-		h->ifs[i].adopted = true;
-		return s;
-	}
-	return NULL;
-}
-
-bool fwd_handover_rule_kept(struct fwd_ctx *ctx, struct fwd_iface *f, uint32_t r)
+void fwd_handover_free(struct fwd_ctx *ctx)
 {
 	struct fwd_handover *h = ctx->handover;
 
-	for (uint32_t k = 0; h && k < h->nr_rules; k++) {
-		struct old_rule *o = &h->rules[k];
-
-		if (!o->kept && !strcmp(o->ifname, f->name) && !strcmp(o->text, ctx->cfg->rule_text[r])) {
-			o->kept = true;
-			f->rule_id[r] = o->id;
-			return true;
-		}
-	}
-	return false;
-}
-
-void fwd_handover_rules_drop(struct fwd_ctx *ctx, struct fwd_iface *f)
-{
-	struct fwd_handover *h = ctx->handover;
-
-	for (uint32_t k = 0; h && k < h->nr_rules; k++) {
-		struct old_rule *o = &h->rules[k];
-
-		if (o->kept || strcmp(o->ifname, f->name))
-			continue;
-		o->kept = true; /* done with */
-		if (!umem_steer__remove_rule(f->steer, o->id, NULL))
-			fprintf(stderr, "xdp-fwd: --takeover: %s: rule %u ('%s') is not in this configuration: "
-				"removed\n", f->name, o->id, o->text);
-	}
-}
-
-void fwd_handover_free(struct fwd_handover *h)
-{
 	if (!h)
 		return;
+	ctx->handover = NULL;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) { /* a set-up that stopped before taking it */
+		umem_steer__detach(ctx->ifaces[f].adopt);
+		ctx->ifaces[f].adopt = NULL;
+	}
 	for (uint32_t f = 0; f < h->nr_ifs; f++) {
 		umem_steer__detach(h->ifs[f].steer); /* opened ahead, not handed over: only closed */
 		if (h->ifs[f].link_fd >= 0)

@@ -37,32 +37,25 @@ struct fwd_config;
 struct fwd_ctx;
 struct fwd_control;
 struct fwd_handover;
-struct fwd_iface;
-struct umem_steer_opts;
 
 /* Whether an xdp-fwd answers on cfg's control socket: *out set (the takeover happens in
  * setup), or NULL with a message (a normal start). 0, or -errno (no memory, no socket path). */
 int fwd_handover_probe(const struct fwd_config *cfg, struct fwd_handover **out);
-/* The exchange, before any port binds (main.c's setup). 0: taken over, or the old instance
- * was gone and this is a normal start (the interfaces locked either way); -errno: the old
- * instance refused or the locks could not be taken (a message says so; nothing attached). */
+/* The exchange, before any port binds (main.c's setup). 0: taken over (each interface's
+ * program handed over is its fwd_iface.adopt, which fwd_iface_steer_open takes), or the old
+ * instance was gone and this is a normal start (the interfaces locked either way); -errno: the
+ * old instance refused or the locks could not be taken (a message says so; nothing attached). */
 int fwd_handover_take(struct fwd_ctx *ctx);
 /* The control and metrics sockets, the handed-over ones where they came (after setup). */
 void fwd_handover_listeners(struct fwd_ctx *ctx);
-/* The program handed over for f, opened and given this run's default action and table flags;
- * NULL when none came for it (attach one). */
-struct umem_steer *fwd_handover_steer(struct fwd_ctx *ctx, struct fwd_iface *f, const struct umem_steer_opts *so);
-/* Rule r of the configuration is in f's handed-over table already: its id set, true. */
-bool fwd_handover_rule_kept(struct fwd_ctx *ctx, struct fwd_iface *f, uint32_t r);
-/* The old configuration's rules on f that this one does not have: removed. */
-void fwd_handover_rules_drop(struct fwd_ctx *ctx, struct fwd_iface *f);
 /* The old instance's totals taken off start (counts since start continue from them). */
 void fwd_handover_carry(struct fwd_ctx *ctx, struct fwd_samples *start);
 /* After teardown: the links held (the programs go now if no one else holds them). */
-void fwd_handover_free(struct fwd_handover *h);
+void fwd_handover_free(struct fwd_ctx *ctx);
 
-/* The old instance's side: the request on connection fd of the control socket c. Stops the
- * workers, closes the ports, answers; the run loop then ends (ctx->stop). */
+/* The old instance's side: the request on connection fd of the control socket c (the run loop
+ * gets it from fwd_control_handover). Stops the workers, closes the ports, answers; the run
+ * loop then ends (ctx->stop). A version it does not speak: refused, nothing changes. */
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
 		       const struct fwd_samples *start);
 

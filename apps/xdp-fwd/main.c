@@ -188,7 +188,8 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
 		struct timespec ts;
-		int sig;
+		uint32_t hver;
+		int sig, hfd;
 
 		if (wait > FWD_TICK_NS)
 			wait = FWD_TICK_NS;
@@ -206,7 +207,11 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (ctx->mode->control)
 			ctx->mode->control(ctx, now);
 		fwd_control_serve(ctx->control, now);
-		if (atomic_load(&ctx->stop)) /* handed over to a new instance (handover.c) */
+		if ((hfd = fwd_control_handover(ctx->control, &hver)) >= 0) {
+			fwd_handover_give(ctx, ctx->control, hfd, hver, start); /* stops on success */
+			close(hfd);
+		}
+		if (atomic_load(&ctx->stop)) /* handed over to a new instance */
 			break;
 		fwd_out_pump();
 		if (sig == SIGUSR1) {
@@ -478,8 +483,7 @@ unlock:
 	ctx.metrics = NULL;
 	fwd_control_close(ctx.control);
 	ctx.control = NULL;
-	fwd_handover_free(ctx.handover); /* after teardown: the programs held go with their links */
-	ctx.handover = NULL;
+	fwd_handover_free(&ctx); /* after teardown: the programs held go with their links */
 	fwd_unlock_interfaces();
 	if (ran)
 		print_frames_out(&cfg, out);
