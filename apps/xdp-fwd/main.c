@@ -345,7 +345,8 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 	fwd_report_sample(ctx, &start);
 	first = start;
 	fwd_handover_carry(ctx, &start); /* --takeover: totals go on from the old instance's */
-	fwd_metrics_publish(ctx->metrics, ctx, &start, &start); /* a scrape before the first interval */
+	/* A scrape before the first interval: the totals taken over, if any (first - start). */
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &first);
 	fwd_control_attach(ctx->control, ctx, &start, argc, argv);
 	t0 = fwd_now_ns();
 	ret = ctx->cap ? fwd_capture_start(ctx->cap) : 0;

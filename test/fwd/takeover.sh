@@ -21,6 +21,10 @@ MPORT=9478
 ARGS=(-i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire -r "udp dport 9999 -> drop" --control "$SOCK"
 	--metrics "127.0.0.1:$MPORT" --json --interval 1)
 ctl() { "$CTL" -s "$SOCK" "$@"; }
+# scraped_rx: the sum of every port's rx_packets_total in one scrape.
+scraped_rx() {
+	in_mid curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '/^xdp_fwd_port_rx_packets_total/ { s += $NF } END { printf "%d\n", s }'
+}
 in_mid() { ip netns exec "$TOPO_MID" "$@"; }
 # total FILE PORT FIELD: a port's count in a `--json stats` reply.
 total() { grep -o "\"name\":\"$2\",[^}]*" "$1" | grep -o "\"$3\":[0-9]*" | head -1 | cut -d: -f2; }
@@ -87,6 +91,8 @@ takeover() {
 	netns_bg SCRAPE_PID "$TOPO_MID" python3 "$WORK/scrape.py" "$MPORT" "$WORK/scrape"
 	sleep 1.5 # traffic under way: a window, nothing to await
 	ctl --json stats >"$WORK/before" || fail "stats before"
+	local rx0
+	rx0=$(scraped_rx)
 	netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
 	wait "$old" || rc=$?
 	netns_stop "$old"
@@ -94,6 +100,10 @@ takeover() {
 	grep -q '"frames_out":0' "$WORK/fwd.out" || fail "the old xdp-fwd's frames still out: $(tail -2 "$WORK/fwd.out")"
 	grep -q "handed over to a new xdp-fwd" "$WORK/fwd.err" || fail "the old one does not say it handed over"
 	wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
+	# The first scrape of the new instance, before its first interval: the totals go on.
+	local rx1
+	rx1=$(scraped_rx)
+	[ "$rx1" -ge "$rx0" ] || fail "rx_packets_total scraped: $rx0 before the takeover, $rx1 at once after"
 	grep -q "pid $old stopped and handed over in" "$WORK/new.err" || fail "the new one does not say it took over: $(cat "$WORK/new.err")"
 	FWD_PID=$NEW_PID
 	mv "$WORK/fwd.err" "$WORK/old.err"
