@@ -637,6 +637,13 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		refuse(fd, why);
 		return;
 	}
+	/* The pinned table is put back at each stop, to values the next instance would read as the
+	 * privileged step's: not taken over yet. */
+	if (ctx->cfg->pinned) {
+		refuse(fd, "handover: not with --pinned (the pins keep the program attached: stop this "
+			   "xdp-fwd, then start the next)");
+		return;
+	}
 	if (!(o = open_memstream(&text, &len))) {
 		refuse(fd, "handover: out of memory");
 		return;
@@ -653,7 +660,7 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		fprintf(o, "metrics %d %s\n", nfds++, ctx->cfg->metrics_addr);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_iface *fi = &ctx->ifaces[f];
-		int lfd = fi->steer && !ctx->cfg->pinned ? umem_steer__link_fd(fi->steer) : -1;
+		int lfd = fi->steer ? umem_steer__link_fd(fi->steer) : -1;
 
 		/* A program this instance took over itself: the link it holds (handle opened). */
 		for (uint32_t k = 0; lfd < 0 && fi->steer && ctx->handover && k < ctx->handover->nr_ifs; k++)

@@ -162,6 +162,22 @@ fwd_stop
 no_xdp_left || fail "an XDP program is left after the last instance stopped"
 [ -e "$SOCK" ] && fail "the socket file is left"
 
+log "--takeover from an xdp-fwd without a steering program: its ports close first, then a normal attach"
+fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --control "$SOCK" --json
+netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
+rc=0
+wait "$FWD_PID" || rc=$?
+netns_stop "$FWD_PID"
+[ $rc = 0 ] || fail "the old xdp-fwd (no steering) exited with $rc"
+wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
+FWD_PID=$NEW_PID
+mv "$WORK/new.out" "$WORK/fwd.out"
+mv "$WORK/new.err" "$WORK/fwd.err"
+in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one without steering"
+ctl rules list | grep -q "udp dport 9999 -> drop" || fail "the new instance's rule is not in its program"
+fwd_stop
+no_xdp_left || fail "an XDP program is left"
+
 log "--takeover with nobody on the socket: a normal start"
 fwd_start "${ARGS[@]}" --takeover
 grep -q "no xdp-fwd answers on $SOCK" "$WORK/fwd.err" || fail "no word of a normal start: $(cat "$WORK/fwd.err")"
