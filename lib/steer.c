@@ -931,6 +931,13 @@ int umem_steer__prog_fd(const struct umem_steer *s)
 	return s ? s->prog_fd : -EINVAL;
 }
 
+int umem_steer__link_fd(const struct umem_steer *s)
+{
+	if (!s)
+		return -EINVAL;
+	return s->link_fd >= 0 ? s->link_fd : -ENOENT;
+}
+
 int umem_steer__xsks_fd(const struct umem_steer *s)
 {
 	return s ? s->xsks_fd : -EINVAL;

@@ -39,6 +39,8 @@ struct fwd_control {
 	gid_t group;
 	bool has_group;
 	struct ctl_conn conn[FWD_CONTROL_CONNS];
+	int handover_fd; /* a "handover" request's connection, for the run loop (handover.c) */
+	uint32_t handover_version;
 	/* The run (fwd_control_attach). */
 	struct fwd_ctx *ctx;
 	const struct fwd_samples *start;
@@ -53,6 +55,7 @@ static const char *const cmd_names[FWD_CTL_CMD_COUNT] = {
 	[FWD_CTL_MAC] = "mac",		 [FWD_CTL_RULES_LIST] = "rules list", [FWD_CTL_RULES_ADD] = "rules add",
 	[FWD_CTL_RULES_REMOVE] = "rules remove", [FWD_CTL_RELOAD] = "reload", [FWD_CTL_LATENCY] = "latency",
 	[FWD_CTL_PORTS_ADD] = "ports add", [FWD_CTL_PORTS_REMOVE] = "ports remove",
+	[FWD_CTL_HANDOVER] = "handover",
 };
 
 /* An existing file at path: a socket nobody answers on (a crashed run's) is removed; anything
@@ -132,7 +135,21 @@ static unsigned long long netns_outside_init(void)
 	return self.st_ino == FWD_INIT_NETNS_INO ? 0 : (unsigned long long)self.st_ino;
 }
 
+int fwd_control_path_of(const struct fwd_config *cfg, char *buf, size_t len)
+{
+	if (cfg->control_path && !strcmp(cfg->control_path, "none"))
+		return -1;
+	if (cfg->control_path)
+		return snprintf(buf, len, "%s", cfg->control_path) < (int)len ? 0 : -1;
+	return fwd_ctl_default_path(cfg, netns_outside_init(), buf, len);
+}
+
 struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
+{
+	return fwd_control_open_fd(cfg, -1);
+}
+
+struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd)
 {
 	bool given = cfg->control_path != NULL;
 	struct fwd_control *c;
@@ -145,7 +162,7 @@ struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->fd = -1;
+	c->fd = c->handover_fd = -1;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		c->conn[i].fd = -1;
 	c->owner = geteuid();
@@ -161,13 +178,23 @@ struct fwd_control *fwd_control_open(const struct fwd_config *cfg)
 		c->group = g->gr_gid;
 		c->has_group = true;
 	}
-	if (given)
-		snprintf(c->path, sizeof(c->path), "%s", cfg->control_path);
-	else if (fwd_ctl_default_path(cfg, netns_outside_init(), c->path, sizeof(c->path)))
+	if (fwd_control_path_of(cfg, c->path, sizeof(c->path)))
 		snprintf(why, sizeof(why), "the default path would be longer than %d bytes", FWD_CTL_PATH_MAX - 1);
 	/* The default folder is the interface locks' (lock.c): made here too, never removed. */
 	if (!why[0] && !given && mkdir(FWD_CTL_DIR, 0755) && errno != EEXIST)
 		snprintf(why, sizeof(why), "%s: %s", FWD_CTL_DIR, strerror(errno));
+	if (!why[0] && fd >= 0) { /* the listening socket the previous instance handed over */
+		struct stat st;
+
+		c->fd = fd;
+		if (!stat(c->path, &st)) {
+			c->dev = st.st_dev;
+			c->ino = st.st_ino;
+		}
+		return c;
+	}
+	if (fd >= 0)
+		close(fd);
 	if (!why[0] && !(r = make_socket(c, cfg, why, sizeof(why))))
 		return c;
 	if (c->fd >= 0)
@@ -775,6 +802,17 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		conn_reply(k, "out of memory", NULL, 0);
 		return;
 	}
+	if (req.cmd == FWD_CTL_HANDOVER) { /* its own exchange, with descriptors: the run loop's */
+		if (c->handover_fd >= 0) {
+			conn_reply(k, "handover: another one is under way", NULL, 0);
+			return;
+		}
+		c->handover_fd = k->fd;
+		c->handover_version = req.version;
+		k->fd = -1;
+		conn_close(k);
+		return;
+	}
 	error = commands[req.cmd](&r);
 	if (fclose(r.out) && !error)
 		error = "out of memory";
@@ -868,6 +906,28 @@ void fwd_control_serve(struct fwd_control *c, uint64_t now)
 	}
 }
 
+int fwd_control_handover(struct fwd_control *c, uint32_t *version)
+{
+	int fd = c ? c->handover_fd : -1;
+
+	if (fd >= 0) {
+		*version = c->handover_version;
+		c->handover_fd = -1;
+	}
+	return fd;
+}
+
+int fwd_control_release(struct fwd_control *c)
+{
+	int fd;
+
+	if (!c)
+		return -1;
+	fd = c->fd;
+	c->fd = -1; /* the file is the next instance's now: not removed at close */
+	return fd;
+}
+
 void fwd_control_close(struct fwd_control *c)
 {
 	struct stat st;
@@ -876,6 +936,8 @@ void fwd_control_close(struct fwd_control *c)
 		return;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		conn_close(&c->conn[i]);
+	if (c->handover_fd >= 0)
+		close(c->handover_fd);
 	if (c->fd >= 0) {
 		close(c->fd);
 		if (!stat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)

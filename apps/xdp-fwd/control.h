@@ -26,6 +26,15 @@ struct fwd_control;
  * (--control none, or the default path could not be made: a warning says why); NULL with a
  * message on stderr and errno set when an explicit --control cannot be served. */
 struct fwd_control *fwd_control_open(const struct fwd_config *cfg);
+/* The same with fd, a listening socket already bound at the path (handed over by the instance
+ * taken over, which leaves the file); fd < 0: as fwd_control_open. */
+struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd);
+/* The listening socket (-1 when off), given up: the connections are served on, no new one is
+ * taken, and the file stays at close (handover.c sends it to the next instance). */
+int fwd_control_release(struct fwd_control *c);
+/* The connection of a "handover" request fwd_control_serve took (its version in *version), the
+ * caller's now (handover.c answers on it); -1 when none came. */
+int fwd_control_handover(struct fwd_control *c, uint32_t *version);
 /* What the commands need of the run: the stats' start sample, the command line a reload reads
  * again (main.c's). */
 void fwd_control_attach(struct fwd_control *c, struct fwd_ctx *ctx, const struct fwd_samples *start, int argc,
@@ -37,6 +46,8 @@ int fwd_control_pollfds(const struct fwd_control *c, struct pollfd *pfd, int max
 void fwd_control_serve(struct fwd_control *c, uint64_t now);
 /* Closes every connection and removes the socket file (if it is still the one created). */
 void fwd_control_close(struct fwd_control *c);
+/* The path cfg's socket has (--control, or the default): 0, or -1 when off or too long. */
+int fwd_control_path_of(const struct fwd_config *cfg, char *buf, size_t len);
 /* The socket path ("" when off), for the banner. */
 const char *fwd_control_path(const struct fwd_control *c);
 

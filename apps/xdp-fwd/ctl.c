@@ -21,6 +21,7 @@ const char fwd_ctl_help[] =
 	"rules remove ID       removes a rule added at run time\n"
 	"reload                reads --config again (as SIGHUP does)\n"
 	"latency LEVEL         saver, balanced or low, applied live where it can be\n"
+	"handover VERSION      (xdp-fwd --takeover's) hand the interfaces over and stop\n"
 	"version               xdp-fwd's version\n"
 	"help                  this list\n";
 
@@ -249,6 +250,13 @@ int fwd_ctl_parse(const char *line, size_t len, struct fwd_ctl_req *req, char *e
 		}
 		return fail(err, errlen, "latency: '%.*s' is not a level (saver, balanced, low)",
 			    (int)(ws.len[c + 1] > 32 ? 32 : ws.len[c + 1]), ws.w[c + 1]);
+	}
+	if (word_is(&ws, c, "handover")) {
+		if (c + 2 != ws.n || ws.len[c + 1] != 1 || ws.w[c + 1][0] < '1' || ws.w[c + 1][0] > '9')
+			return fail(err, errlen, "handover: give the protocol version (xdp-fwd --takeover sends it)");
+		req->version = (uint32_t)(ws.w[c + 1][0] - '0');
+		req->cmd = FWD_CTL_HANDOVER;
+		return 0;
 	}
 	return fail(err, errlen, "unknown command '%.*s' (try help)", (int)(ws.len[c] > 32 ? 32 : ws.len[c]), ws.w[c]);
 }

@@ -40,6 +40,7 @@ enum fwd_ctl_cmd {
 	FWD_CTL_LATENCY,
 	FWD_CTL_PORTS_ADD,
 	FWD_CTL_PORTS_REMOVE,
+	FWD_CTL_HANDOVER, /* "handover 1": a new xdp-fwd --takeover asks (handover.h) */
 	FWD_CTL_CMD_COUNT
 };
 
@@ -52,6 +53,7 @@ struct fwd_ctl_req {
 	enum fwd_latency latency;          /* latency */
 	struct fwd_port_name port[2];      /* ports add/remove: one, or a wire pair */
 	uint32_t nr_port;
+	uint32_t version;                  /* handover: the asker's protocol version */
 };
 
 /* Parses the request line[0..len) (its newline already taken off). 0, or -EINVAL with the

@@ -120,6 +120,8 @@ struct fwd_ctx {
 	struct fwd_capture *cap; /* --pcap; NULL when off (capture.c) */
 	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
 	struct fwd_control *control; /* --control; NULL when off (control.c) */
+	struct fwd_handover *handover; /* --takeover: what the old instance handed over (handover.c) */
+	bool handed_over; /* this instance gave its interfaces to a new one: its program stays */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */
 	_Atomic uint32_t nr_running; /* workers started (the drain waits for all of them) */

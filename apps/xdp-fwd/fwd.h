@@ -163,6 +163,8 @@ struct fwd_config {
 	/* --pinned DIR: the steering program a privileged step pinned in DIR/IFNAME, opened
 	 * through its pins (no program loaded or attached); NULL: xdp-fwd attaches its own. */
 	const char *pinned;
+	/* --takeover: the xdp-fwd on the control socket hands its interfaces over (handover.h). */
+	bool takeover;
 	/* --config FILE (options.c). Its values point into its text, which stays for the run; a
 	 * reload copies what it applies (reload.c: rule_text then points into rule_store, which the
 	 * next one replaces) and frees the text it read, so memory stays flat. given[i]:
@@ -181,7 +183,8 @@ struct fwd_config {
  * front of the sockets; so do pinned programs (its socket map is the one there is). */
 static inline bool fwd_wants_steering(const struct fwd_config *cfg)
 {
-	return cfg->nr_rules || cfg->offload_after || cfg->mode == FWD_MODE_L3 || cfg->pinned;
+	/* --takeover: the steering program is what the next takeover keeps attached. */
+	return cfg->nr_rules || cfg->offload_after || cfg->mode == FWD_MODE_L3 || cfg->pinned || cfg->takeover;
 }
 
 /* The worker's idle policy (umem_idle) and CPU latency request of cfg's --latency level, or

@@ -39,6 +39,11 @@ struct fwd_iface {
 	 * generation last checked for live edits; the rules the stats show. */
 	struct umem_steer *steer;
 	uint32_t rule_id[FWD_MAX_RULES];
+	/* --takeover (handover.c): the program the old instance left attached, opened, for
+	 * fwd_iface_steer_open to take instead of attaching one; the -r rules (bit r) already in
+	 * its table with their id in rule_id. */
+	struct umem_steer *adopt;
+	uint64_t rule_kept;
 	struct fwd_steer_sample steer_base;
 	/* This program's counters as last read, and what they had counted before they went down
 	 * (umem-steer reset zeroes them): carried forward, so totals keep it and intervals never

@@ -28,6 +28,7 @@
 #include "control.h"
 #include "ctx.h"
 #include "fwd.h"
+#include "handover.h"
 #include "live.h"
 #include "lock.h"
 #include "metrics.h"
@@ -123,6 +124,9 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		}
 		umem_pool__prefill(w->pool, (uint32_t)(pages < 65536 ? pages : 65536));
 	}
+	/* --takeover: everything above is ready; the old instance stops and hands over now. */
+	if (ctx->handover && (err = fwd_handover_take(ctx)))
+		return err;
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		err = fwd_port_open(ctx, i);
 		if (err)
@@ -165,15 +169,15 @@ static uint64_t forwarded(struct fwd_ctx *ctx)
 }
 
 /* Runs until a signal, --duration, --count, or a worker failure. */
-static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start, int argc,
-		char **argv)
+static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samples *start,
+		const struct fwd_samples *first, int argc, char **argv)
 {
 	const struct fwd_config *cfg = ctx->cfg;
 	uint64_t interval_ns = (uint64_t)(cfg->interval * 1e9);
 	uint64_t t0 = fwd_now_ns(), next = t0 + interval_ns;
 	bool tty = !cfg->json && isatty(STDOUT_FILENO);
 	static struct fwd_samples cur; /* static: zero for ports -i IFNAME@all adds later */
-	struct fwd_samples prev = *start;
+	struct fwd_samples prev = *first; /* the intervals count this run's frames only */
 	uint32_t lines = 0; /* of the block printed last (ports may be added since) */
 	bool printed = false, now_asked = false;
 	/* The mode's control socket (l3: routing events), the control socket's connections and the
@@ -184,7 +188,8 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
 		struct timespec ts;
-		int sig;
+		uint32_t hver;
+		int sig, hfd;
 
 		if (wait > FWD_TICK_NS)
 			wait = FWD_TICK_NS;
@@ -202,6 +207,12 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (ctx->mode->control)
 			ctx->mode->control(ctx, now);
 		fwd_control_serve(ctx->control, now);
+		if ((hfd = fwd_control_handover(ctx->control, &hver)) >= 0) {
+			fwd_handover_give(ctx, ctx->control, hfd, hver, start); /* stops on success */
+			close(hfd);
+		}
+		if (atomic_load(&ctx->stop)) /* handed over to a new instance */
+			break;
 		fwd_out_pump();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
@@ -321,7 +332,7 @@ static int hold_cpu_latency(const struct fwd_config *cfg)
  * 0, or the error of a worker or of the start. */
 static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **argv)
 {
-	static struct fwd_samples start, total; /* zero for ports added later */
+	static struct fwd_samples start, first, total; /* zero for ports added later */
 	const struct fwd_config *cfg = ctx->cfg;
 	uint64_t t0;
 	FILE *tot;
@@ -332,7 +343,10 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 	fwd_ifaces_warn(ctx);
 	/* Totals leave out the set-up (filling the fill rings is all fresh pages by design). */
 	fwd_report_sample(ctx, &start);
-	fwd_metrics_publish(ctx->metrics, ctx, &start, &start); /* a scrape before the first interval */
+	first = start;
+	fwd_handover_carry(ctx, &start); /* --takeover: totals go on from the old instance's */
+	/* A scrape before the first interval: the totals taken over, if any (first - start). */
+	fwd_metrics_publish(ctx->metrics, ctx, &start, &first);
 	fwd_control_attach(ctx->control, ctx, &start, argc, argv);
 	t0 = fwd_now_ns();
 	ret = ctx->cap ? fwd_capture_start(ctx->cap) : 0;
@@ -340,7 +354,7 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 		ret = fwd_workers_start(ctx);
 	if (!ret) {
 		fwd_service_ready(ctx);
-		run(ctx, sigs, &start, argc, argv);
+		run(ctx, sigs, &start, &first, argc, argv);
 	}
 	fwd_service_stopping();
 	atomic_store(&ctx->stop, 1);
@@ -400,7 +414,9 @@ int main(int argc, char **argv)
 		fwd_config_free(&cfg);
 		return ret > 0 ? 0 : 2;
 	}
-	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_lock_interfaces(&cfg)) {
+	/* --takeover: the interfaces are locked once the running instance lets them go (setup). */
+	if (fwd_check_system(&cfg) || fwd_privs_check(&cfg) || fwd_handover_probe(&cfg, &ctx.handover) ||
+	    (!ctx.handover && fwd_lock_interfaces(&cfg))) {
 		fwd_config_free(&cfg);
 		return 1;
 	}
@@ -408,13 +424,14 @@ int main(int argc, char **argv)
 		goto unlock;
 	fwd_out_init();
 	fwd_warn_deprecated(&cfg, stderr);
-	/* The listening socket before anything is attached: a port in use changes nothing. */
-	ctx.metrics = fwd_metrics_open(&cfg);
-	if (!ctx.metrics && errno)
+	/* The listening socket before anything is attached: a port in use changes nothing.
+	 * --takeover: the running instance's, after it hands them over (below). */
+	ctx.metrics = ctx.handover ? NULL : fwd_metrics_open(&cfg);
+	if (!ctx.handover && !ctx.metrics && errno)
 		goto unlock;
 	/* The same for the control socket: a path in use changes nothing. */
-	ctx.control = fwd_control_open(&cfg);
-	if (!ctx.control && errno)
+	ctx.control = ctx.handover ? NULL : fwd_control_open(&cfg);
+	if (!ctx.handover && !ctx.control && errno)
 		goto unlock;
 	/* The file before anything is attached: a path that cannot be written changes nothing.
 	 * A FIFO's open waits for its reader; a SIGINT/SIGTERM interrupts it. */
@@ -430,6 +447,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	if (setup(&ctx, &cfg))
 		goto teardown;
+	if (ctx.handover)
+		fwd_handover_listeners(&ctx);
 	ret = fwd_live_open(&ctx);
 	if (ret)
 		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "
@@ -465,6 +484,7 @@ unlock:
 	ctx.metrics = NULL;
 	fwd_control_close(ctx.control);
 	ctx.control = NULL;
+	fwd_handover_free(&ctx); /* after teardown: the programs held go with their links */
 	fwd_unlock_interfaces();
 	if (ran)
 		print_frames_out(&cfg, out);

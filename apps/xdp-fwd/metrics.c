@@ -282,6 +282,11 @@ int fwd_metrics_families(FILE *out)
 
 struct fwd_metrics *fwd_metrics_open(const struct fwd_config *cfg)
 {
+	return fwd_metrics_open_fd(cfg, -1);
+}
+
+struct fwd_metrics *fwd_metrics_open_fd(const struct fwd_config *cfg, int fd)
+{
 	struct fwd_metrics *m;
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -296,8 +301,14 @@ struct fwd_metrics *fwd_metrics_open(const struct fwd_config *cfg)
 	m->fd = -1;
 	m->file = cfg->metrics_file;
 	pthread_mutex_init(&m->lock, NULL);
+	if (fd >= 0 && !cfg->metrics_addr)
+		close(fd);
 	if (!cfg->metrics_addr)
 		return m;
+	if (fd >= 0) { /* bound and listening already: the instance taken over served it */
+		m->fd = fd;
+		return m;
+	}
 	if (fwd_parse_listen(cfg->metrics_addr, &ss, &len)) { /* options.c checked it */
 		errno = EINVAL;
 		goto fail;
@@ -365,7 +376,8 @@ int fwd_metrics_start(struct fwd_metrics *m)
 	if (!m || m->fd < 0)
 		return 0;
 	/* One polling thread: a scrape is a copy of a few KiB, and connections are few. */
-	m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, serve, m,
+	/* ITC: the listening socket can be given up live (fwd_metrics_release). */
+	m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC, 0, NULL, NULL, serve, m,
 				     MHD_OPTION_LISTEN_SOCKET, m->fd, MHD_OPTION_CONNECTION_LIMIT, 64u,
 				     MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
 	if (!m->daemon)
@@ -417,6 +429,22 @@ void fwd_metrics_publish(struct fwd_metrics *m, const struct fwd_ctx *ctx, const
 	m->len = len;
 	pthread_mutex_unlock(&m->lock);
 	free(old);
+}
+
+int fwd_metrics_release(struct fwd_metrics *m)
+{
+	int fd = -1;
+
+	if (!m)
+		return -1;
+	if (m->daemon && m->fd < 0) {
+		MHD_socket s = MHD_quiesce_daemon(m->daemon);
+
+		/* Still m's: closed at fwd_metrics_close, after the daemon's thread is gone. */
+		m->fd = s == MHD_INVALID_SOCKET ? -1 : (int)s;
+	}
+	fd = m->fd;
+	return fd;
 }
 
 void fwd_metrics_close(struct fwd_metrics *m)

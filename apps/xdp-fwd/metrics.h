@@ -18,6 +18,12 @@ struct fwd_metrics;
 /* Binds the listening socket (before set-up: a port in use changes nothing). NULL with a
  * message on stderr when it cannot; with neither option, NULL and errno 0. */
 struct fwd_metrics *fwd_metrics_open(const struct fwd_config *cfg);
+/* The same with fd, a socket already listening at --metrics (handed over by the instance taken
+ * over); fd < 0: as fwd_metrics_open. */
+struct fwd_metrics *fwd_metrics_open_fd(const struct fwd_config *cfg, int fd);
+/* The listening socket (-1 when none), given up: no scrape is taken any more, the ones under
+ * way finish. Still m's (closed at fwd_metrics_close): handover.c sends a copy of it. */
+int fwd_metrics_release(struct fwd_metrics *m);
 /* Starts the HTTP thread (after the capabilities are dropped: it inherits none). 0 or -errno. */
 int fwd_metrics_start(struct fwd_metrics *m);
 /* Renders the counters since start (as the totals count them), serves them from now on and

@@ -633,6 +633,7 @@ static const struct cli_opt options[] = {
 	{ "metrics", 0, "[ADDR:]PORT", "serve every counter in the Prometheus text format at http://ADDR:PORT/metrics (ADDR: an IPv4 address or [IPv6]; default all IPv4 addresses), updated every --interval", CLI_SET(set_metrics) },
 	{ "metrics-file", 0, "PATH", "write the same text to PATH every --interval, atomically (node_exporter's textfile collector)", CLI_STRING_AT(CFG, metrics_file, 4000) },
 	{ "control", 0, "PATH|none", "the control socket xdp-fwdctl(8) talks to (default /run/xdp-fwd/NAME.sock, NAME the --config file's name without .conf, else the first interface); none: no socket", CLI_SET(set_control) },
+	{ "takeover", 0, NULL, "take over from the xdp-fwd that serves the control socket (--control, or the default path): it hands over its steering program, run-time rules and counters and stops; frames keep flowing but for the socket close and bind (OPERATING.md); no xdp-fwd there: a normal start", CLI_FLAG_AT(CFG, takeover, true) },
 	{ "control-group", 0, "NAME", "the control socket is 0660 and belongs to group NAME, whose members may use it (default 0600: root and the owner only)", CLI_STRING_AT(CFG, control_group, 255) },
 	{ "config", 0, "FILE", "read options from FILE first (name = value, one a line, every long option; xdp-fwd.conf(5)); the command line overrides it; SIGHUP re-reads it", CLI_STRING_AT(CFG, config_path, 4000) },
 	{ "json", 'j', NULL, "one JSON object per interval instead of the live lines", CLI_FLAG_AT(CFG, json, true) },

@@ -251,6 +251,17 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 
 	if (cfg->pinned)
 		return pinned_open(ctx, f, &so);
+	/* --takeover: the old instance's program, kept attached (handover.c). */
+	if (f->adopt) {
+		f->steer = f->adopt;
+		f->adopt = NULL;
+		if ((err = umem_steer__set_table_flags(f->steer, so.table_flags)) ||
+		    (err = umem_steer__set_default(f->steer, so.default_action))) {
+			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot set the table: %s\n", f->name, strerror(-err));
+			return err;
+		}
+		return steer_fill(ctx, f);
+	}
 	f->steer = umem_steer__attach(f->name, &so);
 	if (!f->steer) {
 		err = -errno;
@@ -269,6 +280,8 @@ static int steer_fill(struct fwd_ctx *ctx, struct fwd_iface *f)
 	for (uint32_t r = 0; r < cfg->nr_rules; r++) {
 		struct umem_steer_rule rule = cfg->rules[r];
 
+		if (f->rule_kept >> r & 1)
+			continue; /* --takeover: in the table already, rule_id[r] its id */
 		err = umem_steer__add_rule(f->steer, &rule);
 		if (err) {
 			fprintf(stderr, "xdp-fwd: %s: rule '%s': %s\n", f->name, cfg->rule_text[r], strerror(-err));

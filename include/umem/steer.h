@@ -207,6 +207,12 @@ struct umem_steer_info {
 UMEM_API int umem_steer__info(struct umem_steer *s, struct umem_steer_info *out);
 UMEM_API int umem_steer__prog_fd(const struct umem_steer *s);
 UMEM_API int umem_steer__xsks_fd(const struct umem_steer *s);
+/* The bpf_link of a handle that attached the program through one (UMEM_STEER_ATTACH_LINK), or
+ * -ENOENT (opened, pinned, libxdp). The program stays attached while any process holds a
+ * descriptor of its link: a duplicate passed to another process (SCM_RIGHTS) keeps it attached
+ * after this handle is detached or its process exits, which is how one owner hands a running
+ * program to the next (xdp-fwd --takeover). Owned by the handle: not to be closed. */
+UMEM_API int umem_steer__link_fd(const struct umem_steer *s);
 
 /* Rule text, shared by every tool ("udp dport 5000 -> sock 1", "prio 5 arp -> pass"):
  *   rule   := [prio N] match... -> action

@@ -48,6 +48,8 @@ static void test_commands(void)
 	CHECK_EQ(req.latency, FWD_LATENCY_SAVER);
 	CHECK_EQ(parse("rules remove 4294967295"), 0);
 	CHECK(req.cmd == FWD_CTL_RULES_REMOVE && req.id == UINT32_MAX, "remove id");
+	CHECK_EQ(parse("handover 1"), 0);
+	CHECK(req.cmd == FWD_CTL_HANDOVER && req.version == 1, "handover 1");
 	/* A rule's words, however spaced, reach the rule parser one space apart. */
 	CHECK_EQ(parse("rules add  udp\tdport 53   ->  drop"), 0);
 	CHECK_EQ(req.cmd, FWD_CTL_RULES_ADD);
@@ -105,6 +107,10 @@ static void test_refused(void)
 	refused("rules remove -1", "is not a rule id");
 	refused("rules remove 4294967296", "is not a rule id");
 	refused("rules remove 12345678901234567890", "is not a rule id");
+	refused("handover", "give the protocol version");
+	refused("handover 0", "give the protocol version");
+	refused("handover 12", "give the protocol version");
+	refused("handover 1 2", "give the protocol version");
 	refused("latency", "give one level");
 	refused("latency fast", "'fast' is not a level");
 	refused("stats\033[2J", "0x1b");
