@@ -419,6 +419,33 @@ counted() {
 	echo "   counted drops: r1 $r1, r2 $r2, veths $veth, server socket $sock" >&2
 	echo $((r1 + r2 + veth + sock))
 }
+# books_detail: what each interface and each router counted, for a books failure. One `ip` per
+# namespace and one python for everything: a loaded machine takes seconds per python start,
+# and the diagnostics must come out before ctest's timeout.
+books_detail() {
+	local ns
+	for ns in "$C" "$R1" "$R2" "$S"; do
+		echo "$ns $(ip -n "$ns" -s -j link show)"
+	done >"$WORK/links.json"
+	python3 - "$WORK/links.json" "$WORK/r1.out" "$WORK/r2.out" <<'EOF' >&2
+import json, sys
+for line in open(sys.argv[1]):
+    ns, links = line.split(' ', 1)
+    for l in json.loads(links):
+        s = l.get('stats64')
+        if l['ifname'] != 'lo' and s:
+            print(f"{ns} {l['ifname']}: rx {s['rx']['packets']} dropped {s['rx']['dropped']}, "
+                  f"tx {s['tx']['packets']} dropped {s['tx']['dropped']}")
+for k, f in enumerate(sys.argv[2:], 1):
+    tot = [l for l in open(f) if '"type":"total"' in l]
+    if not tot:
+        print(f"r{k}: no total line")
+        continue
+    j = json.loads(tot[-1])
+    print(f"r{k}:", [(x['name'], x['rx_packets'], x['tx_packets'], {d: v for d, v in x['drops'].items() if v})
+                      for x in j['ports']], {r: v for r, v in j['l3']['not_routed'].items() if v})
+EOF
+}
 # books T0 T1 [BOUND_MS [SUB]]: the stream's books, after both routers stopped (their totals).
 # Every datagram lost is a counted drop (less SUB, drops another stream's books account for);
 # with a bound, none lost after T1 + the bound. Sets LOST, LAG (ms after T1 of the last lost).
@@ -430,10 +457,7 @@ books() {
 	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c${3:+, last loss $LAG ms after the change was made}"
 	[ "$got" -gt 0 ] || fail "nothing received"
 	[ "$LOST" -le "$c" ] || {
-		for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
-			echo "$p: $(ip -n "${p% *}" -s -j link show "${p#* }" | python3 -c "import json,sys; s=json.load(sys.stdin)[0]['stats64']; print(s['rx']['packets'], s['rx']['dropped'], s['tx']['packets'], s['tx']['dropped'])")"
-		done
-		for k in 1 2; do grep '"type":"total"' "$WORK/r$k.out" | python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print([(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']])"; done
+		books_detail
 		fail "books: $LOST lost, only $c drops counted"
 	}
 	[ -z "${3:-}" ] || [ "$LAG" -le "$3" ] ||
@@ -486,7 +510,8 @@ linkdown)
 	start 2 b0 b1 b2
 	ip netns exec "$R1" ping -c 1 -W 1 10.4.0.2 >/dev/null # a2's next hop known beforehand
 	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
-	stream_start 200000 1000 10.3.0.2
+	# L3_LINKDOWN_PPS: a faster stream puts more frames in flight when the link goes down.
+	stream_start 200000 "${L3_LINKDOWN_PPS:-1000}" 10.3.0.2
 	wait_for 15 flowing || fail "the stream does not reach r1"
 	t0=$(now)
 	ip -n "$R1" link set a1 down
