@@ -544,6 +544,9 @@ linkdown)
 	mv "$WORK/sent1" "$WORK/sent"
 	mv "$WORK/recv1" "$WORK/recv"
 	books "$t0" "$t1" "$BOUND_MS" "$lost"
+	# Frames routed to a1 as it went down stay on its TX ring (the kernel refuses the kicks):
+	# in the totals as tx_unsent.
+	echo "   r1's a1: $(grep '"type":"total"' "$WORK/r1.out" | grep -o '"name":"a1@0",[^}]*' | grep -o '"tx_unsent":[0-9]*')"
 	log "ok"
 	exit 0
 	;;
