@@ -250,7 +250,13 @@ print(sum(sum(p['drops'].values()) - p['drops'].get('tx_dropped_kernel', 0) + p[
 	mark
 	netns_bg IPERF "$S" iperf3 -s -1 -p 5201 >/dev/null 2>&1
 	wait_for 5 ip netns exec "$S" sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
-	ip netns exec "$C" iperf3 -c 10.3.0.2 -p 5201 -t 2 --json >"$WORK/tcp.json" || fail "iperf3 TCP failed"
+	# Bounded: a connection that stalls (frames black-holed) leaves iperf3 waiting on TCP's
+	# retransmission back-off for minutes, past ctest's timeout, with nothing said.
+	tmo=$((20 * $(wait_scale)))
+	ip netns exec "$C" timeout "$tmo" iperf3 -c 10.3.0.2 -p 5201 -t 2 --connect-timeout 5000 --json >"$WORK/tcp.json" || {
+		ip netns exec "$C" ss -tin dst 10.3.0.2 >&2
+		fail "iperf3 TCP through offloaded routers failed or took over $tmo s: $(grep '"error"' "$WORK/tcp.json"); r1 redirected $(osum 1 a0@0 packets) data and $(osum 1 a1@0 packets) ACK frames, invalidated $(osum 1 a0@0 invalidated)"
+	}
 	netns_stop "$IPERF"
 	sleep 0.5
 	bps=$(python3 -c "import json; print(int(json.load(open('$WORK/tcp.json'))['end']['sum_received']['bits_per_second']))")
@@ -294,14 +300,16 @@ for i in range(100): # the flow still forwarded after
 	[ "$(cat "$WORK/ttl")" = "10.1.0.1 10.2.0.2" ] || fail "TTL 1/2: time exceeded from $(cat "$WORK/ttl"), not 10.1.0.1 10.2.0.2"
 	[ "$off1" -gt 150 ] || fail "the TTL test's flow was not offloaded (r1 redirected $off1)"
 
-	# WATCH NS: runs a command in namespace NS (the rest of argv) after 1 s of a stream, and
-	# says how long after it returned the sysfs counter argv[1] last moved, and by how much it
-	# moved later than 100 ms after.
+	# WATCH CTR READY CMD...: touches READY, awaits the stream on the sysfs counter CTR (a python
+	# and a sender start take seconds on a loaded machine: a fixed sleep saw the stream over or
+	# not begun), runs CMD after 0.2 s of it, and says how long after it returned CTR last moved,
+	# and by how much it moved later than 100 ms after.
 	WATCH='
 import subprocess, sys, time
-ctr, cmd = sys.argv[1], sys.argv[2:]
+ctr, ready, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
 rd = lambda: int(open(ctr).read())
-time.sleep(1.0)
+v0 = rd(); open(ready, "w").close(); end = time.monotonic() + 30
+while rd() - v0 < 20 and time.monotonic() < end: time.sleep(0.005)
 v0 = rd(); t0 = time.monotonic(); time.sleep(0.2); before = rd() - v0
 subprocess.run(cmd, check=True); t = time.monotonic(); v = rd(); last = -1.0; late = 0
 while time.monotonic() < t + 1.5:
@@ -316,9 +324,13 @@ print(before, "%.4f" % last, late)
 	log "route change under traffic: r1's next hop moves from a1 (r2's xdp-fwd) to a2 (r2's kernel)"
 	mark
 	recv_start
+	rm -f "$WORK/watch.ready"
+	netns_bg WATCHER "$R1" python3 -c "$WATCH" /sys/class/net/a1/statistics/tx_packets "$WORK/watch.ready" \
+		ip route replace 10.3.0.0/24 via 10.4.0.2 >"$WORK/watch"
+	wait_for 15 test -e "$WORK/watch.ready" || fail "the route change's watcher did not start"
 	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 8000 41002 2000 >"$WORK/sent"
-	ip netns exec "$R1" python3 -c "$WATCH" /sys/class/net/a1/statistics/tx_packets \
-		ip route replace 10.3.0.0/24 via 10.4.0.2 >"$WORK/watch" || fail "route change watch"
+	wait "$WATCHER" || fail "route change watch"
+	netns_stop "$WATCHER"
 	wait "$SEND"
 	recv_stop
 	sleep 0.5
@@ -336,11 +348,12 @@ print(before, "%.4f" % last, late)
 	# Captured on b2 (r2's kernel side): the destination MACs r1 writes, before and after.
 	CAP_CHANGE='
 import socket, subprocess, sys, time
-dev, old, new, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+dev, old, new, ready, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800)); c.bind((dev, 0))
 c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22); c.settimeout(0.05)
-def cap(until, n):
-    while time.monotonic() < until:
+open(ready, "w").close()
+def cap(until, n, first=False):
+    while time.monotonic() < until and not (first and n):
         try:
             f = c.recv(2048)
         except socket.timeout:
@@ -348,6 +361,7 @@ def cap(until, n):
         if len(f) >= 38 and f[23] == 17 and int.from_bytes(f[36:38], "big") == 5302:
             m = f[0:6].hex(":"); n[m] = n.get(m, 0) + 1
             if m == old: n["last_old"] = time.monotonic()
+cap(time.monotonic() + 30, w := {}, first=True) # the stream awaited (slow starts under load)
 cap(time.monotonic() + 1.0, b := {})
 subprocess.run(cmd, check=True); t = time.monotonic()
 cap(t + 1.5, a := {})
@@ -355,9 +369,13 @@ print(b.get(old, 0), b.get(new, 0), "%.4f" % (a.get("last_old", t) - t), a.get(n
 '
 	mark
 	b2_mac=$(mac "$R2" b2)
+	rm -f "$WORK/cap.ready"
+	netns_bg WATCHER "$R2" python3 -c "$CAP_CHANGE" b2 "$b2_mac" 02:00:00:00:00:42 "$WORK/cap.ready" \
+		ip -n "$R1" neigh replace 10.4.0.2 lladdr 02:00:00:00:00:42 dev a2 nud permanent >"$WORK/cap"
+	wait_for 15 test -e "$WORK/cap.ready" || fail "the neighbour change's capture did not start"
 	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 6000 41003 2000 >"$WORK/sent"
-	ip netns exec "$R2" python3 -c "$CAP_CHANGE" b2 "$b2_mac" 02:00:00:00:00:42 \
-		ip -n "$R1" neigh replace 10.4.0.2 lladdr 02:00:00:00:00:42 dev a2 nud permanent >"$WORK/cap" || fail "neighbour change capture"
+	wait "$WATCHER" || fail "neighbour change capture"
+	netns_stop "$WATCHER"
 	wait "$SEND"
 	sleep 0.5
 	read -r old_before new_before old_last new_after <"$WORK/cap"
