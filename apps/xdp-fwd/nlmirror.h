@@ -196,7 +196,9 @@ int fwd_mirror_resync(struct fwd_mirror *m);
 void fwd_mirror_reclaim(struct fwd_mirror *m);
 /* Asks the kernel to resolve next hop nh's neighbour (dst: the destination, used when the next
  * hop is directly connected; IPv4 4 bytes or IPv6 16, network order), rate-limited per next
- * hop. 0 sent, -EAGAIN too soon, -EINVAL not a next hop with a neighbour. */
+ * hop: NTF_USE, or once the kernel refused that (no CAP_NET_ADMIN), an empty UDP datagram to
+ * the neighbour's discard port. 0 sent, -EAGAIN too soon, -EINVAL not a next hop with a
+ * neighbour. */
 int fwd_mirror_resolve(struct fwd_mirror *m, uint32_t nh, int family, const void *dst);
 const struct fwd_mirror_stats *fwd_mirror_stats(struct fwd_mirror *m);
 /* The link's MAC address as last heard: 0, or -ENOENT (no such link, or not Ethernet). */
