@@ -360,6 +360,9 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
 	fwd_capture_stop(ctx->cap); /* every record in the file before the totals say so */
+	/* What the ports still hold is in the totals: a down link's TX ring keeps its frames. */
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		fwd_port_settle(ctx, i);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++)
 		if (ctx->workers[k].error)
 			ret = ctx->workers[k].error;

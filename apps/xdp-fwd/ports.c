@@ -82,15 +82,18 @@ int fwd_port_open(struct fwd_ctx *ctx, uint32_t i)
 	return 0;
 }
 
-void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+/* What port i still holds, counted: frames the kernel delivered that the worker has not read
+ * (received, dropped as down) and frames on its TX ring the kernel never read (tx_unsent: a link
+ * that is down refuses every kick, so they stay until the port closes). At exit before the
+ * totals (main.c), else they would count as sent and dropped nowhere; again at the close, for
+ * what came since. Workers are parked or joined. */
+void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
-	int left, unsent;
+	int unsent;
 
 	if (!p->port)
 		return;
-	/* Frames the kernel delivered but the worker has not read yet: received, and dropped
-	 * because the port closes (destroy would return them unseen). Workers are parked. */
 	for (;;) {
 		struct umem_desc d[64];
 		int n = umem_port__rx_burst(p->port, d, 64);
@@ -108,10 +111,21 @@ void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
 		fwd_count(&p->ctr.drop[FWD_DROP_DOWN], frames);
 	}
 	/* Frames queued for TX that the kernel never read (its device left: deleted, moved to
-	 * another namespace): counted in tx_packets, so counted again as drops. */
+	 * another namespace; or is down): counted in tx_packets, so counted again as drops. Taken
+	 * back once: a second call only waits for completions. */
 	unsent = umem_port__tx_drain(p->port, FWD_TX_DRAIN_MS);
 	if (unsent > 0)
 		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
+}
+
+void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct fwd_port *p = &ctx->ports[i];
+	int left;
+
+	if (!p->port)
+		return;
+	fwd_port_settle(ctx, i);
 	fwd_port_save_kernel_stats(p);
 	left = umem_port__destroy(p->port);
 	p->port = NULL;

@@ -23,6 +23,8 @@ bool fwd_iface_open(const struct fwd_ctx *ctx, const struct fwd_iface *f);
 
 /* Ports (ports.c). */
 int fwd_port_open(struct fwd_ctx *ctx, uint32_t i);
+/* Counts what the port still holds (unread RX: down; unread TX: tx_unsent); workers stopped. */
+void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the kernel still held (received, or queued and never sent) and destroys it. */
 void fwd_port_close(struct fwd_ctx *ctx, uint32_t i);
 /* Deals the ports to the workers (set-up). */

@@ -27,7 +27,7 @@ enum fwd_drop {
 	FWD_DROP_XSK_RX_INVALID, /* kernel: rx_invalid_descs */
 	FWD_DROP_XSK_TX_INVALID, /* kernel: tx_invalid_descs */
 	FWD_DROP_DOWN,       /* the port is closed: its interface is gone, or it was closing with frames unread */
-	FWD_DROP_TX_UNSENT,  /* queued for TX, never read by the kernel: closed with frames in its TX ring */
+	FWD_DROP_TX_UNSENT,  /* queued for TX, never read by the kernel before the port closed or the exit */
 	FWD_DROP_L2_RESERVED,  /* l2: to a reserved group address a bridge never relays (l2_classify) */
 	FWD_DROP_L2_SRC_GROUP, /* l2: from a group (multicast) source address */
 	FWD_DROP_L2_SRC_ZERO,  /* l2: from the all-zero source address */

@@ -328,7 +328,13 @@ print(sum(sum(p['drops'].values()) - p['drops'].get('tx_dropped_kernel', 0) + p[
 	mark
 	netns_bg IPERF "$S" iperf3 -s -1 -p 5201 >/dev/null 2>&1
 	wait_for 5 ip netns exec "$S" sh -c "ss -ltn | grep -q ':5201 '" || fail "iperf3 server did not start"
-	ip netns exec "$C" iperf3 -c 10.3.0.2 -p 5201 -t 2 --json >"$WORK/tcp.json" || fail "iperf3 TCP failed"
+	# Bounded: a connection that stalls (frames black-holed) leaves iperf3 waiting on TCP's
+	# retransmission back-off for minutes, past ctest's timeout, with nothing said.
+	tmo=$((20 * $(wait_scale)))
+	ip netns exec "$C" timeout "$tmo" iperf3 -c 10.3.0.2 -p 5201 -t 2 --connect-timeout 5000 --json >"$WORK/tcp.json" || {
+		ip netns exec "$C" ss -tin dst 10.3.0.2 >&2
+		fail "iperf3 TCP through offloaded routers failed or took over $tmo s: $(grep '"error"' "$WORK/tcp.json"); r1 redirected $(osum 1 a0@0 packets) data and $(osum 1 a1@0 packets) ACK frames, invalidated $(osum 1 a0@0 invalidated)"
+	}
 	netns_stop "$IPERF"
 	sleep 0.5
 	bps=$(python3 -c "import json; print(int(json.load(open('$WORK/tcp.json'))['end']['sum_received']['bits_per_second']))")
@@ -372,14 +378,16 @@ for i in range(100): # the flow still forwarded after
 	[ "$(cat "$WORK/ttl")" = "10.1.0.1 10.2.0.2" ] || fail "TTL 1/2: time exceeded from $(cat "$WORK/ttl"), not 10.1.0.1 10.2.0.2"
 	[ "$off1" -gt 150 ] || fail "the TTL test's flow was not offloaded (r1 redirected $off1)"
 
-	# WATCH NS: runs a command in namespace NS (the rest of argv) after 1 s of a stream, and
-	# says how long after it returned the sysfs counter argv[1] last moved, and by how much it
-	# moved later than 100 ms after.
+	# WATCH CTR READY CMD...: touches READY, awaits the stream on the sysfs counter CTR (a python
+	# and a sender start take seconds on a loaded machine: a fixed sleep saw the stream over or
+	# not begun), runs CMD after 0.2 s of it, and says how long after it returned CTR last moved,
+	# and by how much it moved later than 100 ms after.
 	WATCH='
 import subprocess, sys, time
-ctr, cmd = sys.argv[1], sys.argv[2:]
+ctr, ready, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
 rd = lambda: int(open(ctr).read())
-time.sleep(1.0)
+v0 = rd(); open(ready, "w").close(); end = time.monotonic() + 30
+while rd() - v0 < 20 and time.monotonic() < end: time.sleep(0.005)
 v0 = rd(); t0 = time.monotonic(); time.sleep(0.2); before = rd() - v0
 subprocess.run(cmd, check=True); t = time.monotonic(); v = rd(); last = -1.0; late = 0
 while time.monotonic() < t + 1.5:
@@ -394,9 +402,13 @@ print(before, "%.4f" % last, late)
 	log "route change under traffic: r1's next hop moves from a1 (r2's xdp-fwd) to a2 (r2's kernel)"
 	mark
 	recv_start
+	rm -f "$WORK/watch.ready"
+	netns_bg WATCHER "$R1" python3 -c "$WATCH" /sys/class/net/a1/statistics/tx_packets "$WORK/watch.ready" \
+		ip route replace 10.3.0.0/24 via 10.4.0.2 >"$WORK/watch"
+	wait_for 15 test -e "$WORK/watch.ready" || fail "the route change's watcher did not start"
 	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 8000 41002 2000 >"$WORK/sent"
-	ip netns exec "$R1" python3 -c "$WATCH" /sys/class/net/a1/statistics/tx_packets \
-		ip route replace 10.3.0.0/24 via 10.4.0.2 >"$WORK/watch" || fail "route change watch"
+	wait "$WATCHER" || fail "route change watch"
+	netns_stop "$WATCHER"
 	wait "$SEND"
 	recv_stop
 	sleep 0.5
@@ -414,11 +426,12 @@ print(before, "%.4f" % last, late)
 	# Captured on b2 (r2's kernel side): the destination MACs r1 writes, before and after.
 	CAP_CHANGE='
 import socket, subprocess, sys, time
-dev, old, new, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+dev, old, new, ready, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800)); c.bind((dev, 0))
 c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22); c.settimeout(0.05)
-def cap(until, n):
-    while time.monotonic() < until:
+open(ready, "w").close()
+def cap(until, n, first=False):
+    while time.monotonic() < until and not (first and n):
         try:
             f = c.recv(2048)
         except socket.timeout:
@@ -426,6 +439,7 @@ def cap(until, n):
         if len(f) >= 38 and f[23] == 17 and int.from_bytes(f[36:38], "big") == 5302:
             m = f[0:6].hex(":"); n[m] = n.get(m, 0) + 1
             if m == old: n["last_old"] = time.monotonic()
+cap(time.monotonic() + 30, w := {}, first=True) # the stream awaited (slow starts under load)
 cap(time.monotonic() + 1.0, b := {})
 subprocess.run(cmd, check=True); t = time.monotonic()
 cap(t + 1.5, a := {})
@@ -433,9 +447,13 @@ print(b.get(old, 0), b.get(new, 0), "%.4f" % (a.get("last_old", t) - t), a.get(n
 '
 	mark
 	b2_mac=$(mac "$R2" b2)
+	rm -f "$WORK/cap.ready"
+	netns_bg WATCHER "$R2" python3 -c "$CAP_CHANGE" b2 "$b2_mac" 02:00:00:00:00:42 "$WORK/cap.ready" \
+		ip -n "$R1" neigh replace 10.4.0.2 lladdr 02:00:00:00:00:42 dev a2 nud permanent >"$WORK/cap"
+	wait_for 15 test -e "$WORK/cap.ready" || fail "the neighbour change's capture did not start"
 	netns_bg SEND "$C" python3 -c "$UDP_SEND" 10.3.0.2 6000 41003 2000 >"$WORK/sent"
-	ip netns exec "$R2" python3 -c "$CAP_CHANGE" b2 "$b2_mac" 02:00:00:00:00:42 \
-		ip -n "$R1" neigh replace 10.4.0.2 lladdr 02:00:00:00:00:42 dev a2 nud permanent >"$WORK/cap" || fail "neighbour change capture"
+	wait "$WATCHER" || fail "neighbour change capture"
+	netns_stop "$WATCHER"
 	wait "$SEND"
 	sleep 0.5
 	read -r old_before new_before old_last new_after <"$WORK/cap"
@@ -497,6 +515,33 @@ counted() {
 	echo "   counted drops: r1 $r1, r2 $r2, veths $veth, server socket $sock" >&2
 	echo $((r1 + r2 + veth + sock))
 }
+# books_detail: what each interface and each router counted, for a books failure. One `ip` per
+# namespace and one python for everything: a loaded machine takes seconds per python start,
+# and the diagnostics must come out before ctest's timeout.
+books_detail() {
+	local ns
+	for ns in "$C" "$R1" "$R2" "$S"; do
+		echo "$ns $(ip -n "$ns" -s -j link show)"
+	done >"$WORK/links.json"
+	python3 - "$WORK/links.json" "$WORK/r1.out" "$WORK/r2.out" <<'EOF' >&2
+import json, sys
+for line in open(sys.argv[1]):
+    ns, links = line.split(' ', 1)
+    for l in json.loads(links):
+        s = l.get('stats64')
+        if l['ifname'] != 'lo' and s:
+            print(f"{ns} {l['ifname']}: rx {s['rx']['packets']} dropped {s['rx']['dropped']}, "
+                  f"tx {s['tx']['packets']} dropped {s['tx']['dropped']}")
+for k, f in enumerate(sys.argv[2:], 1):
+    tot = [l for l in open(f) if '"type":"total"' in l]
+    if not tot:
+        print(f"r{k}: no total line")
+        continue
+    j = json.loads(tot[-1])
+    print(f"r{k}:", [(x['name'], x['rx_packets'], x['tx_packets'], {d: v for d, v in x['drops'].items() if v})
+                      for x in j['ports']], {r: v for r, v in j['l3']['not_routed'].items() if v})
+EOF
+}
 # books T0 T1 [BOUND_MS [SUB]]: the stream's books, after both routers stopped (their totals).
 # Every datagram lost is a counted drop (less SUB, drops another stream's books account for);
 # with a bound, none lost after T1 + the bound. Sets LOST, LAG (ms after T1 of the last lost).
@@ -508,10 +553,7 @@ books() {
 	echo "   sent $sent, received $got, lost $LOST (before $before, in the change $during, after $after), counted drops $c${3:+, last loss $LAG ms after the change was made}"
 	[ "$got" -gt 0 ] || fail "nothing received"
 	[ "$LOST" -le "$c" ] || {
-		for p in "$C eth0" "$R1 a0" "$R1 a1" "$R1 a2" "$R2 b0" "$R2 b1" "$R2 b2" "$S eth0"; do
-			echo "$p: $(ip -n "${p% *}" -s -j link show "${p#* }" | python3 -c "import json,sys; s=json.load(sys.stdin)[0]['stats64']; print(s['rx']['packets'], s['rx']['dropped'], s['tx']['packets'], s['tx']['dropped'])")"
-		done
-		for k in 1 2; do grep '"type":"total"' "$WORK/r$k.out" | python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print([(x['name'], x['rx_packets'], x['tx_packets'], {k: v for k, v in x['drops'].items() if v}) for x in j['ports']])"; done
+		books_detail
 		fail "books: $LOST lost, only $c drops counted"
 	}
 	[ -z "${3:-}" ] || [ "$LAG" -le "$3" ] ||
@@ -564,7 +606,8 @@ linkdown)
 	start 2 b0 b1 b2
 	ip netns exec "$R1" ping -c 1 -W 1 10.4.0.2 >/dev/null # a2's next hop known beforehand
 	wait_for 10 ip netns exec "$C" ping -c 1 -W 1 10.3.0.2 >/dev/null || fail "no IPv4 path"
-	stream_start 200000 1000 10.3.0.2
+	# L3_LINKDOWN_PPS: a faster stream puts more frames in flight when the link goes down.
+	stream_start 200000 "${L3_LINKDOWN_PPS:-1000}" 10.3.0.2
 	wait_for 15 flowing || fail "the stream does not reach r1"
 	t0=$(now)
 	ip -n "$R1" link set a1 down
@@ -597,6 +640,9 @@ linkdown)
 	mv "$WORK/sent1" "$WORK/sent"
 	mv "$WORK/recv1" "$WORK/recv"
 	books "$t0" "$t1" "$BOUND_MS" "$lost"
+	# Frames routed to a1 as it went down stay on its TX ring (the kernel refuses the kicks):
+	# in the totals as tx_unsent.
+	echo "   r1's a1: $(grep '"type":"total"' "$WORK/r1.out" | grep -o '"name":"a1@0",[^}]*' | grep -o '"tx_unsent":[0-9]*')"
 	log "ok"
 	exit 0
 	;;
