@@ -651,11 +651,16 @@ static __always_inline int csum_partial(const struct pkt *p)
 }
 
 /* A router's flow (UMEM_STEER_FLOW_F_ROUTE): whether the program leaves this frame to the
- * default way: tagged (the router routes untagged frames only), IPv4 options or a TTL/hop
- * limit <= 1 (the kernel's: UMEM_STEER_F_ROUTER sends them there before any flow when set),
- * or longer than the egress MTU (the kernel's fragmentation needed / packet too big). */
+ * default way: not addressed to the input interface's MAC (XDP sees every frame the wire
+ * brings, the kernel and userspace drop those as another host's), tagged (the router routes
+ * untagged frames only), IPv4 options or a TTL/hop limit <= 1 (the kernel's:
+ * UMEM_STEER_F_ROUTER sends them there before any flow when set), or longer than the egress
+ * MTU (the kernel's fragmentation needed / packet too big). */
 static __always_inline int route_kept(const struct pkt *p, const struct umem_steer_flow *fl)
 {
+	for (int i = 0; i < ETH_ALEN; i++)
+		if (fl->imac[i] != p->f.dmac[i])
+			return 1;
 	return p->l3_off != sizeof(struct ethhdr) || p->router_kernel || (fl->mtu && p->ip_len > fl->mtu);
 }
 

@@ -236,7 +236,7 @@ bad_bytes:
 	return -EINVAL;
 }
 
-_Static_assert(sizeof(struct umem_steer_flow) == 88 && offsetof(struct umem_steer_flow, route_kept) == 80,
+_Static_assert(sizeof(struct umem_steer_flow) == 96 && offsetof(struct umem_steer_flow, imac) == 88,
 	       "struct umem_steer_flow grows at its end only (its size is the map's version, see flow_sizes)");
 
 static int check_flow(const struct umem_steer_flow_key *k, const struct umem_steer_flow *fl)
@@ -257,8 +257,9 @@ static int check_flow(const struct umem_steer_flow_key *k, const struct umem_ste
 			pr_warn("steer flows: a routed flow (UMEM_STEER_FLOW_F_ROUTE) is a redirect of an IPv4 or IPv6 5-tuple\n");
 			return -EINVAL;
 		}
-		if ((fl->dmac[0] & 1) || !memcmp(fl->dmac, zero, 6) || (fl->smac[0] & 1) || !memcmp(fl->smac, zero, 6)) {
-			pr_warn("steer flows: a routed flow's destination and source MACs must be unicast, not zero\n");
+		if ((fl->dmac[0] & 1) || !memcmp(fl->dmac, zero, 6) || (fl->smac[0] & 1) || !memcmp(fl->smac, zero, 6) ||
+		    (fl->imac[0] & 1) || !memcmp(fl->imac, zero, 6)) {
+			pr_warn("steer flows: a routed flow's destination, source and ingress MACs must be unicast, not zero\n");
 			return -EINVAL;
 		}
 		if (fl->mtu && fl->mtu < (k->kind == UMEM_STEER_FLOW_IPV4 ? 68u : 1280u)) {
@@ -318,6 +319,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 				      .tag = flow->tag, .last_ns = umem_steer_flows__now_ns(), .mtu = flow->mtu };
 	memcpy(v.dmac, flow->dmac, 6);
 	memcpy(v.smac, flow->smac, 6);
+	memcpy(v.imac, flow->imac, 6);
 	/* No gate until the first release: frames queued before the add are not counted in
 	 * gated, so only the caller can say when it holds none of them. */
 	bpf_map_delete_elem(f->gate_fd, key);

@@ -15,6 +15,7 @@
 #include "ctl.h"
 #include "ctx.h"
 #include "mode.h"
+#include "portlive.h"
 #include "reload.h"
 #include "report.h"
 #include "rules.h"
@@ -51,6 +52,7 @@ static const char *const cmd_names[FWD_CTL_CMD_COUNT] = {
 	[FWD_CTL_PORTS] = "ports",	 [FWD_CTL_WORKERS] = "workers",	   [FWD_CTL_FLOWS] = "flows",
 	[FWD_CTL_MAC] = "mac",		 [FWD_CTL_RULES_LIST] = "rules list", [FWD_CTL_RULES_ADD] = "rules add",
 	[FWD_CTL_RULES_REMOVE] = "rules remove", [FWD_CTL_RELOAD] = "reload", [FWD_CTL_LATENCY] = "latency",
+	[FWD_CTL_PORTS_ADD] = "ports add", [FWD_CTL_PORTS_REMOVE] = "ports remove",
 };
 
 /* An existing file at path: a socket nobody answers on (a crashed run's) is removed; anything
@@ -352,7 +354,7 @@ static const char *cmd_ports(struct run *r)
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		const struct fwd_port *p = &ctx->ports[i];
 		const struct fwd_port_sample *s = &cur->port[i], *b = &r->c->start->port[i];
-		const char *bind = p->port ? umem_port__mode_str(umem_port__mode(p->port)) : "closed";
+		const char *bind = p->port ? umem_port__mode_str(umem_port__mode(p->port)) : p->removed ? "removed" : "closed";
 		const char *xdp = !p->port ? "-" :
 				  umem_port__xdp_mode(p->port) == UMEM_PORT_XDP_EXTERNAL ? "steering program" :
 				  umem_port__xdp_mode_str(umem_port__xdp_mode(p->port));
@@ -688,6 +690,36 @@ static const char *cmd_latency(struct run *r)
 	return NULL;
 }
 
+/* ports add / ports remove (portlive.c does the work and its checks). */
+static const char *cmd_ports_change(struct run *r)
+{
+	const struct fwd_ctl_req *q = r->req;
+	bool add = q->cmd == FWD_CTL_PORTS_ADD;
+	char why[448];
+
+	if (fwd_ports_change(r->ctx, add ? NULL : q->port, add ? 0 : q->nr_port, add ? q->port : NULL, add ? q->nr_port : 0,
+			     FWD_PORTS_RUNTIME, why, sizeof(why))) {
+		snprintf(r->err, sizeof(r->err), "ports %s: %s", add ? "add" : "remove", why);
+		return r->err;
+	}
+	if (r->req->json)
+		fprintf(r->out, "{\"%s\":[", add ? "added" : "removed");
+	for (uint32_t k = 0; k < q->nr_port; k++) {
+		uint32_t i = add ? fwd_ports_find(r->ctx, &q->port[k]) : UINT32_MAX;
+
+		if (r->req->json)
+			fprintf(r->out, "%s\"%s@%u\"", k ? "," : "", q->port[k].ifname, q->port[k].queue);
+		else if (add)
+			fprintf(r->out, "%s@%u added: port %u, worker %u\n", q->port[k].ifname, q->port[k].queue, i,
+				r->ctx->ports[i].worker);
+		else
+			fprintf(r->out, "%s@%u removed (its counts stay in stats)\n", q->port[k].ifname, q->port[k].queue);
+	}
+	if (r->req->json)
+		fputs("]}\n", r->out);
+	return NULL;
+}
+
 static const char *cmd_help(struct run *r)
 {
 	if (r->req->json) {
@@ -718,6 +750,7 @@ static const char *(*const commands[FWD_CTL_CMD_COUNT])(struct run *r) = {
 	[FWD_CTL_MAC] = cmd_mac,	   [FWD_CTL_RULES_LIST] = cmd_rules_list,
 	[FWD_CTL_RULES_ADD] = cmd_rules_add, [FWD_CTL_RULES_REMOVE] = cmd_rules_remove,
 	[FWD_CTL_RELOAD] = cmd_reload,	   [FWD_CTL_LATENCY] = cmd_latency,
+	[FWD_CTL_PORTS_ADD] = cmd_ports_change, [FWD_CTL_PORTS_REMOVE] = cmd_ports_change,
 };
 
 /* A whole request line in k->in[0..len): parsed, run, answered. */

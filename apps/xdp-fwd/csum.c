@@ -3,8 +3,8 @@
 #include <umem/csum.h>
 
 #include "csum.h"
+#include "route.h"
 
-#define ETH_HLEN 14u
 #define MAX_SEGS 32u /* descriptors of a chain this completes (a 9000-byte frame needs 3 at 4 KiB) */
 
 /* The per-frame fast rejection before the library call: frames that cannot be TCP or UDP over
@@ -12,15 +12,15 @@
  * inline here. umem_csum__locate does the full check. */
 static inline bool maybe_l4(const uint8_t *f, uint32_t len)
 {
-	uint32_t l3 = ETH_HLEN;
+	uint32_t l3 = FWD_ETH_HLEN;
 	uint16_t type;
 	uint8_t proto;
 
-	if (len < ETH_HLEN + 20)
+	if (len < FWD_ETH_HLEN + 20)
 		return false;
-	type = (uint16_t)(f[12] << 8 | f[13]);
+	type = fwd_be16(f + 12);
 	if (type == 0x8100 || type == 0x88a8) {
-		type = (uint16_t)(f[16] << 8 | f[17]);
+		type = fwd_be16(f + 16);
 		l3 += 4;
 	}
 	if (type == 0x0800)

@@ -10,7 +10,9 @@
 
 const char fwd_ctl_help[] =
 	"stats                 every counter since start, as --json's totals count them\n"
-	"ports                 the ports: interface, queue, worker, bind and XDP mode, link, counts\n"
+	"ports [list]          the ports: interface, queue, worker, bind and XDP mode, link, counts\n"
+	"ports add IF[@Q]      serves queue Q (default 0) of IF while running (--mode wire: a pair)\n"
+	"ports remove IF[@Q]   stops serving it (wire: both ends of a pair); its counts stay\n"
 	"workers               the workers: CPU, ports, pool, sleeps\n"
 	"flows                 the flows offloaded to the kernel (--offload-after)\n"
 	"mac                   the MAC table (--mode l2)\n"
@@ -59,7 +61,7 @@ static const struct {
 	enum fwd_ctl_cmd cmd;
 } plain[] = {
 	{ "help", FWD_CTL_HELP },       { "version", FWD_CTL_VERSION }, { "stats", FWD_CTL_STATS },
-	{ "ports", FWD_CTL_PORTS },     { "workers", FWD_CTL_WORKERS }, { "flows", FWD_CTL_FLOWS },
+	{ "workers", FWD_CTL_WORKERS }, { "flows", FWD_CTL_FLOWS },
 	{ "mac", FWD_CTL_MAC },         { "reload", FWD_CTL_RELOAD },
 };
 
@@ -119,6 +121,71 @@ static int parse_rules(const struct words *ws, uint32_t c, struct fwd_ctl_req *r
 		    ws->w[c + 1]);
 }
 
+/* IFNAME[@QUEUE] as the kernel takes a name (dev_valid_name: 1..IF_NAMESIZE-1 bytes, not "." or
+ * "..", no '/' or ':'; blanks cannot be in a word), the queue decimal (default 0). */
+static int parse_port(const char *w, size_t len, struct fwd_port_name *p, const char *cmd, char *err, size_t errlen)
+{
+	const char *at = memchr(w, '@', len);
+	size_t nlen = at ? (size_t)(at - w) : len;
+	int show = (int)(len > 32 ? 32 : len);
+
+	if (!nlen || nlen >= IF_NAMESIZE || (nlen == 1 && w[0] == '.') || (nlen == 2 && !memcmp(w, "..", 2)) ||
+	    memchr(w, '/', nlen) || memchr(w, ':', nlen))
+		return fail(err, errlen, "ports %s: '%.*s' is not an interface name (at most %d bytes, no '/' or ':')", cmd,
+			    show, w, IF_NAMESIZE - 1);
+	memcpy(p->ifname, w, nlen);
+	p->ifname[nlen] = '\0';
+	p->queue = 0;
+	if (at) {
+		size_t qlen = len - nlen - 1;
+		uint32_t q = 0;
+
+		if (!qlen || qlen > 5)
+			return fail(err, errlen, "ports %s: '%.*s': give the queue as a number, IFNAME@QUEUE", cmd, show, w);
+		for (size_t i = 0; i < qlen; i++) {
+			if (at[1 + i] < '0' || at[1 + i] > '9')
+				return fail(err, errlen, "ports %s: '%.*s': give the queue as a number, IFNAME@QUEUE", cmd, show,
+					    w);
+			q = q * 10 + (uint32_t)(at[1 + i] - '0');
+		}
+		p->queue = q;
+	}
+	return 0;
+}
+
+/* ports [list] | ports add|remove IF[@Q] [IF[@Q]]: one port, or the two ends of a wire pair
+ * (whether the mode wants one or two is the server's check: the parser knows no mode). */
+static int parse_ports(const struct words *ws, uint32_t c, struct fwd_ctl_req *req, char *err, size_t errlen)
+{
+	bool add = word_is(ws, c + 1, "add");
+
+	if (c + 1 == ws->n || (word_is(ws, c + 1, "list") && c + 2 == ws->n)) {
+		req->cmd = FWD_CTL_PORTS;
+		return 0;
+	}
+	if (word_is(ws, c + 1, "list"))
+		return fail(err, errlen, "ports list takes no argument");
+	if (!add && !word_is(ws, c + 1, "remove"))
+		return fail(err, errlen, "ports: '%.*s' is not list, add or remove",
+			    (int)(ws->len[c + 1] > 32 ? 32 : ws->len[c + 1]), ws->w[c + 1]);
+	if (c + 2 == ws->n || ws->n - (c + 2) > 2)
+		return fail(err, errlen, "ports %s: give one port IFNAME[@QUEUE], or the two ends of a wire pair",
+			    add ? "add" : "remove");
+	for (uint32_t i = c + 2; i < ws->n; i++) {
+		int e = parse_port(ws->w[i], ws->len[i], &req->port[req->nr_port], add ? "add" : "remove", err, errlen);
+
+		if (e)
+			return e;
+		req->nr_port++;
+	}
+	if (req->nr_port == 2 && !strcmp(req->port[0].ifname, req->port[1].ifname) &&
+	    req->port[0].queue == req->port[1].queue)
+		return fail(err, errlen, "ports %s: %s@%u is named twice", add ? "add" : "remove", req->port[0].ifname,
+			    req->port[0].queue);
+	req->cmd = add ? FWD_CTL_PORTS_ADD : FWD_CTL_PORTS_REMOVE;
+	return 0;
+}
+
 int fwd_ctl_parse(const char *line, size_t len, struct fwd_ctl_req *req, char *err, size_t errlen)
 {
 	struct words ws = { .n = 0 };
@@ -168,6 +235,8 @@ int fwd_ctl_parse(const char *line, size_t len, struct fwd_ctl_req *req, char *e
 	}
 	if (word_is(&ws, c, "rules"))
 		return parse_rules(&ws, c, req, err, errlen);
+	if (word_is(&ws, c, "ports"))
+		return parse_ports(&ws, c, req, err, errlen);
 	if (word_is(&ws, c, "latency")) {
 		if (c + 2 != ws.n)
 			return fail(err, errlen, "latency: give one level (saver, balanced, low)");

@@ -38,6 +38,8 @@ enum fwd_ctl_cmd {
 	FWD_CTL_RULES_REMOVE,
 	FWD_CTL_RELOAD,
 	FWD_CTL_LATENCY,
+	FWD_CTL_PORTS_ADD,
+	FWD_CTL_PORTS_REMOVE,
 	FWD_CTL_CMD_COUNT
 };
 
@@ -48,6 +50,8 @@ struct fwd_ctl_req {
 	char text[FWD_CTL_MAX_LINE + 1];   /* rules add: the rule's words, one space apart */
 	uint32_t id;                       /* rules remove */
 	enum fwd_latency latency;          /* latency */
+	struct fwd_port_name port[2];      /* ports add/remove: one, or a wire pair */
+	uint32_t nr_port;
 };
 
 /* Parses the request line[0..len) (its newline already taken off). 0, or -EINVAL with the

@@ -48,6 +48,12 @@ struct fwd_port {
 	uint32_t worker;
 	uint32_t iface; /* its interface: ctx->ifaces[iface] (set once, O(1) from a port) */
 	char name[IF_NAMESIZE + 8]; /* "ifname@queue" */
+	/* Taken out while running (portlive.c): closed for good, its counters kept (the totals never
+	 * go back) and its slot kept for them; the same IFNAME@QUEUE added again takes it back. */
+	bool removed;
+	/* Added by the control socket (portlive.c): a reload leaves it, as it leaves run-time
+	 * rules, until the configuration names it. */
+	bool runtime;
 	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
 	bool csum_warned; /* worker only: the partial checksum warning was printed (csum.h) */
 	/* Kernel drop counters of the sockets closed so far (a reopened socket counts from 0). */

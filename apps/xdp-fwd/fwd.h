@@ -74,6 +74,12 @@ struct fwd_port_spec {
 	uint32_t group;
 };
 
+/* A port as an operator names it, IFNAME[@QUEUE] (xdp-fwdctl ports add/remove, a reload). */
+struct fwd_port_name {
+	char ifname[IF_NAMESIZE];
+	uint32_t queue;
+};
+
 /* --latency: one choice between CPU time and the latency of a frame that finds the worker
  * idle (docs/XDP-FWD.md has what each costs). Saturated input never sleeps at any level. */
 enum fwd_latency {
@@ -210,6 +216,8 @@ extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);
 /* The table flags of the mode's steering programs (FWD_MODES). */
 uint32_t fwd_mode_steer_flags(enum fwd_mode mode);
+/* The fewest interfaces the mode works with (FWD_MODES). */
+uint32_t fwd_mode_min_ifaces(enum fwd_mode mode);
 /* Parses a --pcap-filter (capture.h): words of the rule language's match ("udp dport 53",
  * "vlan 10 ipv6", "any") and "dev IFNAME" (frames sent on that interface; repeat for several).
  * Returns 0, or -1 with a message in err. */

@@ -11,24 +11,13 @@
 #define IPPROTO_ICMP_ 1u
 #define IPPROTO_ICMPV6_ 58u
 
-static inline uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static bool allowed4(const uint8_t *ip, uint32_t len)
 {
 	uint32_t hl = (ip[0] & 15u) * 4;
 
 	if (len < IP4_HLEN || (ip[0] >> 4) != 4 || hl < IP4_HLEN || hl > len)
 		return false;
-	if (be16(ip + 6) & 0x1fff) /* a fragment after the first */
+	if (fwd_be16(ip + 6) & 0x1fff) /* a fragment after the first */
 		return false;
 	/* To multicast, class E, or the limited broadcast; from 0/8, loopback, or those. */
 	if (ip[16] >= 224 || ip[12] >= 224 || ip[12] == 0 || ip[12] == 127)
@@ -71,7 +60,7 @@ static bool allowed6(const uint8_t *ip, uint32_t len)
 		} else if (nh == 44) { /* fragment */
 			if (off + 8 > len)
 				return true;
-			if (be16(ip + off + 2) & 0xfff8)
+			if (fwd_be16(ip + off + 2) & 0xfff8)
 				return false; /* a fragment after the first */
 			nh = ip[off];
 			off += 8;
@@ -97,7 +86,7 @@ bool fwd_icmp_allowed(const uint8_t *frame, uint32_t len, enum fwd_icmp_kind kin
 	/* To or from a link-layer group address (the I/G bit). */
 	if ((frame[0] & 1) || (frame[6] & 1))
 		return false;
-	type = be16(frame + 12);
+	type = fwd_be16(frame + 12);
 	if (type == 0x0800)
 		return allowed4(frame + FWD_ICMP_ETH_HLEN, len - FWD_ICMP_ETH_HLEN) &&
 		       (kind != FWD_ICMP_TOO_BIG || (frame[FWD_ICMP_ETH_HLEN + 6] & 0x40));
@@ -126,7 +115,7 @@ static uint32_t build4(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 	if (len < FWD_ICMP_ETH_HLEN + IP4_HLEN || (ip[0] >> 4) != 4 || room < hdrs)
 		return 0;
 	hl = (ip[0] & 15u) * 4;
-	tot = be16(ip + 2);
+	tot = fwd_be16(ip + 2);
 	if (hl < IP4_HLEN || tot < hl)
 		return 0;
 	quote = min3(tot, len - FWD_ICMP_ETH_HLEN, FWD_ICMP4_MAX - IP4_HLEN - ICMP_HLEN);
@@ -140,7 +129,7 @@ static uint32_t build4(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 	memset(ip, 0, IP4_HLEN + ICMP_HLEN);
 	ip[0] = 0x45;
 	ip[1] = 0xc0; /* precedence internetwork control, as the kernel's errors */
-	put16(ip + 2, IP4_HLEN + ICMP_HLEN + quote);
+	fwd_put16(ip + 2, IP4_HLEN + ICMP_HLEN + quote);
 	ip[6] = 0x40; /* DF: an atomic datagram (RFC 6864), no identification needed */
 	ip[8] = 64;
 	ip[9] = IPPROTO_ICMP_;
@@ -150,9 +139,9 @@ static uint32_t build4(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 	icmp[0] = 3;
 	icmp[1] = code[kind];
 	if (kind == FWD_ICMP_TOO_BIG) /* RFC 1191: the next-hop MTU in the low 16 bits */
-		put16(icmp + 6, mtu > 0xffff ? 0xffff : mtu);
+		fwd_put16(icmp + 6, mtu > 0xffff ? 0xffff : mtu);
 	c = (uint16_t)~umem_csum__fold(umem_csum__add(0, icmp, ICMP_HLEN + quote));
-	put16(icmp + 2, c);
+	fwd_put16(icmp + 2, c);
 	return hdrs + quote;
 }
 
@@ -167,7 +156,7 @@ static uint32_t build6(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 
 	if (len < FWD_ICMP_ETH_HLEN + IP6_HLEN || (ip[0] >> 4) != 6 || room < hdrs)
 		return 0;
-	tot = IP6_HLEN + be16(ip + 4);
+	tot = IP6_HLEN + fwd_be16(ip + 4);
 	quote = min3(tot, len - FWD_ICMP_ETH_HLEN, FWD_ICMP6_MAX - IP6_HLEN - ICMP_HLEN);
 	if (quote > room - hdrs)
 		quote = room - hdrs;
@@ -177,7 +166,7 @@ static uint32_t build6(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 	fwd_swap_macs(frame);
 	memset(ip, 0, IP6_HLEN + ICMP_HLEN);
 	ip[0] = 0x60;
-	put16(ip + 4, ICMP_HLEN + quote);
+	fwd_put16(ip + 4, ICMP_HLEN + quote);
 	ip[6] = IPPROTO_ICMPV6_;
 	ip[7] = 64;
 	memcpy(ip + 8, src, 16);
@@ -185,13 +174,13 @@ static uint32_t build6(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_icm
 	icmp[0] = type[kind];
 	icmp[1] = code[kind];
 	if (kind == FWD_ICMP_TOO_BIG) { /* RFC 8201: the MTU, 32 bits */
-		put16(icmp + 4, mtu >> 16);
-		put16(icmp + 6, mtu);
+		fwd_put16(icmp + 4, mtu >> 16);
+		fwd_put16(icmp + 6, mtu);
 	}
 	c = (uint16_t)~umem_csum__fold(umem_csum__add(umem_csum__pseudo6(ip + 8, ip + 24, IPPROTO_ICMPV6_,
 									 ICMP_HLEN + quote),
 						      icmp, ICMP_HLEN + quote));
-	put16(icmp + 2, c);
+	fwd_put16(icmp + 2, c);
 	return hdrs + quote;
 }
 
@@ -202,7 +191,7 @@ uint32_t fwd_icmp_build(uint8_t *frame, uint32_t len, uint32_t room, enum fwd_ic
 
 	if (len < FWD_ICMP_ETH_HLEN || (unsigned)kind >= FWD_ICMP_KINDS)
 		return 0;
-	type = be16(frame + 12);
+	type = fwd_be16(frame + 12);
 	if (type == 0x0800)
 		return build4(frame, len, room, kind, mtu, src);
 	if (type == 0x86dd)

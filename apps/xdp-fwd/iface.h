@@ -59,6 +59,9 @@ struct fwd_iface {
 	uint32_t tx_kernel_ifindex;
 	struct fwd_wide32 tx_kernel_dropped;
 	bool link_down; /* down or without carrier at the last sample, or gone */
+	/* Every port of it removed while running (portlive.c): nothing attached, never reopened by
+	 * a link event, left out of floods; adding a port of it again brings it back. */
+	bool removed;
 	struct fwd_off_iface *off; /* --offload-after: offload's state of it (offload_internal.h) */
 	struct {
 		/* The frames it routes are addressed to this MAC (6 bytes copied into the word):
@@ -69,6 +72,7 @@ struct fwd_iface {
 		 * The main thread writes them under src_seq (odd while it does), workers read. */
 		_Atomic uint32_t src_seq;
 		_Atomic uint64_t src[3];
+		uint32_t src_ifindex; /* the ifindex src was chosen for (main thread) */
 	} l3;              /* --mode l3 (mode_l3.c) */
 };
 

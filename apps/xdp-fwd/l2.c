@@ -145,6 +145,24 @@ int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_n
 	return L2_NO_PORT;
 }
 
+uint32_t l2_forget_port(struct l2_table *t, int32_t port)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; t->slots && i <= t->mask; i++) {
+		struct l2_entry *e = &t->slots[i];
+		uint64_t key = atomic_load_explicit(&e->key, memory_order_acquire);
+
+		if (!key || key_port(key) != port)
+			continue;
+		/* The key stays non-zero: probe chains behind it stay intact (l2.h). */
+		atomic_store_explicit(&e->seen_ns, 0, memory_order_relaxed);
+		atomic_store_explicit(&e->key, key_of(KEY_MAC(key), L2_NO_PORT), memory_order_release);
+		n++;
+	}
+	return n;
+}
+
 uint32_t l2_walk(const struct l2_table *t, uint64_t now_ns,
 		 void (*fn)(const struct l2_entry_view *e, void *arg), void *arg)
 {

@@ -53,6 +53,9 @@ void l2_table_fini(struct l2_table *t);
 void l2_learn(struct l2_table *t, const uint8_t mac[6], int32_t port, uint64_t now_ns);
 /* The port behind mac, or L2_NO_PORT (unknown, aged out, or a group address: flood). */
 int32_t l2_lookup(const struct l2_table *t, const uint8_t mac[6], uint64_t now_ns);
+/* A port removed (main thread, workers parked): its entries point nowhere (L2_NO_PORT, so a
+ * frame to them floods until the MAC is seen again) and are aged out. Returns how many. */
+uint32_t l2_forget_port(struct l2_table *t, int32_t port);
 /* Live (not aged-out) entries. */
 uint32_t l2_count(const struct l2_table *t, uint64_t now_ns);
 

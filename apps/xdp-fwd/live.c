@@ -77,8 +77,10 @@ static int open_iface(struct fwd_ctx *ctx, struct fwd_iface *f)
 {
 	int err = 0;
 
+	if (f->removed) /* every port of it was removed (portlive.c): nothing to open */
+		return 0;
 	for (uint32_t i = f->first; i < ctx->nr_ports && !err; i++)
-		if (ctx->ports[i].iface == f->idx)
+		if (ctx->ports[i].iface == f->idx && !ctx->ports[i].removed)
 			err = fwd_port_open(ctx, i);
 	if (!err && fwd_wants_steering(ctx->cfg))
 		err = f->steer ? fwd_iface_steer_sockets(ctx, f, true) :
@@ -105,7 +107,7 @@ static void port_list(const struct fwd_ctx *ctx, const struct fwd_iface *f, char
 
 	buf[0] = '\0';
 	for (uint32_t i = f->first; i < ctx->nr_ports && o < len; i++)
-		if (ctx->ports[i].iface == f->idx)
+		if (ctx->ports[i].iface == f->idx && !ctx->ports[i].removed)
 			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", ctx->ports[i].name);
 }
 
@@ -145,7 +147,7 @@ static void back(struct fwd_ctx *ctx, struct fwd_iface *f, uint32_t ifindex)
 	char ports[256];
 	int err;
 
-	if (!ctx->cfg->reattach || fwd_iface_open(ctx, f))
+	if (!ctx->cfg->reattach || f->removed || fwd_iface_open(ctx, f))
 		return;
 	port_list(ctx, f, ports, sizeof(ports));
 	if (raise_caps(true))
@@ -292,7 +294,7 @@ static void check_live_rules(struct fwd_ctx *ctx, struct fwd_iface *f)
 static uint32_t port_of(const struct fwd_ctx *ctx, const char *ifname, uint32_t q)
 {
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		if (ctx->cfg->ports[i].queue == q && !strcmp(ctx->cfg->ports[i].ifname, ifname))
+		if (!ctx->ports[i].removed && ctx->cfg->ports[i].queue == q && !strcmp(ctx->cfg->ports[i].ifname, ifname))
 			return i;
 	return UINT32_MAX;
 }

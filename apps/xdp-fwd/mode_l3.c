@@ -382,7 +382,7 @@ static bool l3_offload_target(struct fwd_ctx *ctx, int worker, uint32_t in, cons
 {
 	struct l3_worker *lw = worker >= 0 ? &ctx->l3->w[worker] : NULL;
 	const uint8_t pb[4] = { (uint8_t)(k->sport >> 8), (uint8_t)k->sport, (uint8_t)(k->dport >> 8), (uint8_t)k->dport };
-	uint64_t seq = 0;
+	uint64_t seq = 0, imac;
 	struct fwd_nh_rec rec;
 	enum fwd_nh_reason r;
 	uint32_t ports;
@@ -411,6 +411,8 @@ static bool l3_offload_target(struct fwd_ctx *ctx, int worker, uint32_t in, cons
 	memcpy(fl->dmac, rec.dmac, 6);
 	memcpy(fl->smac, rec.smac, 6);
 	fl->mtu = rec.mtu;
+	imac = atomic_load_explicit(&ctx->ifaces[ctx->ports[in].iface].l3.mac, memory_order_relaxed);
+	memcpy(fl->imac, &imac, 6); /* the program routes what l3_route would: frames to it */
 	return true;
 }
 
@@ -653,6 +655,7 @@ static void l3_sources(struct fwd_ctx *ctx)
 		uint32_t s;
 		bool same = true;
 
+		fi->l3.src_ifindex = fi->ifindex;
 		l3_source(ctx->l3->m, fi->ifindex, AF_INET, a4);
 		l3_source(ctx->l3->m, fi->ifindex, AF_INET6, a6);
 		v[0] = 0;
@@ -669,6 +672,14 @@ static void l3_sources(struct fwd_ctx *ctx)
 			atomic_store_explicit(&fi->l3.src[k], v[k], memory_order_release);
 		atomic_store_explicit(&fi->l3.src_seq, s + 2, memory_order_release);
 	}
+}
+
+static bool l3_sources_moved(const struct fwd_ctx *ctx)
+{
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (ctx->ifaces[f].ifindex != ctx->ifaces[f].l3.src_ifindex)
+			return true;
+	return false;
 }
 
 static void l3_teardown(struct fwd_ctx *ctx)
@@ -798,7 +809,9 @@ static void l3_control(struct fwd_ctx *ctx, uint64_t now_ns)
 
 	(void)now_ns;
 	l3_resolve_queued(ctx);
-	l3_sources(ctx); /* addresses and links come and go with the events */
+	/* The sources follow the addresses, and an interface closed or reopened (its ifindex). */
+	if (st->addr_changes != l3->addr_changes || l3_sources_moved(ctx))
+		l3_sources(ctx);
 	l3_follow_macs(ctx);
 	if (st->addr_changes != l3->addr_changes) {
 		l3->addr_changes = st->addr_changes;

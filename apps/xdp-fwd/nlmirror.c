@@ -216,6 +216,9 @@ struct fwd_mirror {
 	struct nh_ctl *ctl[FWD_NH_CHUNKS];
 	uint32_t table, resolve_ns, gen, seq, next_id, nlive;
 	bool quiet, bulk, resync_needed;
+	/* The kernel refused a resolution request (EPERM: no CAP_NET_ADMIN, as under --pinned):
+	 * resolutions are a datagram of our own to the neighbour from then on (resolve_by_send). */
+	bool resolve_refused;
 	struct mnl_socket *ev, *dump, *req;
 	char *buf;
 	size_t buflen;
@@ -1832,9 +1835,22 @@ int fwd_mirror_process(struct fwd_mirror *m)
 			}
 		}
 	}
-	/* The request socket hears only errors of resolution requests (a link gone meanwhile). */
-	while (recv(mnl_socket_get_fd(m->req), m->buf, m->buflen, MSG_DONTWAIT) > 0)
-		;
+	/* The request socket hears only errors of resolution requests (a link gone meanwhile, or
+	 * not permitted). */
+	for (ssize_t n; (n = recv(mnl_socket_get_fd(m->req), m->buf, m->buflen, MSG_DONTWAIT)) > 0;) {
+		int len = (int)n;
+
+		for (const struct nlmsghdr *h = (const void *)m->buf; mnl_nlmsg_ok(h, len); h = mnl_nlmsg_next(h, &len)) {
+			const struct nlmsgerr *e = mnl_nlmsg_get_payload(h);
+
+			if (h->nlmsg_type != NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
+			    e->error != -EPERM || m->resolve_refused)
+				continue;
+			m->resolve_refused = true;
+			say(m, "mirror: the kernel refuses resolution requests (NTF_USE needs CAP_NET_ADMIN): "
+			       "next hops are resolved by a datagram to them instead\n");
+		}
+	}
 	if (m->resync_needed)
 		fwd_mirror_resync(m);
 	return applied;
@@ -1865,6 +1881,24 @@ void fwd_mirror_reclaim(struct fwd_mirror *m)
 	umem_lpm6__reclaim(m->view.lpm6);
 }
 
+/* Resolution without CAP_NET_ADMIN: an empty UDP datagram to the discard port of the neighbour
+ * (addr, on ifindex), which the kernel's own output resolves as it sends it. */
+static int resolve_by_send(uint8_t fam, uint32_t ifindex, const void *addr)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(9), .sin6_scope_id = ifindex };
+	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(9) };
+	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	memcpy(fam == AF_INET ? (void *)&s4.sin_addr : (void *)&s6.sin6_addr, addr, fam_len(fam));
+	if (fam == AF_INET ? sendto(fd, "", 0, 0, (const struct sockaddr *)&s4, sizeof(s4)) :
+			     sendto(fd, "", 0, 0, (const struct sockaddr *)&s6, sizeof(s6)))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 int fwd_mirror_resolve(struct fwd_mirror *m, uint32_t nh, int family, const void *dst)
 {
 	char buf[128] __attribute__((aligned(NLMSG_ALIGNTO)));
@@ -1885,6 +1919,13 @@ int fwd_mirror_resolve(struct fwd_mirror *m, uint32_t nh, int family, const void
 		return -EAGAIN;
 	}
 	nhc(m, nh)->resolve_ns = now;
+	if (m->resolve_refused) {
+		int err = resolve_by_send(fam, c->ifindex, zero16(c->gw) ? dst : c->gw);
+
+		if (!err)
+			m->st.resolves++;
+		return err;
+	}
 	nlh->nlmsg_type = RTM_NEWNEIGH;
 	/* NTF_USE: the kernel starts resolution (as for a packet it routes) and changes nothing
 	 * else; CREATE for a neighbour it does not know yet. No ACK: errors alone come back. */
@@ -2217,6 +2258,7 @@ int fwd_forwarding_check(bool *v4, bool *v6)
 		if (!f) {
 			if (i == 0)
 				return -errno;
+			*out[i] = errno == ENOENT;
 			continue;
 		}
 		*out[i] = fscanf(f, "%d", &v) == 1 && v > 0;

@@ -196,7 +196,9 @@ int fwd_mirror_resync(struct fwd_mirror *m);
 void fwd_mirror_reclaim(struct fwd_mirror *m);
 /* Asks the kernel to resolve next hop nh's neighbour (dst: the destination, used when the next
  * hop is directly connected; IPv4 4 bytes or IPv6 16, network order), rate-limited per next
- * hop. 0 sent, -EAGAIN too soon, -EINVAL not a next hop with a neighbour. */
+ * hop: NTF_USE, or once the kernel refused that (no CAP_NET_ADMIN), an empty UDP datagram to
+ * the neighbour's discard port. 0 sent, -EAGAIN too soon, -EINVAL not a next hop with a
+ * neighbour. */
 int fwd_mirror_resolve(struct fwd_mirror *m, uint32_t nh, int family, const void *dst);
 const struct fwd_mirror_stats *fwd_mirror_stats(struct fwd_mirror *m);
 /* The link's MAC address as last heard: 0, or -ENOENT (no such link, or not Ethernet). */
@@ -227,7 +229,8 @@ int fwd_mirror_explain(struct fwd_mirror *m, int family, const void *addr, struc
 int fwd_mirror_addr(struct fwd_mirror *m, uint32_t ifindex, int family, uint8_t out[16]);
 
 /* Reads net.ipv4.ip_forward and net.ipv6.conf.all.forwarding in the current namespace.
- * 0, or -errno if the IPv4 one cannot be read (no IPv6: *v6 false). */
+ * 0, or -errno if the IPv4 one cannot be read. A kernel without IPv6 (ipv6.disable=1) gives
+ * *v6 true: there is no IPv6 traffic whose kernel part would be missing. */
 int fwd_forwarding_check(bool *v4, bool *v6);
 
 #endif

@@ -171,6 +171,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->mtu = fl.mtu;
 	memcpy(e->dmac, fl.dmac, 6);
 	memcpy(e->smac, fl.smac, 6);
+	memcpy(e->imac, fl.imac, 6);
 	e->g = (struct fwd_gate){ .pre_hi = UINT32_MAX };
 	e->tag = tag;
 	e->have_released = false;
@@ -435,7 +436,8 @@ static bool route_current(struct fwd_ctx *ctx, int worker, uint32_t in, const st
 	uint32_t out;
 
 	return ctx->mode->offload_target(ctx, worker, in, key, &out, &now) && now.index == v->index &&
-	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && now.mtu == v->mtu;
+	       !memcmp(now.dmac, v->dmac, 6) && !memcmp(now.smac, v->smac, 6) && !memcmp(now.imac, v->imac, 6) &&
+	       now.mtu == v->mtu;
 }
 
 /* The tables changed (fwd_offload_routes_changed): this worker's routed flows whose route
@@ -456,6 +458,7 @@ static void recheck_routes(struct fwd_worker *w, uint64_t now)
 			continue;
 		memcpy(v.dmac, e->dmac, 6);
 		memcpy(v.smac, e->smac, 6);
+		memcpy(v.imac, e->imac, 6);
 		if (route_current(ctx, (int)w->idx, e->in, &e->key, &v))
 			continue;
 		/* Counted by whoever removes it: here, or the main thread before. */
@@ -491,6 +494,15 @@ static int route_moved(const struct umem_steer_flow_key *key, const struct umem_
 	return 0;
 }
 
+/* Every routed flow is checked, not only those the batch's events name: which flows an event
+ * moves is what the lookup itself decides. A new route moves the flows of every shorter prefix
+ * it now covers, a deleted one those of the prefix that takes them over; a neighbour's MAC, a
+ * link's MAC, MTU or state, or a nexthop group's members reach every route through them, and a
+ * multipath member is picked by the flow's hash. Naming the touched flows would repeat that
+ * logic per event kind; asking each flow's route again (route_current: the lookup the workers
+ * make per frame) is one answer for all of them, and a batch is every event queued since the
+ * last, so a burst of changes costs one walk. The walk is bounded by the flow limit
+ * (--offload-max, at most UMEM_STEER_MAX_FLOWS per interface): two map reads per flow. */
 void fwd_offload_routes_changed(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;

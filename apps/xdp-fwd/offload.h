@@ -30,6 +30,9 @@ void fwd_offload_fini(struct fwd_ctx *ctx);
  * gone): its flows leave the kernel, and so do the other interfaces' flows towards it (the
  * kernel drops a device's devmap entries with it); what its counters said is kept. */
 void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f);
+/* Main thread, workers parked: port i is removed while its interface stays (portlive.c): the
+ * flows installed from it or towards it leave the kernel, their frames back to userspace. */
+void fwd_offload_port_down(struct fwd_ctx *ctx, uint32_t i);
 /* Main thread, workers parked: interface f has a new steering program (the interface is
  * back). 0 or negative errno; on error that interface is not offloaded to. */
 int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f);

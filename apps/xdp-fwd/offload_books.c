@@ -162,6 +162,20 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 	loss_epoch(ctx);
 }
 
+void fwd_offload_port_down(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct fwd_offload *off = ctx->off;
+	uint64_t now = fwd_now_ns();
+
+	for (uint32_t k = 0; off && k < ctx->nr_workers; k++)
+		for (uint32_t s = 0; s < off->w[k].nr_slots; s++) {
+			struct off_flow *e = &off->w[k].slots[s];
+
+			if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) && (e->in == i || e->out == i))
+				fwd_off_to_counting(&ctx->workers[k], e, now, true);
+		}
+}
+
 int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f)
 {
 	int err;

@@ -49,7 +49,7 @@ struct off_flow {
 	bool have_released;
 	uint32_t out_ifindex;
 	uint32_t mtu;          /* a routed flow's rewrite as installed (UMEM_STEER_FLOW_F_ROUTE) */
-	uint8_t dmac[6], smac[6];
+	uint8_t dmac[6], smac[6], imac[6];
 	uint32_t arm_idx;      /* ARMING: its place in off_worker.arming */
 	uint16_t in, out;      /* ports */
 	uint8_t state;

@@ -196,6 +196,11 @@ uint32_t fwd_mode_steer_flags(enum fwd_mode mode)
 	return (size_t)mode < FWD_MODE_COUNT ? mode_facts[mode].steer_flags : 0;
 }
 
+uint32_t fwd_mode_min_ifaces(enum fwd_mode mode)
+{
+	return (size_t)mode < FWD_MODE_COUNT ? mode_facts[mode].min_ifaces : 1;
+}
+
 static int set_mode(void *v, const char *arg, char *err, size_t errlen)
 {
 	struct fwd_config *cfg = v;

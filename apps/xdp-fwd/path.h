@@ -80,12 +80,19 @@ static inline void fwd_emit(struct fwd_worker *w, uint32_t in, uint32_t out, con
 }
 
 /* l2: one reference per output interface, never a copy (the caller holds one already). l2
- * mode has at least two interfaces, so there is at least one output. */
+ * mode keeps at least two interfaces, so there is at least one output. */
 static inline void fwd_flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
 {
 	struct fwd_ctx *ctx = w->ctx;
-	uint32_t outs = ctx->nr_ifaces - 1;
+	uint32_t outs = 0;
 
+	/* Interfaces whose ports were all removed (portlive.c) get nothing. */
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		outs += f != ctx->ports[in].iface && !ctx->ifaces[f].removed;
+	if (!outs) { /* cannot happen: l2 keeps two interfaces */
+		fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, n);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (outs > 1 && umem_pool__ref(w->pool, d[i].addr, outs - 1)) {
 			/* Cannot happen short of a bug (a reference on a live buffer fails only
@@ -98,7 +105,7 @@ static inline void fwd_flood(struct fwd_worker *w, uint32_t in, const struct ume
 		}
 	}
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		if (f != ctx->ports[in].iface)
+		if (f != ctx->ports[in].iface && !ctx->ifaces[f].removed)
 			fwd_emit(w, in, ctx->via[in][f], d, n);
 }
 

@@ -7,11 +7,15 @@
 
 #include "ctx.h"
 #include "mode.h"
+#include "portlive.h"
 #include "reload.h"
 #include "service.h"
 #include "worker.h"
 
 static struct fwd_config next; /* static: large, and one reload at a time */
+/* The ports a reload removes and adds (portlive.h); static: one reload at a time. */
+static struct fwd_port_name ports_rm[FWD_MAX_PORTS], ports_add[FWD_MAX_PORTS];
+static uint32_t nr_ports_rm, nr_ports_add;
 
 static bool same(const char *a, const char *b)
 {
@@ -139,7 +143,7 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 	const char *text[FWD_MAX_RULES];
 	char err[512], fixed[1024] = "", *store;
 	size_t nfixed = 0;
-	bool rules = false, latency = false;
+	bool rules = false, latency = false, ports = false;
 	int ret;
 
 	fwd_config_free(&next);
@@ -158,12 +162,29 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 		fwd_config_free(&next);
 		return -1;
 	}
+	/* The ports first, checked whole: a port that cannot be added or removed fails the reload
+	 * before anything changed, as a file error does. */
+	for (size_t i = 0; i < fwd_option_count(); i++)
+		ports |= !strcmp(fwd_option_name(i), "interface") && !next.on_cmdline[i] && !same(cfg->given[i], next.given[i]);
+	if (ports) {
+		fwd_ports_diff(ctx, &next, ports_rm, &nr_ports_rm, ports_add, &nr_ports_add);
+		if (fwd_ports_change(ctx, ports_rm, nr_ports_rm, ports_add, nr_ports_add, FWD_PORTS_CHECK, err, sizeof(err))) {
+			fprintf(stderr, "xdp-fwd: reload: %s: interface: %s; nothing changed\n", cfg->config_path, err);
+			fwd_service_status("reload failed: interface: %s", err);
+			snprintf(why, whylen, "%s: interface: %s", cfg->config_path, err);
+			free(store);
+			fwd_config_free(&next);
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < fwd_option_count(); i++) {
 		const char *name = fwd_option_name(i);
 
 		if (next.on_cmdline[i] || same(cfg->given[i], next.given[i]))
 			continue;
-		if (!strcmp(name, "rule") && fwd_wants_steering(cfg)) {
+		if (!strcmp(name, "interface")) {
+			/* Applied below (portlive.c): the running ports are then next's. */
+		} else if (!strcmp(name, "rule") && fwd_wants_steering(cfg)) {
 			rules = true;
 		} else if (!strcmp(name, "latency") && next.cpu_latency == cfg->cpu_latency &&
 			   next.cpu_latency_usecs == cfg->cpu_latency_usecs) {
@@ -179,6 +200,14 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 		cfg->given[i] = next.given[i];
 		next.given[i] = NULL;
 	}
+	/* Before the rules: an interface added gets its program, which the rules then edit. */
+	if (ports) {
+		ret = fwd_ports_change(ctx, ports_rm, nr_ports_rm, ports_add, nr_ports_add, 0, err, sizeof(err));
+		if (!ret)
+			fwd_ports_adopt(ctx, &next);
+		fprintf(stderr, "xdp-fwd: reload: ports: %u removed, %u added%s%s\n", nr_ports_rm, nr_ports_add,
+			ret ? ": " : "", ret ? err : "");
+	}
 	if (rules) {
 		ret = reload_rules(ctx, text, store);
 		store = NULL;
@@ -193,7 +222,7 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 	if (nfixed)
 		fprintf(stderr, "xdp-fwd: reload: cannot change while running: %s (left as they were; a restart applies them)\n",
 			fixed);
-	if (!rules && !latency && !nfixed)
+	if (!rules && !latency && !nfixed && !ports)
 		fprintf(stderr, "xdp-fwd: reload: %s unchanged\n", cfg->config_path);
 	fwd_service_status("reloaded %s%s", cfg->config_path, nfixed ? " (some options need a restart)" : "");
 	fwd_config_free(&next); /* what cfg took from it is copied (given[], the rule texts) */

@@ -57,7 +57,8 @@ void fwd_report_sample(struct fwd_ctx *ctx, struct fwd_samples *s)
 	fwd_ifaces_read_links(ctx);
 	for (uint32_t i = 0; i < ctx->nr_ports; i++) {
 		fwd_offload_sample(ctx, i, &s->port[i].offload);
-		s->port[i].link_down = ctx->ifaces[ctx->ports[i].iface].link_down;
+		/* A removed port reads as down: its series stay, frozen at their totals. */
+		s->port[i].link_down = ctx->ifaces[ctx->ports[i].iface].link_down || ctx->ports[i].removed;
 	}
 }
 

@@ -23,6 +23,19 @@
 
 #define FWD_ETH_HLEN 14u
 
+/* A big-endian 16-bit field of a frame, read and written (xdp-fwd's one copy; libumem keeps a
+ * private one for its checksums: byte order is not part of its API). */
+static inline uint16_t fwd_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline void fwd_put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
 struct fwd_route_io {
 	void *arg;
 	/* The data of a descriptor (at least its len bytes). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <umem/pool.h>
@@ -23,6 +24,32 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_L3] = "l3",
 	[FWD_DROP_TX_KERNEL] = "tx_dropped_kernel",
 };
+
+/* The offload counters, in the order of the JSON's "offload" object (the rates follow bytes);
+ * flows is a level (flows installed now), the others count. */
+#define OFF_FIELD(f) { #f, offsetof(struct fwd_offload_sample, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} offload_fields[] = {
+	OFF_FIELD(packets),   OFF_FIELD(bytes),     OFF_FIELD(gated),      OFF_FIELD(lost),      OFF_FIELD(installed),
+	OFF_FIELD(expired),   OFF_FIELD(invalidated), OFF_FIELD(full),     OFF_FIELD(refused),   OFF_FIELD(forced),
+	OFF_FIELD(no_target), OFF_FIELD(untracked), OFF_FIELD(csum_kept),  OFF_FIELD(csum_passed), OFF_FIELD(route_kept),
+	OFF_FIELD(flows),
+};
+#define OFFLOAD_FIELDS (sizeof(offload_fields) / sizeof(offload_fields[0]))
+_Static_assert(OFFLOAD_FIELDS * sizeof(uint64_t) == sizeof(struct fwd_offload_sample),
+	       "every offload counter is in offload_fields");
+
+static inline uint64_t off_get(const struct fwd_offload_sample *o, size_t i)
+{
+	return *(const uint64_t *)((const char *)o + offload_fields[i].off);
+}
+
+static inline uint64_t *off_at(struct fwd_offload_sample *o, size_t i)
+{
+	return (uint64_t *)((char *)o + offload_fields[i].off);
+}
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
 {
@@ -49,22 +76,8 @@ void fwd_port_sample_add(struct fwd_port_sample *sum, const struct fwd_port_samp
 	sum->csum_partial += s->csum_partial;
 	sum->csum_completed += s->csum_completed;
 	sum->csum_uncompleted += s->csum_uncompleted;
-	sum->offload.packets += s->offload.packets;
-	sum->offload.bytes += s->offload.bytes;
-	sum->offload.gated += s->offload.gated;
-	sum->offload.lost += s->offload.lost;
-	sum->offload.installed += s->offload.installed;
-	sum->offload.expired += s->offload.expired;
-	sum->offload.invalidated += s->offload.invalidated;
-	sum->offload.full += s->offload.full;
-	sum->offload.refused += s->offload.refused;
-	sum->offload.forced += s->offload.forced;
-	sum->offload.no_target += s->offload.no_target;
-	sum->offload.untracked += s->offload.untracked;
-	sum->offload.csum_kept += s->offload.csum_kept;
-	sum->offload.csum_passed += s->offload.csum_passed;
-	sum->offload.route_kept += s->offload.route_kept;
-	sum->offload.flows += s->offload.flows;
+	for (size_t i = 0; i < OFFLOAD_FIELDS; i++)
+		*off_at(&sum->offload, i) += off_get(&s->offload, i);
 }
 
 char *fwd_fmt_si(char *buf, size_t len, double v)
@@ -279,29 +292,18 @@ void fwd_json_port(FILE *out, bool first, const char *name, const struct fwd_por
 		(unsigned long long)(cur->csum_partial - base->csum_partial),
 		(unsigned long long)(cur->csum_completed - base->csum_completed),
 		(unsigned long long)(cur->csum_uncompleted - base->csum_uncompleted));
-	fprintf(out,
-		"},\"link_down\":%s,\"offload\":{\"packets\":%llu,\"bytes\":%llu,\"pps\":%.0f,\"bps\":%.0f,\"gated\":%llu,"
-		"\"lost\":%llu,\"installed\":%llu,\"expired\":%llu,\"invalidated\":%llu,\"full\":%llu,"
-		"\"refused\":%llu,\"forced\":%llu,\"no_target\":%llu,\"untracked\":%llu,\"csum_kept\":%llu,\"csum_passed\":%llu,"
-		"\"route_kept\":%llu,\"flows\":%llu}}",
-		cur->link_down ? "true" : "false",
-		(unsigned long long)(cur->offload.packets - base->offload.packets),
-		(unsigned long long)(cur->offload.bytes - base->offload.bytes),
-		rate(prev->offload.packets, cur->offload.packets, dt), 8 * rate(prev->offload.bytes, cur->offload.bytes, dt),
-		(unsigned long long)(cur->offload.gated - base->offload.gated),
-		(unsigned long long)(cur->offload.lost - base->offload.lost),
-		(unsigned long long)(cur->offload.installed - base->offload.installed),
-		(unsigned long long)(cur->offload.expired - base->offload.expired),
-		(unsigned long long)(cur->offload.invalidated - base->offload.invalidated),
-		(unsigned long long)(cur->offload.full - base->offload.full),
-		(unsigned long long)(cur->offload.refused - base->offload.refused),
-		(unsigned long long)(cur->offload.forced - base->offload.forced),
-		(unsigned long long)(cur->offload.no_target - base->offload.no_target),
-		(unsigned long long)(cur->offload.untracked - base->offload.untracked),
-		(unsigned long long)(cur->offload.csum_kept - base->offload.csum_kept),
-		(unsigned long long)(cur->offload.csum_passed - base->offload.csum_passed),
-		(unsigned long long)(cur->offload.route_kept - base->offload.route_kept),
-		(unsigned long long)cur->offload.flows);
+	fprintf(out, "},\"link_down\":%s,\"offload\":{", cur->link_down ? "true" : "false");
+	for (size_t i = 0; i < OFFLOAD_FIELDS; i++) {
+		uint64_t v = off_get(&cur->offload, i);
+
+		if (offload_fields[i].off != offsetof(struct fwd_offload_sample, flows))
+			v -= off_get(&base->offload, i);
+		fprintf(out, "%s\"%s\":%llu", i ? "," : "", offload_fields[i].name, (unsigned long long)v);
+		if (offload_fields[i].off == offsetof(struct fwd_offload_sample, bytes))
+			fprintf(out, ",\"pps\":%.0f,\"bps\":%.0f", rate(prev->offload.packets, cur->offload.packets, dt),
+				8 * rate(prev->offload.bytes, cur->offload.bytes, dt));
+	}
+	fputs("}}", out);
 }
 
 void fwd_json_pools(FILE *out)

@@ -233,7 +233,8 @@ enum umem_steer_flow_flags {
 	 * frame as a router does: destination and source MAC from dmac and smac, the TTL or hop
 	 * limit down by one (IPv4: the header checksum updated incrementally, RFC 1624). A frame it
 	 * cannot route so goes the default way, counted in route_kept: a VLAN tag, IPv4 options, a
-	 * TTL or hop limit of 1 or less (the kernel's ICMP time exceeded), an IP packet over mtu.
+	 * TTL or hop limit of 1 or less (the kernel's ICMP time exceeded), an IP packet over mtu,
+	 * a destination MAC other than imac (the router's input interface's).
 	 */
 	UMEM_STEER_FLOW_F_ROUTE = 1u << 1,
 };
@@ -288,14 +289,19 @@ struct umem_steer_flow {
 	 * it. After the first, an ORDERED flow's gate stays shut: the flow is userspace's again. */
 	__u64 csum_partial;
 	/* UMEM_STEER_FLOW_F_ROUTE, set by userspace: the rewrite. Added after csum_partial, so
-	 * the value grew from 64 to 88 bytes: the control API refuses an older program's table
-	 * (EPROTO, by its value size). */
+	 * the value grew from 64 to 88 bytes (96 with imac): the control API refuses an older
+	 * program's table (EPROTO, by its value size). */
 	__u8 dmac[6]; /* the next hop's MAC */
 	__u8 smac[6]; /* the egress interface's MAC */
 	__u32 mtu;    /* the egress MTU: a longer IP packet goes the default way; 0: no limit */
 	/* UMEM_STEER_FLOW_F_ROUTE, updated by the program: frames it did not route (see the flag)
 	 * and sent the default way. They never open or shut the gate. */
 	__u64 route_kept;
+	/* UMEM_STEER_FLOW_F_ROUTE, set by userspace: the ingress interface's MAC. A frame of the
+	 * flow addressed to another (flooded by a switch, sent to another host on the segment) is
+	 * not the router's: it goes the default way, counted in route_kept. */
+	__u8 imac[6];
+	__u16 :16;
 };
 
 /* Per-program flow counters (steer_fstats, per CPU): they outlive the flows (expired or

@@ -3,7 +3,9 @@
  * Fuzz harness: the control socket's request parser (fwd_ctl_parse), fed any bytes as a request
  * line. Every input is either refused with a terminated message, or parsed into a command in
  * range whose fields hold what the server relies on (a rule text terminated and within the
- * line's length, a level in range); the canonical form of a parsed request parses the same.
+ * line's length, a level in range, one or two port names the kernel could hold, each
+ * terminated, without '/' or ':', two distinct); the canonical form of a parsed request parses
+ * the same.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +45,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(fwd_ctl_parse(canon, strlen(canon), &again, err, sizeof(err)) == 0, "canonical '%s': %s", canon, err);
 		CHECK(again.cmd == FWD_CTL_RULES_ADD && !strcmp(again.text, req.text) &&
 		      !memcmp(&again.rule, &req.rule, sizeof(req.rule)), "canonical '%s' parses otherwise", canon);
+	}
+	if (req.cmd == FWD_CTL_PORTS_ADD || req.cmd == FWD_CTL_PORTS_REMOVE) {
+		char canon[128];
+		int o;
+
+		CHECK(req.nr_port == 1 || req.nr_port == 2, "%u ports", req.nr_port);
+		o = snprintf(canon, sizeof(canon), "ports %s", req.cmd == FWD_CTL_PORTS_ADD ? "add" : "remove");
+		for (uint32_t k = 0; k < req.nr_port; k++) {
+			const char *n = req.port[k].ifname;
+			size_t len = strnlen(n, sizeof(req.port[k].ifname));
+
+			CHECK(len && len < sizeof(req.port[k].ifname), "port name of %zu bytes", len);
+			CHECK(!strpbrk(n, "/: \t@") && strcmp(n, ".") && strcmp(n, ".."), "port name '%s'", n);
+			o += snprintf(canon + o, sizeof(canon) - (size_t)o, " %s@%u", n, req.port[k].queue);
+		}
+		CHECK(req.nr_port == 1 || strcmp(req.port[0].ifname, req.port[1].ifname) ||
+		      req.port[0].queue != req.port[1].queue, "one port named twice");
+		CHECK(fwd_ctl_parse(canon, strlen(canon), &again, err, sizeof(err)) == 0, "canonical '%s': %s", canon, err);
+		CHECK(again.cmd == req.cmd && again.nr_port == req.nr_port &&
+		      !memcmp(again.port, req.port, sizeof(req.port[0]) * req.nr_port), "canonical '%s' parses otherwise", canon);
 	}
 	return 0;
 }

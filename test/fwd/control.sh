@@ -8,7 +8,6 @@
 # counted drop), the socket file goes at exit, a socket in use refuses a second start.
 . "$(dirname "$0")/lib.sh"
 GEN=$BUILD/tools/xsk-gen/xsk-gen
-CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
 [ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 [ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
 # shellcheck source=../common/xsk_gen.sh
@@ -27,14 +26,6 @@ interval = 5
 rule = "udp dport 9999 -> drop"
 control = $SOCK
 EOT
-ctl() { "$CTL" -s "$SOCK" "$@"; }
-# ctl_expect RC OUTFILE ARGS...: xdp-fwdctl exits with RC; stdout and stderr in OUTFILE.
-ctl_expect() {
-	local want=$1 out=$2 rc=0
-	shift 2
-	ctl "$@" >"$out" 2>&1 || rc=$?
-	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
-}
 alive() { kill -0 "$FWD_PID" 2>/dev/null; }
 # raw PYTHON-BYTES: one connection that sends the bytes and prints what comes back.
 raw() {

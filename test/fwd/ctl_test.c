@@ -32,6 +32,7 @@ static void test_commands(void)
 		{ "ports", FWD_CTL_PORTS },	   { "workers", FWD_CTL_WORKERS },   { "flows", FWD_CTL_FLOWS },
 		{ "mac", FWD_CTL_MAC },	   { "rules", FWD_CTL_RULES_LIST },  { "rules list", FWD_CTL_RULES_LIST },
 		{ "reload", FWD_CTL_RELOAD }, { " \tstats \t", FWD_CTL_STATS }, { "stats\r", FWD_CTL_STATS },
+		{ "ports list", FWD_CTL_PORTS },
 	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -53,6 +54,35 @@ static void test_commands(void)
 	CHECK(!strcmp(req.text, "udp dport 53 -> drop"), "text '%s'", req.text);
 	CHECK_EQ(req.rule.action.type, UMEM_STEER_A_DROP);
 	CHECK(req.rule.match.fields & UMEM_STEER_M_DPORT, "dport matched");
+}
+
+static void test_ports(void)
+{
+	CHECK_EQ(parse("ports add eth1"), 0);
+	CHECK(req.cmd == FWD_CTL_PORTS_ADD && req.nr_port == 1, "ports add eth1");
+	CHECK(!strcmp(req.port[0].ifname, "eth1") && req.port[0].queue == 0, "%s@%u", req.port[0].ifname, req.port[0].queue);
+	CHECK_EQ(parse("--json ports remove eth1@3 fifteen-chars-x@65535"), 0);
+	CHECK(req.json && req.cmd == FWD_CTL_PORTS_REMOVE && req.nr_port == 2, "ports remove, two");
+	CHECK(!strcmp(req.port[0].ifname, "eth1") && req.port[0].queue == 3, "%s@%u", req.port[0].ifname, req.port[0].queue);
+	CHECK(!strcmp(req.port[1].ifname, "fifteen-chars-x") && req.port[1].queue == 65535, "%s@%u", req.port[1].ifname,
+	      req.port[1].queue);
+	CHECK_EQ(parse("ports add eth1@0 eth2@00"), 0);
+	CHECK_EQ(req.port[1].queue, 0);
+	refused("ports drop eth1", "is not list, add or remove");
+	refused("ports list eth1", "takes no argument");
+	refused("ports add", "give one port");
+	refused("ports remove a b c", "give one port");
+	refused("ports add sixteen-chars-xy", "is not an interface name");
+	refused("ports add @1", "is not an interface name");
+	refused("ports add a/b", "is not an interface name");
+	refused("ports add a:1", "is not an interface name");
+	refused("ports add ..", "is not an interface name");
+	refused("ports add eth1@", "give the queue as a number");
+	refused("ports add eth1@1x", "give the queue as a number");
+	refused("ports add eth1@-1", "give the queue as a number");
+	refused("ports add eth1@123456", "give the queue as a number");
+	refused("ports add eth1@1@2", "give the queue as a number");
+	refused("ports remove eth1 eth1@0", "eth1@0 is named twice");
 }
 
 static void test_refused(void)
@@ -123,6 +153,7 @@ int main(void)
 {
 	umem_set_print(NULL); /* the rule parser names the bad token on stderr: not checked here */
 	test_commands();
+	test_ports();
 	test_refused();
 	test_default_path();
 	return 0;

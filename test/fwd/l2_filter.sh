@@ -95,12 +95,14 @@ fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" -i "$TOPO_IF2" --mode l2 --offload-after
 before2=$(rx_frames 2)
 in_host 1 $FRAMES send eth0 "$TOPO_MAC1" bcast || fail "send from host 1"
 wait_for 10 test "$(rx_frames 2)" -gt "$before2" || fail "host 1's broadcast did not reach host 2"
-# Unicast from host 0 to host 1 until the steering program holds its flow.
+# Unicast from host 0 to host 1 until the steering program holds its flow: --offload-after 4
+# frames in each call (one python start per frame took 4-5 s each on a loaded machine).
 installed() {
-	in_host 0 $FRAMES send eth0 "$TOPO_MAC0" "uni@$TOPO_MAC1" || return 1
+	in_host 0 $FRAMES send eth0 "$TOPO_MAC0" "uni@$TOPO_MAC1" "uni@$TOPO_MAC1" "uni@$TOPO_MAC1" \
+		"uni@$TOPO_MAC1" "uni@$TOPO_MAC1" || return 1
 	grep '"type":"interval"' "$WORK/fwd.out" | tail -1 | grep -q '"flows":1}'
 }
-wait_for 10 installed || fail "the l2 flow to host 1 was not installed"
+wait_for 30 installed || fail "the l2 flow to host 1 was not installed"
 receivers_start
 in_host 0 $FRAMES send eth0 "$TOPO_MAC0" "msrc@$TOPO_MAC1" "zsrc@$TOPO_MAC1" "uni@$TOPO_MAC1" fence ||
 	fail "send from host 0"

@@ -284,9 +284,33 @@ static void test_walk(void)
 	l2_table_fini(&t);
 }
 
+/* A removed port's entries point nowhere at once (a lookup floods), the others, chained behind
+ * them in a crowded table, are still found, and a forgotten MAC is learned again elsewhere. */
+static void test_forget_port(void)
+{
+	struct l2_table t;
+	uint8_t m[12][6];
+
+	CHECK_EQ(l2_table_init(&t, 16, 10 * SEC), 0);
+	for (int i = 0; i < 12; i++) {
+		uint8_t mac[6] = { 0x02, 0, 0, 0, (uint8_t)(i * 37), (uint8_t)(i + 1) };
+
+		memcpy(m[i], mac, 6);
+		l2_learn(&t, m[i], i % 2, 1 * SEC);
+	}
+	CHECK_EQ(l2_forget_port(&t, 0), 6);
+	for (int i = 0; i < 12; i++)
+		CHECK_EQ(l2_lookup(&t, m[i], 2 * SEC), i % 2 ? 1 : L2_NO_PORT);
+	CHECK_EQ(l2_forget_port(&t, 0), 0);
+	l2_learn(&t, m[0], 3, 2 * SEC);
+	CHECK_EQ(l2_lookup(&t, m[0], 2 * SEC), 3);
+	l2_table_fini(&t);
+}
+
 int main(void)
 {
 	test_classify();
+	test_forget_port();
 	test_walk();
 	test_concurrent_learners();
 	test_learn_lookup_move();

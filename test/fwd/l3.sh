@@ -32,6 +32,8 @@ FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 set -uo pipefail
 # shellcheck source=../common/netns.sh
 . "$SRC/test/common/netns.sh"
+# shellcheck source=l3_lib.sh
+. "$SRC/test/fwd/l3_lib.sh"
 
 netns_init l3
 netns_workdir WORK
@@ -53,31 +55,20 @@ netns_veth "$R1" a1 "$R2" b0 || fail "veth"
 netns_veth "$R1" a2 "$R2" b2 || fail "veth"
 netns_veth "$R2" b1 "$S" eth0 || fail "veth"
 
-addr() { ip -n "$1" addr add "$2" dev "$3" ${4:+nodad}; }
-addr "$C" 10.1.0.2/24 eth0; addr "$C" 2001:db8:1::2/64 eth0 6
-addr "$R1" 10.1.0.1/24 a0; addr "$R1" 2001:db8:1::1/64 a0 6
-addr "$R1" 10.2.0.1/24 a1; addr "$R1" 2001:db8:2::1/64 a1 6
-addr "$R1" 10.4.0.1/24 a2; addr "$R1" 2001:db8:4::1/64 a2 6
-addr "$R2" 10.2.0.2/24 b0; addr "$R2" 2001:db8:2::2/64 b0 6
-addr "$R2" 10.4.0.2/24 b2; addr "$R2" 2001:db8:4::2/64 b2 6
-addr "$R2" 10.3.0.1/24 b1; addr "$R2" 2001:db8:3::1/64 b1 6
-addr "$S" 10.3.0.2/24 eth0; addr "$S" 2001:db8:3::2/64 eth0 6
-for ns in "$C" "$S"; do
-	# Endpoints complete their own checksums: a router forwards bytes (a veth's partial
-	# checksum would reach the far end unfinished).
-	ip netns exec "$ns" ethtool -K eth0 tx off >/dev/null
-done
-ip -n "$C" route add default via 10.1.0.1
-ip -n "$C" -6 route add default via 2001:db8:1::1
-ip -n "$S" route add default via 10.3.0.1
-ip -n "$S" -6 route add default via 2001:db8:3::1
+l3_host "$C" 1
+l3_addrs "$R1" a0 1 1
+l3_addrs "$R1" a1 2 1
+l3_addrs "$R1" a2 4 1
+l3_addrs "$R2" b0 2 2
+l3_addrs "$R2" b2 4 2
+l3_addrs "$R2" b1 3 1
+l3_host "$S" 3
 ip -n "$R1" route add 10.3.0.0/24 via 10.2.0.2
 ip -n "$R1" -6 route add 2001:db8:3::/64 via 2001:db8:2::2
 ip -n "$R2" route add 10.1.0.0/24 via 10.2.0.1
 ip -n "$R2" -6 route add 2001:db8:1::/64 via 2001:db8:2::1
-for ns in "$R1" "$R2"; do
-	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
-done
+l3_router "$R1"
+l3_router "$R2"
 
 no_xdp() { ! ip -n "$1" -d link show | grep -q "prog/xdp"; }
 
@@ -142,7 +133,7 @@ if [ "${1:-}" = badinput ]; then
 	exit 0
 fi
 
-if [ "${1:-}" = offload ]; then
+if [ "${1:-}" = offload ] || [ "${1:-}" = offload_othermac ]; then
 	# --offload-after: an established routed flow is forwarded by the steering program of its
 	# input interface, which rewrites it as the router does (MACs, TTL or hop limit, the IPv4
 	# checksum).
@@ -216,6 +207,93 @@ json.dump({"got": got, "seen": seen, "late": late}, open(out + ".tmp", "w")); os
 		netns_stop "$RECV"
 	}
 	jgot() { python3 -c "import json; j=json.load(open('$WORK/got')); print($1)"; }
+
+	if [ "$1" = offload_othermac ]; then
+		# A frame of an offloaded flow addressed to another MAC than r1's a0 (a switch floods it,
+		# or it is another host's): r1's program leaves it to userspace, which drops it as
+		# other_mac, as it does without the offload. Then a0's MAC changes: the flow's entry,
+		# which holds the old MAC, is invalidated and the flow offloaded again with the new one.
+		# OTHER_SEND DEV DMAC N: N datagrams of the offloaded flow (10.1.0.2:41000 > 10.3.0.2:5302),
+		# payload "othr", framed by hand to DMAC from DEV's MAC.
+		OTHER_SEND='
+import socket, struct, sys
+dev, dmac, n = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", "")), int(sys.argv[3])
+smac = bytes.fromhex(open("/sys/class/net/%s/address" % dev).read().strip().replace(":", ""))
+pl = b"othr" * 50
+udp = struct.pack("!HHHH", 41000, 5302, 8 + len(pl), 0) + pl
+ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                           socket.inet_aton("10.1.0.2"), socket.inet_aton("10.3.0.2")))
+s = sum(struct.unpack("!10H", ip)); s = (s & 0xffff) + (s >> 16); s = (s & 0xffff) + (s >> 16)
+ip[10:12] = struct.pack("!H", ~s & 0xffff)
+c = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); c.bind((dev, 0))
+for _ in range(n): c.send(dmac + smac + b"\x08\x00" + bytes(ip) + udp)
+'
+		# The server's datagrams on 5302 until FILE.stop: all of them, and those of OTHER_SEND.
+		OTHER_RECV='
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 5302)); s.settimeout(0.2)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22); n = o = 0
+open(sys.argv[1] + ".ready", "w").close()
+while not os.path.exists(sys.argv[1] + ".stop"):
+    try:
+        d = s.recv(2048); n += 1; o += d.startswith(b"othr")
+    except socket.timeout:
+        pass
+open(sys.argv[1] + ".tmp", "w").write("%d %d" % (n, o)); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+'
+		# other_mac K: router K's count of frames not routed as another MAC's (its last line).
+		other_mac() { grep '"type":"interval"' "$WORK/r$1.out" | tail -1 | python3 -c "import json,sys; print(json.loads(sys.stdin.read())['l3']['not_routed']['other_mac'])"; }
+		other_mac_reaches() { [ "$(other_mac 1)" -ge "$1" ]; }
+		orecv_start() {
+			rm -f "$WORK/orecv" "$WORK/orecv.ready" "$WORK/orecv.stop"
+			netns_bg ORECV "$S" python3 -c "$OTHER_RECV" "$WORK/orecv"
+			wait_for 5 test -e "$WORK/orecv.ready" || fail "UDP receiver did not start"
+		}
+		orecv_stop() {
+			sleep 0.3 # the last datagrams' way through (nothing to await)
+			touch "$WORK/orecv.stop"
+			wait_for 10 test -s "$WORK/orecv" || fail "the UDP receiver did not finish"
+			netns_stop "$ORECV"
+			read -r OGOT OOTHER <"$WORK/orecv"
+		}
+		# offloaded K: r1's program redirected more than K frames of a0's flows since the mark.
+		offloaded() { sleep 0.25; [ "$(osum 1 a0@0 packets)" -gt "$1" ]; }
+		log "an offloaded flow's frames to another MAC: not routed by r1's program (other_mac)"
+		a0_mac=$(mac "$R1" a0)
+		mark
+		orecv_start
+		sent=$(ip netns exec "$C" python3 -c "$UDP_SEND" 10.3.0.2 400 41000 1000) || fail "UDP sender"
+		wait_for 5 offloaded 200 || fail "the flow was not offloaded at r1: its program redirected $(osum 1 a0@0 packets) of $sent"
+		off0=$(osum 1 a0@0 packets) om0=$(other_mac 1)
+		ip netns exec "$C" python3 -c "$OTHER_SEND" eth0 02:00:00:00:00:99 100 || fail "frame injection"
+		orecv_stop
+		wait_for 5 other_mac_reaches $((om0 + 100)) ||
+			fail "r1 counted $(($(other_mac 1) - om0)) of the 100 frames to another MAC as other_mac; r1's program redirected $(($(osum 1 a0@0 packets) - off0)) frames after them, the server received $OOTHER"
+		echo "   flow offloaded ($off0 frames redirected by r1's program); 100 frames to 02:00:00:00:00:99: other_mac +$(($(other_mac 1) - om0)), at the server $OOTHER"
+		[ "$OOTHER" = 0 ] || fail "$OOTHER frames addressed to another MAC reached the server (routed)"
+		[ "$OGOT" -le "$sent" ] || fail "the server received $OGOT of $sent datagrams"
+
+		log "a0's MAC changes: the flow's entry (the old MAC) invalidated, offloaded again to the new one"
+		mark # before the change: its invalidation is in the next interval line
+		ip -n "$R1" link set dev a0 address 02:00:00:00:a0:01
+		ip -n "$C" neigh replace 10.1.0.1 lladdr 02:00:00:00:a0:01 dev eth0 nud reachable
+		orecv_start
+		sent=$(ip netns exec "$C" python3 -c "$UDP_SEND" 10.3.0.2 400 41000 1000) || fail "UDP sender"
+		wait_for 5 offloaded 200 || fail "not offloaded again after a0's MAC change: r1's program redirected $(osum 1 a0@0 packets) of $sent, invalidated $(osum 1 a0@0 invalidated)"
+		inv=$(osum 1 a0@0 invalidated) om0=$(other_mac 1)
+		ip netns exec "$C" python3 -c "$OTHER_SEND" eth0 "$a0_mac" 50 || fail "frame injection"
+		orecv_stop
+		wait_for 5 other_mac_reaches $((om0 + 50)) ||
+			fail "r1 counted $(($(other_mac 1) - om0)) of the 50 frames to a0's old MAC as other_mac"
+		echo "   invalidated $inv, redirected again $(osum 1 a0@0 packets); 50 frames to the old MAC $a0_mac: at the server $OOTHER"
+		[ "$inv" -ge 1 ] || fail "a0's MAC change invalidated no offloaded flow"
+		[ "$OOTHER" = 0 ] || fail "$OOTHER frames addressed to a0's old MAC reached the server (routed)"
+		stop 1
+		stop 2
+		no_xdp "$R1" && no_xdp "$R2" || fail "an XDP program was left attached"
+		log "ok"
+		exit 0
+	fi
 
 	log "routed UDP flows (IPv4, IPv6), offloaded at both routers: TTL 62, the MACs of the last hop, the books"
 	wait_for 10 ip netns exec "$C" ping -6 -c 1 -W 1 2001:db8:3::2 >/dev/null || fail "no IPv6 path"
@@ -700,7 +778,7 @@ sleep 0.5 # traffic on the first path
 ip -n "$R1" route replace 10.3.0.0/24 via 10.4.0.2
 # The new next hop's MAC is resolved at its first frames; then every echo takes a2.
 moved() { [ "$(jfield 1 interval "p['a1@0']['tx_packets']")" = 0 ] && [ "$(jfield 1 interval "p['a2@0']['tx_packets']")" -gt 5 ]; }
-wait_for 5 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0']['tx_packets']"), a2 $(jfield 1 interval "p['a2@0']['tx_packets']")"
+wait_for 20 moved || fail "traffic did not move: a1 $(jfield 1 interval "p['a1@0']['tx_packets']"), a2 $(jfield 1 interval "p['a2@0']['tx_packets']")"
 netns_stop "$PING"
 echo "   a2 carries the echoes, a1 none"
 

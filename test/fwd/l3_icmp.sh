@@ -15,6 +15,8 @@ FWD=$BUILD/apps/xdp-fwd/xdp-fwd
 set -uo pipefail
 # shellcheck source=../common/netns.sh
 . "$SRC/test/common/netns.sh"
+# shellcheck source=l3_lib.sh
+. "$SRC/test/fwd/l3_lib.sh"
 
 netns_init l3icmp
 netns_workdir WORK
@@ -35,18 +37,10 @@ netns_veth "$R" a1 "$S" eth0 || fail "veth"
 ip -n "$R" link set a1 mtu 1280
 ip -n "$S" link set eth0 mtu 1280
 
-addr() { ip -n "$1" addr add "$2" dev "$3" ${4:+nodad}; }
-addr "$C" 10.1.0.2/24 eth0; addr "$C" 2001:db8:1::2/64 eth0 6
-addr "$R" 10.1.0.1/24 a0; addr "$R" 2001:db8:1::1/64 a0 6
-addr "$R" 10.2.0.1/24 a1; addr "$R" 2001:db8:2::1/64 a1 6
-addr "$S" 10.2.0.2/24 eth0; addr "$S" 2001:db8:2::2/64 eth0 6
-for ns in "$C" "$S"; do
-	ip netns exec "$ns" ethtool -K eth0 tx off >/dev/null
-done
-ip -n "$C" route add default via 10.1.0.1
-ip -n "$C" -6 route add default via 2001:db8:1::1
-ip -n "$S" route add default via 10.2.0.1
-ip -n "$S" -6 route add default via 2001:db8:2::1
+l3_host "$C" 1
+l3_addrs "$R" a0 1 1
+l3_addrs "$R" a1 2 1
+l3_host "$S" 2
 # r has no default route: 10.9/16 and 2001:db8:9::/48 have none. The special route types:
 ip -n "$R" route add unreachable 10.8.0.0/16
 ip -n "$R" route add prohibit 10.7.0.0/16
@@ -55,8 +49,7 @@ ip -n "$R" -6 route add prohibit 2001:db8:7::/48
 RATE=200
 BURST=20
 # The kernel's own ICMP error bound, per namespace: xdp-fwd reads it at start.
-ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
-	net.ipv4.icmp_msgs_per_sec=$RATE net.ipv4.icmp_msgs_burst=$BURST
+l3_router "$R" net.ipv4.icmp_msgs_per_sec=$RATE net.ipv4.icmp_msgs_burst=$BURST
 
 ip -n "$R" link set lo up
 netns_bg PID "$R" "$FWD" --mode l3 -i a0 -i a1 --json --interval 0.2 --metrics 127.0.0.1:9479 >"$WORK/r.out" 2>"$WORK/r.err"

@@ -35,6 +35,17 @@ topo_up() { # topo.sh up options
 
 in_host() { local k=$1; shift; local ns="TOPO_H$k"; ip netns exec "${!ns}" "$@"; }
 
+# xdp-fwdctl on the control socket $SOCK (the control tests set it).
+CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
+ctl() { "$CTL" -s "$SOCK" "$@"; }
+# ctl_expect RC OUTFILE ARGS...: xdp-fwdctl exits with RC; stdout and stderr in OUTFILE.
+ctl_expect() {
+	local want=$1 out=$2 rc=0
+	shift 2
+	ctl "$@" >"$out" 2>&1 || rc=$?
+	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
+}
+
 # leg_recreate K: host K's veth pair again after a `link del` of m<K> (as tools/topo.sh builds it).
 leg_recreate() {
 	local k=$1 mid_if="TOPO_IF$1" ns="TOPO_H$1" mac="TOPO_MAC$1" ip="TOPO_IP$1"

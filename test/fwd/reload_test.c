@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "portlive.h"
 #include "reload.h"
 #include "testutil.h"
 #include "worker.h"
@@ -37,6 +38,27 @@ bool fwd_workers_park(struct fwd_ctx *ctx)
 void fwd_workers_unpark(struct fwd_ctx *ctx)
 {
 	(void)ctx;
+}
+
+/* The -i set never changes here: a reload that called these would fail the test. */
+int fwd_ports_change(struct fwd_ctx *ctx, const struct fwd_port_name *rm, uint32_t nr_rm, const struct fwd_port_name *add,
+		     uint32_t nr_add, uint32_t flags, char *err, size_t errlen)
+{
+	(void)ctx, (void)rm, (void)nr_rm, (void)add, (void)nr_add, (void)flags;
+	snprintf(err, errlen, "not in this test");
+	return -EINVAL;
+}
+
+void fwd_ports_diff(const struct fwd_ctx *ctx, const struct fwd_config *next, struct fwd_port_name *rm, uint32_t *nr_rm,
+		    struct fwd_port_name *add, uint32_t *nr_add)
+{
+	(void)ctx, (void)next, (void)rm, (void)add;
+	*nr_rm = *nr_add = 0;
+}
+
+void fwd_ports_adopt(struct fwd_ctx *ctx, const struct fwd_config *next)
+{
+	(void)ctx, (void)next;
 }
 
 static size_t allocated(void)

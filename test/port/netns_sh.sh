@@ -37,6 +37,13 @@ for code in 0 5; do
 	kill -0 "$job" 2>/dev/null && fail "background job $job left running (exit $code)"
 done
 wait_for 1 false && fail "wait_for succeeded on false"
+# The bounds stretch with the load: the run queue over the CPUs, rounded up, 1 to 8.
+n=$(nproc)
+for l in "0.00:1" "$n.00:1" "$n.01:2" "$((3 * n)).50:4" "$((100 * n)).00:8"; do
+	echo "${l%%:*} 0.5 0.5 1/100 123" >"$state.load"
+	got=$(UMEM_LOADAVG=$state.load wait_scale)
+	[ "$got" = "${l#*:}" ] || fail "wait_scale at load ${l%%:*} on $n CPUs: $got, expected ${l#*:}"
+done
 
 # A run killed outright (ctest's timeout: SIGKILL, no trap) leaves its namespaces and the
 # processes in them; the next netns_init removes them, and only them. The registry of

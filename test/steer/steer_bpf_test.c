@@ -1157,7 +1157,8 @@ static void test_flows(void)
 
 	/* A router's flow (UMEM_STEER_FLOW_F_ROUTE): both MACs set, the TTL down with the IPv4
 	 * checksum as a full recomputation gives it, the IPv6 hop limit down; a frame with TTL 1,
-	 * over the MTU or tagged takes the default way as it came (route_kept). */
+	 * over the MTU, tagged or addressed to another MAC than the router's (imac) takes the
+	 * default way as it came (route_kept). */
 	{
 		static const uint8_t NH[6] = { 0x02, 0, 0, 0, 0, 0x11 }, ME[6] = { 0x02, 0, 0, 0, 0, 0x22 };
 		struct umem_steer_flow rt = { .action = UMEM_STEER_FLOW_A_REDIRECT, .flags = UMEM_STEER_FLOW_F_ROUTE,
@@ -1165,10 +1166,10 @@ static void test_flows(void)
 		struct umem_steer_counter before[UMEM_STEER_FS_NR];
 		struct umem_steer_flow_key kr, kr6;
 		struct umem_steer_flow rf;
-		struct frame fr, fr6, fbig4, fv, fttl;
+		struct frame fr, fr6, fbig4, fv, fttl, fother;
 		char line[320];
 
-		memcpy(rt.dmac, NH, 6), memcpy(rt.smac, ME, 6);
+		memcpy(rt.dmac, NH, 6), memcpy(rt.smac, ME, 6), memcpy(rt.imac, MAC_A, 6);
 		udp4(&fr, 10, 30, 5000, 6000, 64);
 		fr.b[14 + 8] = 200; /* a TTL whose decrement carries in the checksum's sum */
 		ip4_csum_set(&fr);
@@ -1185,16 +1186,18 @@ static void test_flows(void)
 		f_eth(&fv, MAC_A, 0x8100), f_vlan(&fv, 5, 0x0800), f_ipv4(&fv, 17, 10, 30, 0, 8 + 64);
 		f_ports(&fv, 5000, 6000, 8), f_pad(&fv, 64);
 		route_run(&fv, XDP_PASS, NULL, NULL, 64);
+		fother = fr, memcpy(fother.b, MAC_B, 6); /* another host's frame of the same 5-tuple */
+		route_run(&fother, XDP_PASS, NULL, NULL, 200);
 		CHECK(umem_steer_flows__lookup(F, &kr, &rf) == 0, "lookup");
-		CHECK(rf.packets == 1 && rf.route_kept == 3 && !memcmp(rf.dmac, NH, 6) && rf.mtu == 1500,
+		CHECK(rf.packets == 1 && rf.route_kept == 4 && !memcmp(rf.dmac, NH, 6) && rf.mtu == 1500,
 		      "routed: packets %llu route_kept %llu", (unsigned long long)rf.packets,
 		      (unsigned long long)rf.route_kept);
 		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
-		CHECK_EQ(fs[UMEM_STEER_FS_ROUTE_KEPT].packets - before[UMEM_STEER_FS_ROUTE_KEPT].packets, 3);
+		CHECK_EQ(fs[UMEM_STEER_FS_ROUTE_KEPT].packets - before[UMEM_STEER_FS_ROUTE_KEPT].packets, 4);
 		CHECK_EQ(fs[UMEM_STEER_FS_REDIRECT].packets - before[UMEM_STEER_FS_REDIRECT].packets, 2);
 		CHECK(umem_steer_flow__format(&kr, &rf, line, sizeof(line)) > 0 &&
 			      strstr(line, "-> route stq1 dmac 02:00:00:00:00:11 smac 02:00:00:00:00:22 mtu 1500") &&
-			      strstr(line, "route_kept 3"),
+			      strstr(line, "route_kept 4"),
 		      "format: %s", line);
 		CHECK(!strcmp(umem_steer_flow_stat__name(UMEM_STEER_FS_ROUTE_KEPT), "route_kept"), "name");
 		CHECK(umem_steer_flows__delete(F, &kr) == 0 && umem_steer_flows__delete(F, &kr6) == 0, "delete routed");
@@ -1206,7 +1209,11 @@ static void test_flows(void)
 		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "group next hop");
 		memset(rt.dmac, 0, 6);
 		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "zero next hop");
-		memcpy(rt.dmac, NH, 6), rt.mtu = 67;
+		memcpy(rt.dmac, NH, 6), memset(rt.imac, 0, 6);
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "no ingress MAC");
+		rt.imac[0] = 1;
+		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "group ingress MAC");
+		memcpy(rt.imac, MAC_A, 6), rt.mtu = 67;
 		CHECK(umem_steer_flows__add(F, &kr, &rt) == -EINVAL, "MTU 67");
 		rt.mtu = 1279;
 		CHECK(umem_steer_flows__add(F, &kr6, &rt) == -EINVAL, "IPv6 MTU 1279");

@@ -186,10 +186,25 @@ netns_stop() {
 	NETNS_JOBS=("${keep[@]}")
 }
 
+# The factor a condition's time bound stretches by on a loaded machine: the run queue's
+# length over the CPUs (the 1-minute load average, rounded up), 1 to 8. What takes 1 s on an
+# idle machine can take N s when N runnable tasks share each CPU (shared CI runners, the suite
+# next to CPU hogs); an idle machine keeps the bounds as written. UMEM_LOADAVG: a file in
+# /proc/loadavg's format, for the test of this function.
+wait_scale() {
+	local load n
+	read -r load _ <"${UMEM_LOADAVG:-/proc/loadavg}" || load=0
+	n=$(nproc)
+	load=$(( (${load%%.*} * 100 + 10#${load#*.} + 0) )) # hundredths; "3.57" -> 357
+	load=$(( (load + n * 100 - 1) / (n * 100) ))
+	echo $(( load < 1 ? 1 : load > 8 ? 8 : load ))
+}
+
+# wait_for SECONDS CMD...: runs CMD until it succeeds; 1 when SECONDS (times wait_scale) pass.
 wait_for() {
 	local timeout=$1 end
 	shift
-	end=$((SECONDS + timeout))
+	end=$((SECONDS + timeout * $(wait_scale)))
 	until "$@"; do
 		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.05
