@@ -91,6 +91,22 @@ static void fill_prefixes(struct umem_steer *s, int n, int hit)
 		exit(1);
 }
 
+/* What xdp-fwd --mode l3 loads (mode_l3.c): ARP/ND and TTL <= 1 to the kernel, and a pass rule
+ * per own address, multicast and broadcast prefix; none holds the frame, which is routed. */
+static void fill_router(struct umem_steer *s)
+{
+	static const char *const pass[] = { "dst 10.0.1.1 -> pass", "dst 10.0.0.254 -> pass", "dst 224.0.0.0/4 -> pass",
+					    "dst 255.255.255.255 -> pass", "dst fe80::/10 -> pass", "dst ff00::/8 -> pass" };
+	struct umem_steer_rule r;
+
+	umem_steer__clear_rules(s);
+	if (umem_steer__set_table_flags(s, UMEM_STEER_F_HOST_CONTROL | UMEM_STEER_F_ROUTER))
+		exit(1);
+	for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
+		if (umem_steer_rule__parse(pass[i], &r) || umem_steer__add_rule(s, &r))
+			exit(1);
+}
+
 struct bench_cfg {
 	uint32_t repeat;
 	uint32_t edits;
@@ -166,17 +182,19 @@ int main(int argc, char **argv)
 		int before;
 		const char *last;
 		int prefixes; /* > 0: fill_prefixes(prefixes - 1 misses + the hit), < 0: -prefixes misses */
+		bool router;  /* fill_router */
 	} cases[] = {
-		{ "no rules, default pass", 0, NULL, 0 },
-		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass", 0 },
-		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass", 0 },
-		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass", 0 },
-		{ "64 rules, none match", 64, NULL, 0 },
-		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7", 0 },
-		{ "1 src prefix, holds the frame", 0, NULL, 1 },
-		{ "1k src prefixes, one holds it", 0, NULL, 1000 },
-		{ "100k src prefixes, one holds it", 0, NULL, 100000 },
-		{ "100k src prefixes, none holds it", 0, NULL, -100000 },
+		{ "no rules, default pass", 0, NULL, 0, false },
+		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass", 0, false },
+		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass", 0, false },
+		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass", 0, false },
+		{ "64 rules, none match", 64, NULL, 0, false },
+		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7", 0, false },
+		{ "1 src prefix, holds the frame", 0, NULL, 1, false },
+		{ "1k src prefixes, one holds it", 0, NULL, 1000, false },
+		{ "100k src prefixes, one holds it", 0, NULL, 100000, false },
+		{ "100k src prefixes, none holds it", 0, NULL, -100000, false },
+		{ "router (--mode l3): 6 dst passes", 0, NULL, 0, true },
 	};
 	uint32_t base;
 	struct umem_steer *s;
@@ -207,7 +225,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t ns;
 
-		if (cases[i].prefixes)
+		if (cases[i].router)
+			fill_router(s);
+		else if (cases[i].prefixes)
 			fill_prefixes(s, abs(cases[i].prefixes) - (cases[i].prefixes > 0), cases[i].prefixes > 0);
 		else
 			fill(s, cases[i].before, cases[i].last);
