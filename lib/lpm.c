@@ -745,8 +745,6 @@ int umem_lpm6__lookup(const struct umem_lpm6 *lpm, const uint8_t addr[16], uint3
 	return 0;
 }
 
-#define BULK_BURST 32u
-
 /* Level by level over a burst: the loads of one level are independent, so a burst's walks
  * overlap their misses instead of each waiting for its own, one load after another. */
 void umem_lpm6__lookup_bulk(const struct umem_lpm6 *lpm, const uint8_t (*addrs)[16], uint32_t *next_hops,
@@ -754,10 +752,10 @@ void umem_lpm6__lookup_bulk(const struct umem_lpm6 *lpm, const uint8_t (*addrs)[
 {
 	const uint32_t *root = lpm->t.root, *groups = lpm->t.groups;
 
-	for (uint32_t base = 0; base < n; base += BULK_BURST) {
-		uint32_t m = n - base < BULK_BURST ? n - base : BULK_BURST;
+	for (uint32_t base = 0; base < n; base += UMEM__LPM_BURST) {
+		uint32_t m = n - base < UMEM__LPM_BURST ? n - base : UMEM__LPM_BURST;
 		const uint8_t(*a)[16] = addrs + base;
-		uint32_t e[BULK_BURST], ext = 0;
+		uint32_t e[UMEM__LPM_BURST], ext = 0;
 
 		for (uint32_t i = 0; i < m; i++)
 			__builtin_prefetch(&root[(uint32_t)a[i][0] << 16 | (uint32_t)a[i][1] << 8 | a[i][2]]);
