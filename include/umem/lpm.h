@@ -139,15 +139,16 @@ UMEM_API UMEM__LPM_INLINE void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lp
 	const struct umem_lpm4_fast *f = (const struct umem_lpm4_fast *)lpm;
 	/* Read once: an acquire load would make the compiler read them again after each. */
 	const uint32_t *tbl24 = f->tbl24, *tbl8 = f->tbl8;
+	uint32_t base, i; /* declared here: a caller's C may predate C99 */
 
-	for (uint32_t base = 0; base < n; base += UMEM__LPM_BURST) {
+	for (base = 0; base < n; base += UMEM__LPM_BURST) {
 		uint32_t m = n - base < UMEM__LPM_BURST ? n - base : UMEM__LPM_BURST;
 		const uint32_t *a = addrs + base;
 		uint32_t *r = next_hops + base;
 
-		for (uint32_t i = 0; i < m; i++)
+		for (i = 0; i < m; i++)
 			__builtin_prefetch(&tbl24[a[i] >> 8]);
-		for (uint32_t i = 0; i < m; i++) {
+		for (i = 0; i < m; i++) {
 			uint32_t e = __atomic_load_n(&tbl24[a[i] >> 8], __ATOMIC_ACQUIRE);
 
 			if (__builtin_expect(!!(e & UMEM__LPM_EXT), 0))
@@ -155,7 +156,7 @@ UMEM_API UMEM__LPM_INLINE void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lp
 						    __ATOMIC_ACQUIRE);
 			r[i] = e;
 		}
-		for (uint32_t i = 0; i < m; i++) {
+		for (i = 0; i < m; i++) {
 			uint32_t e = r[i];
 
 			r[i] = UMEM__LPM_RESULT(e);
