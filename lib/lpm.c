@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+/* umem_lpm4__lookup_bulk's body in umem/lpm.h compiled here as the exported copy. */
+#define UMEM__LPM_INLINE
 #include <umem/lpm.h>
 #include "internal.h"
 
@@ -683,42 +685,6 @@ int umem_lpm4__delete(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth)
 	return lpm_delete(&lpm->t, key, depth);
 }
 
-/* The result of an entry: its next hop, or UMEM_LPM_MISS. Written as a choice (a cmov): the
- * same in masks (sign-extend, and, or) ran the IPv4 bulk at 1.5x the time in route-bench's
- * random case. */
-static inline uint32_t entry_result(uint32_t e)
-{
-	return e & UMEM__LPM_VALID ? e & UMEM__LPM_LOW : UMEM_LPM_MISS;
-}
-
-/* A burst at a time: the first-level entries of all its addresses are prefetched first, so
- * their misses overlap, then resolved in order (an EXT entry is rare and predicted not taken).
- * Measured in route-bench against a pass that loads all entries into an array and resolves
- * them after: the array's stores and loads filled the reorder window and bounded the overlap. */
-#define BULK_BURST 32u
-
-void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lpm, const uint32_t *addrs, uint32_t *next_hops,
-			    uint32_t n)
-{
-	const uint32_t *tbl24 = lpm->f.tbl24, *tbl8 = lpm->f.tbl8;
-
-	for (uint32_t base = 0; base < n; base += BULK_BURST) {
-		uint32_t m = n - base < BULK_BURST ? n - base : BULK_BURST;
-		const uint32_t *a = addrs + base;
-
-		for (uint32_t i = 0; i < m; i++)
-			__builtin_prefetch(&tbl24[a[i] >> 8]);
-		for (uint32_t i = 0; i < m; i++) {
-			uint32_t e = __atomic_load_n(&tbl24[a[i] >> 8], __ATOMIC_ACQUIRE);
-
-			if (__builtin_expect(!!(e & UMEM__LPM_EXT), 0))
-				e = __atomic_load_n(&tbl8[((e & UMEM__LPM_LOW) << 8) | (a[i] & 0xffu)],
-						    __ATOMIC_ACQUIRE);
-			next_hops[base + i] = entry_result(e);
-		}
-	}
-}
-
 size_t umem_lpm4__memory(const struct umem_lpm4 *lpm)
 {
 	return sizeof(*lpm) + lpm_memory(&lpm->t);
@@ -786,10 +752,10 @@ void umem_lpm6__lookup_bulk(const struct umem_lpm6 *lpm, const uint8_t (*addrs)[
 {
 	const uint32_t *root = lpm->t.root, *groups = lpm->t.groups;
 
-	for (uint32_t base = 0; base < n; base += BULK_BURST) {
-		uint32_t m = n - base < BULK_BURST ? n - base : BULK_BURST;
+	for (uint32_t base = 0; base < n; base += UMEM__LPM_BURST) {
+		uint32_t m = n - base < UMEM__LPM_BURST ? n - base : UMEM__LPM_BURST;
 		const uint8_t(*a)[16] = addrs + base;
-		uint32_t e[BULK_BURST], ext = 0;
+		uint32_t e[UMEM__LPM_BURST], ext = 0;
 
 		for (uint32_t i = 0; i < m; i++)
 			__builtin_prefetch(&root[(uint32_t)a[i][0] << 16 | (uint32_t)a[i][1] << 8 | a[i][2]]);
@@ -808,7 +774,7 @@ void umem_lpm6__lookup_bulk(const struct umem_lpm6 *lpm, const uint8_t (*addrs)[
 				}
 		}
 		for (uint32_t i = 0; i < m; i++)
-			next_hops[base + i] = entry_result(e[i]);
+			next_hops[base + i] = UMEM__LPM_RESULT(e[i]);
 	}
 }
 

@@ -73,7 +73,8 @@ UMEM_API int umem_lpm4__add(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth,
 UMEM_API int umem_lpm4__delete(struct umem_lpm4 *lpm, uint32_t addr, uint8_t depth);
 /* 0 and *next_hop, or -ENOENT when no prefix matches addr. Inline, the fast path: one load
  * for a match up to /24, two beyond. lookup_bulk: n lookups, next_hops[i] is UMEM_LPM_MISS
- * where no prefix matches addrs[i]. */
+ * where no prefix matches addrs[i]; inline too (a constant n, as 32, is compiled for), and
+ * exported under the same name for a caller that takes its address or was built before. */
 static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, uint32_t *next_hop);
 UMEM_API void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lpm, const uint32_t *addrs,
 				     uint32_t *next_hops, uint32_t n);
@@ -109,6 +110,58 @@ static inline int umem_lpm4__lookup(const struct umem_lpm4 *lpm, uint32_t addr, 
 		return -ENOENT;
 	*next_hop = e & UMEM__LPM_LOW;
 	return 0;
+}
+
+/* An entry's next hop, or UMEM_LPM_MISS, in masks (UMEM__LPM_VALID is the top bit): branch-free,
+ * for a pass over a bulk's entries of their own, where a branch would be mispredicted at every
+ * other miss of random addresses. e is read more than once: a plain variable. */
+#define UMEM__LPM_RESULT(e) (((e) & UMEM__LPM_LOW & (0u - ((e) >> 31))) | ~(0u - ((e) >> 31)))
+
+/* GNU C's extern inline (as glibc's __extern_always_inline): the body below is only ever inlined,
+ * a call that takes the function's address gets the library's exported copy, which lib/lpm.c
+ * compiles from the same body by defining this macro empty. */
+#ifndef UMEM__LPM_INLINE
+#define UMEM__LPM_INLINE extern __inline__ __attribute__((__gnu_inline__, __always_inline__))
+#endif
+
+/* A bulk's burst: the entries a prefetch pass has in flight before they are read. */
+#define UMEM__LPM_BURST 32u
+
+/* A burst at a time: its first-level entries prefetched, so their misses overlap; then loaded
+ * and stored raw; then made next hops or UMEM_LPM_MISS in a pass of their own, branch-free
+ * (vectorised for a constant n), so no result's test stands between the loads. Inline, for
+ * the caller's constant (32 in the router). Measured (route-bench, 1M IPv4 prefixes, random
+ * addresses): without the prefetch pass the bulk of 32 was 1.2x-1.3x rte_lpm's time, with it
+ * below; a choice made in the loading loop (cmov) was slower than the pass of its own. */
+UMEM_API UMEM__LPM_INLINE void umem_lpm4__lookup_bulk(const struct umem_lpm4 *lpm, const uint32_t *addrs,
+						      uint32_t *next_hops, uint32_t n)
+{
+	const struct umem_lpm4_fast *f = (const struct umem_lpm4_fast *)lpm;
+	/* Read once: an acquire load would make the compiler read them again after each. */
+	const uint32_t *tbl24 = f->tbl24, *tbl8 = f->tbl8;
+	uint32_t base, i; /* declared here: a caller's C may predate C99 */
+
+	for (base = 0; base < n; base += UMEM__LPM_BURST) {
+		uint32_t m = n - base < UMEM__LPM_BURST ? n - base : UMEM__LPM_BURST;
+		const uint32_t *a = addrs + base;
+		uint32_t *r = next_hops + base;
+
+		for (i = 0; i < m; i++)
+			__builtin_prefetch(&tbl24[a[i] >> 8]);
+		for (i = 0; i < m; i++) {
+			uint32_t e = __atomic_load_n(&tbl24[a[i] >> 8], __ATOMIC_ACQUIRE);
+
+			if (__builtin_expect(!!(e & UMEM__LPM_EXT), 0))
+				e = __atomic_load_n(&tbl8[((e & UMEM__LPM_LOW) << 8) | (a[i] & 0xffu)],
+						    __ATOMIC_ACQUIRE);
+			r[i] = e;
+		}
+		for (i = 0; i < m; i++) {
+			uint32_t e = r[i];
+
+			r[i] = UMEM__LPM_RESULT(e);
+		}
+	}
 }
 
 /* IPv6: the same with 16-byte addresses in network byte order, depth 0..128. */

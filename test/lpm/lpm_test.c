@@ -3,7 +3,8 @@
  * The lookup structure (umem/lpm.h) against a naive reference (a linear scan of the prefixes)
  * on seeded random add/delete/lookup sequences, both families; the edge depths; replace; a
  * delete restoring the covering prefix; bad input; group exhaustion and reclaim.
- *   test_lpm CASE [--seed N] [--ops N]   CASE: random4 random6 edges4 edges6 errors reclaim
+ * The IPv4 bulk lookup, inline and exported, against single lookups (bulk4).
+ *   test_lpm CASE [--seed N] [--ops N]   CASE: random4 random6 bulk4 edges4 edges6 errors reclaim
  */
 #include <stdbool.h>
 #include <umem/lpm.h>
@@ -201,6 +202,113 @@ static void agree_bulk(struct table *t, const struct ref *r, uint8_t (*addrs)[16
 	for (uint32_t i = 0; i < n; i++)
 		CHECK(got[i] == ref_lookup(r, addrs[i]), "bulk lookup %u: %u, the reference says %u", i,
 		      got[i], ref_lookup(r, addrs[i]));
+}
+
+/* ---- the IPv4 bulk lookup against single lookups ---- */
+
+/* Single lookups, as a bulk reports them. */
+static void single4(const struct umem_lpm4 *l, const uint32_t *a, uint32_t *nh, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (umem_lpm4__lookup(l, a[i], &nh[i]))
+			nh[i] = UMEM_LPM_MISS;
+}
+
+/* Every way the bulk is reached agrees with single lookups over addrs: the inline one for the
+ * constant 32 (as the router calls it), for n unknown at compile time, and the library's
+ * exported copy through its address. Writes exactly n results. */
+static void bulk_agrees4(const struct umem_lpm4 *l, const uint32_t *addrs, uint32_t nr, uint64_t *seed)
+{
+	void (*exported)(const struct umem_lpm4 *, const uint32_t *, uint32_t *, uint32_t) =
+		umem_lpm4__lookup_bulk;
+	uint32_t want[128], got[128 + 1];
+
+	for (uint32_t base = 0; base + 32 <= nr; base += 32) {
+		single4(l, addrs + base, want, 32);
+		umem_lpm4__lookup_bulk(l, addrs + base, got, 32);
+		for (uint32_t i = 0; i < 32; i++)
+			CHECK(got[i] == want[i], "bulk of 32, %08x: %u, single says %u", addrs[base + i],
+			      got[i], want[i]);
+	}
+	for (uint32_t base = 0; base < nr;) {
+		uint32_t n = 1 + (uint32_t)(test_rand(seed) % 128);
+
+		n = n < nr - base ? n : nr - base;
+		single4(l, addrs + base, want, n);
+		for (unsigned way = 0; way < 2; way++) {
+			got[n] = 0xdeadbeef;
+			if (way)
+				exported(l, addrs + base, got, n);
+			else
+				umem_lpm4__lookup_bulk(l, addrs + base, got, n);
+			for (uint32_t i = 0; i < n; i++)
+				CHECK(got[i] == want[i], "%s bulk of %u, %08x: %u, single says %u",
+				      way ? "exported" : "inline", n, addrs[base + i], got[i], want[i]);
+			CHECK(got[n] == 0xdeadbeef, "a bulk of %u wrote past its end", n);
+		}
+		base += n;
+	}
+}
+
+/* A random table with every depth from /8 to /32, a quarter of them /25../32 (in groups, clustered
+ * so groups fill and several prefixes share one), in a few /8s only, so random addresses miss;
+ * checked at random addresses, inside the prefixes and just past them, full and after half the
+ * prefixes are deleted (groups folded). The next hop carries the depth, so the test checks
+ * that both the group path and misses were exercised. */
+static void run_bulk4(uint64_t seed, unsigned ops)
+{
+	static const uint8_t regions[] = { 10, 100, 172, 203 };
+	struct umem_lpm4 *l = umem_lpm4__create(NULL);
+	uint32_t nr = ops < 32 ? 32 : ops / 32 * 32, np = nr / 8;
+	uint32_t *pa = calloc(np, 4), *addrs = calloc(nr, 4), *nh = calloc(nr, 4);
+	uint8_t *pd = calloc(np, 1);
+	unsigned misses = 0, groups = 0, firsts = 0;
+
+	CHECK(l && pa && addrs && nh && pd, "out of memory");
+	for (uint32_t i = 0; i < np; i++) {
+		unsigned r = (unsigned)(test_rand(&seed) % 8);
+
+		pd[i] = (uint8_t)(r < 2 ? 25 + test_rand(&seed) % 8 : r < 5 ? 24 : 9 + test_rand(&seed) % 16);
+		/* Long prefixes near each other: the first 20 bits from a small set. */
+		pa[i] = (uint32_t)regions[test_rand(&seed) % 4] << 24 |
+			(uint32_t)(test_rand(&seed) % 64) << 12 | (uint32_t)(test_rand(&seed) & 0xfff);
+		CHECK_EQ(umem_lpm4__add(l, pa[i], pd[i], (uint32_t)pd[i] << 16 | (i & 0xffff)), 0);
+	}
+	for (unsigned pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < nr; i++) {
+			uint32_t p = (uint32_t)(test_rand(&seed) % np), host = pd[p] < 32 ? ~0u >> pd[p] : 0;
+
+			switch (test_rand(&seed) % 4) {
+			case 0: /* anywhere */
+				addrs[i] = (uint32_t)test_rand(&seed);
+				break;
+			case 1: /* past a prefix's last address */
+				addrs[i] = (pa[p] | host) + 1;
+				break;
+			default: /* inside a prefix */
+				addrs[i] = (pa[p] & ~host) | ((uint32_t)test_rand(&seed) & host);
+			}
+		}
+		bulk_agrees4(l, addrs, nr, &seed);
+		single4(l, addrs, nh, nr);
+		for (uint32_t i = 0; i < nr; i++) {
+			misses += nh[i] == UMEM_LPM_MISS;
+			groups += nh[i] != UMEM_LPM_MISS && nh[i] >> 16 > 24;
+			firsts += nh[i] != UMEM_LPM_MISS && nh[i] >> 16 <= 24;
+		}
+		for (uint32_t i = 0; i < np && !pass; i += 2) /* a prefix drawn twice: -ENOENT */
+			CHECK(umem_lpm4__delete(l, pa[i], pd[i]) != -EINVAL, "delete /%u", pd[i]);
+	}
+	CHECK(misses > nr / 8 && groups > nr / 16 && firsts > nr / 8,
+	      "the addresses exercise too little: %u misses, %u group hits, %u first-level hits of %u",
+	      misses, groups, firsts, 2 * nr);
+	printf("bulk4: %u addresses: %u misses, %u matches in groups (/25../32), %u in the first level\n",
+	       2 * nr, misses, groups, firsts);
+	free(pa);
+	free(pd);
+	free(addrs);
+	free(nh);
+	umem_lpm4__destroy(l);
 }
 
 /* ---- random sequences ---- */
@@ -611,6 +719,8 @@ int main(int argc, char **argv)
 		run_random(4, seed, ops);
 	else if (!strcmp(c, "random6"))
 		run_random(16, seed, ops);
+	else if (!strcmp(c, "bulk4"))
+		run_bulk4(seed, ops);
 	else if (!strcmp(c, "edges4"))
 		run_edges4();
 	else if (!strcmp(c, "edges6"))
@@ -620,7 +730,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(c, "reclaim"))
 		run_reclaim();
 	else {
-		fprintf(stderr, "usage: %s random4|random6|edges4|edges6|errors|reclaim [--seed N] [--ops N]\n",
+		fprintf(stderr, "usage: %s random4|random6|bulk4|edges4|edges6|errors|reclaim [--seed N] [--ops N]\n",
 			argv[0]);
 		return 2;
 	}
