@@ -736,22 +736,12 @@ static void fwd_pass(int sfd, int rfd, int from, int to, uint32_t n, uint32_t se
 	       got, n);
 }
 
-static int test_fwd(const char *mode, const char *fwd, bool l2, bool offload)
+/* xdp-fwd started with argv, its output in /tmp/fwd.out and /tmp/fwd.err (an earlier case's
+ * output, several cases per boot, must not pass for this one's). */
+static pid_t fwd_spawn(const char *const argv[])
 {
-	enum { N = 500, M = 300 };
-	bool zc = !strcmp(mode, "zc");
-	/* --offload-after loads the steering program: its verification and JIT take ~15 s in
-	 * the arm64 TCG guest, so the start is awaited for longer there. */
-	long long start_ms = offload ? 240000 : 20000;
 	pid_t pid;
-	int status;
 
-	CHECK(zc || !strcmp(mode, "copy"), "mode %s: zc or copy", mode);
-	links_up();
-	/* A wire forwarder sees frames addressed to the hosts behind it: its NICs must not
-	 * filter by MAC (QEMU's virtio-net does, like real NICs). */
-	sh("ip link set %s promisc on && ip link set %s promisc on", ifn[1], ifn[2]);
-	/* An earlier case's output (several cases per boot) must not pass for this one's. */
 	unlink("/tmp/fwd.out");
 	unlink("/tmp/fwd.err");
 	pid = fork();
@@ -762,22 +752,68 @@ static int test_fwd(const char *mode, const char *fwd, bool l2, bool offload)
 
 		dup2(o, 1);
 		dup2(e, 2);
-		execl(fwd, fwd, "-i", ifn[1], "-i", ifn[2], "--mode", l2 ? "l2" : "wire",
-		      zc ? "--zero-copy" : "--copy", "--json", "--interval", "10",
-		      offload ? "--offload-after" : NULL, "8", (char *)NULL);
+		/* execv takes char *const[] for C's history; it writes nothing. */
+		execv(argv[0], (char *const *)(uintptr_t)argv);
 		_exit(127);
 	}
-	/* Ready once the last port's line is out whole (xdp-fwd prints it after "Ctrl-C stops"). */
-	for (long long end = now_ms() + start_ms; !fwd_ready(slurp("/tmp/fwd.err"));) {
+	return pid;
+}
+
+/* Waits up to ms for xdp-fwd's last port line (printed after "Ctrl-C stops"); prints its
+ * start-up lines and how long it took. Past the deadline: where it waits (each thread's system
+ * call and kernel stack), then a failure. */
+static void fwd_await(pid_t pid, long long ms)
+{
+	long long t0 = now_ms();
+	int status;
+
+	while (!fwd_ready(slurp("/tmp/fwd.err"))) {
 		CHECK(waitpid(pid, &status, WNOHANG) == 0, "xdp-fwd exited early: %s", slurp("/tmp/fwd.err"));
-		if (now_ms() > end) {
+		if (now_ms() > t0 + ms) {
+			sh("for t in /proc/%d/task/*; do echo \"$t: $(cat $t/comm) syscall $(cat $t/syscall)"
+			   " wchan $(cat $t/wchan)\"; cat $t/stack; done 2>&1; true", (int)pid);
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			CHECK(0, "xdp-fwd did not start: %s", slurp("/tmp/fwd.err"));
 		}
 		poll(NULL, 0, 20);
 	}
-	printf("%s", slurp("/tmp/fwd.err"));
+	printf("%s(xdp-fwd started in %.1f s)\n", slurp("/tmp/fwd.err"), (double)(now_ms() - t0) / 1000);
+}
+
+/* Stops xdp-fwd with SIGINT: it must exit 0. Its stdout (the JSON, totals last). */
+static const char *fwd_stop(pid_t pid)
+{
+	int status;
+
+	CHECK(!kill(pid, SIGINT), "stop xdp-fwd");
+	CHECK(waitpid(pid, &status, 0) == pid, "wait for xdp-fwd");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "xdp-fwd exited with %d: %s%s",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), slurp("/tmp/fwd.out"),
+	      slurp("/tmp/fwd.err"));
+	return slurp("/tmp/fwd.out");
+}
+
+static int test_fwd(const char *mode, const char *fwd, bool l2, bool offload)
+{
+	enum { N = 500, M = 300 };
+	bool zc = !strcmp(mode, "zc");
+	/* --offload-after loads the steering program: its verification and JIT take ~15 s in
+	 * the arm64 TCG guest, so the start is awaited for longer there. */
+	long long start_ms = offload ? 240000 : 20000;
+	pid_t pid;
+
+	CHECK(zc || !strcmp(mode, "copy"), "mode %s: zc or copy", mode);
+	links_up();
+	/* A wire forwarder sees frames addressed to the hosts behind it: its NICs must not
+	 * filter by MAC (QEMU's virtio-net does, like real NICs). */
+	sh("ip link set %s promisc on && ip link set %s promisc on", ifn[1], ifn[2]);
+	const char *argv[] = { fwd, "-i", ifn[1], "-i", ifn[2], "--mode", l2 ? "l2" : "wire",
+			 zc ? "--zero-copy" : "--copy", "--json", "--interval", "10",
+			 offload ? "--offload-after" : NULL, "8", NULL };
+
+	pid = fwd_spawn(argv);
+	fwd_await(pid, start_ms);
 	/* With --offload-after the ports sit behind the steering program (native XDP too). */
 	CHECK(strstr(slurp("/tmp/fwd.err"), offload ? (zc ? ": zero-copy, XDP through the steering program" :
 							   ": copy, XDP through the steering program") :
@@ -794,12 +830,7 @@ static int test_fwd(const char *mode, const char *fwd, bool l2, bool offload)
 		fwd_pass(s0, s3, 0, 3, N, 200000);
 	close(s0);
 	close(s3);
-	CHECK(!kill(pid, SIGINT), "stop xdp-fwd");
-	CHECK(waitpid(pid, &status, 0) == pid, "wait for xdp-fwd");
-	const char *out = slurp("/tmp/fwd.out");
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "xdp-fwd exited with %d: %s%s",
-	      WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), out, slurp("/tmp/fwd.err"));
-	out = slurp("/tmp/fwd.out");
+	const char *out = fwd_stop(pid);
 	if (offload) {
 		/* The books with the kernel's share (xdp-fwd(8)): frames in = frames out, userspace
 		 * and kernel together; every frame reached its host (fwd_pass), none was lost. */
@@ -858,12 +889,9 @@ static int test_fwd_l3(const char *fwd)
 {
 	enum { PINGS = 5 };
 	pid_t pid;
-	int status;
 	char cmd[256];
 
 	links_up();
-	unlink("/tmp/fwd.out");
-	unlink("/tmp/fwd.err");
 	sh("ip netns add zca && ip netns add zcb && ip link set eth0 netns zca && ip link set eth3 netns zcb");
 	sh("ip -n zca addr add 10.1.0.2/24 dev eth0 && ip -n zca link set eth0 up && ip -n zca link set lo up"
 	   " && ip -n zca route add default via 10.1.0.1");
@@ -875,35 +903,13 @@ static int test_fwd_l3(const char *fwd)
 	sh("ip neigh replace 10.1.0.2 lladdr %s dev eth1 nud permanent", mac_str(0));
 	sh("ip neigh replace 10.2.0.2 lladdr %s dev eth2 nud permanent", mac_str(3));
 	sh("echo 1 > /proc/sys/net/ipv4/ip_forward");
-	pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
-	if (!pid) {
-		int o = open("/tmp/fwd.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open("/tmp/fwd.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	const char *argv[] = { fwd, "-i", "eth1", "-i", "eth2", "--mode", "l3", "--copy", "--json", "--interval", "10",
+			 NULL };
 
-		dup2(o, 1);
-		dup2(e, 2);
-		execl(fwd, fwd, "-i", "eth1", "-i", "eth2", "--mode", "l3", "--copy", "--json", "--interval",
-		      "10", (char *)NULL);
-		_exit(127);
-	}
 	/* The l3 mode loads the steering program (local addresses and ARP stay with the kernel):
 	 * its load and JIT take 15 to 60 s under TCG, more on a busy host. */
-	long long t0 = now_ms();
-
-	for (long long end = t0 + 300000; !fwd_ready(slurp("/tmp/fwd.err"));) {
-		CHECK(waitpid(pid, &status, WNOHANG) == 0, "xdp-fwd exited early: %s", slurp("/tmp/fwd.err"));
-		if (now_ms() > end) {
-			/* Where it waits: each thread's system call and kernel wait channel. */
-			sh("for t in /proc/%d/task/*; do echo \"$t: $(cat $t/comm) syscall $(cat $t/syscall)"
-			   " wchan $(cat $t/wchan)\"; cat $t/stack; done 2>&1; true", (int)pid);
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			CHECK(0, "xdp-fwd did not start: %s", slurp("/tmp/fwd.err"));
-		}
-		poll(NULL, 0, 20);
-	}
-	printf("%s(xdp-fwd started in %.1f s)\n", slurp("/tmp/fwd.err"), (double)(now_ms() - t0) / 1000);
+	pid = fwd_spawn(argv);
+	fwd_await(pid, 300000);
 	/* The guest has no IPv6 (ipv6.disable=1): nothing to warn about its forwarding. */
 	CHECK(!strstr(slurp("/tmp/fwd.err"), "ipv6"), "a warning about IPv6 in a kernel without it: %s",
 	      slurp("/tmp/fwd.err"));
@@ -915,13 +921,8 @@ static int test_fwd_l3(const char *fwd)
 	printf("%s", ping);
 	CHECK(ping_rc == 0, "ping through xdp-fwd --mode l3 failed (%d): %s", ping_rc, ping);
 	CHECK(strstr(ping, "ttl=63"), "the replies did not cross one routed hop (ttl=63): %s", ping);
-	CHECK(!kill(pid, SIGINT), "stop xdp-fwd");
-	CHECK(waitpid(pid, &status, 0) == pid, "wait for xdp-fwd");
-	const char *out = slurp("/tmp/fwd.out");
+	const char *out = fwd_stop(pid);
 
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "xdp-fwd exited with %d: %s%s",
-	      WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), out, slurp("/tmp/fwd.err"));
-	out = slurp("/tmp/fwd.out");
 	/* The books: every echo request that came in on eth1 left on eth2 and every reply the
 	 * other way (nothing else crosses: static neighbours, IPv6 off in the guest); ping
 	 * counted at least PINGS each way, more only if it retried. */
