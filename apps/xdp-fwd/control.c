@@ -797,12 +797,9 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		conn_reply(k, "xdp-fwd is still setting up", NULL, 0);
 		return;
 	}
-	r.out = open_memstream(&body, &blen);
-	if (!r.out) {
-		conn_reply(k, "out of memory", NULL, 0);
-		return;
-	}
-	if (req.cmd == FWD_CTL_HANDOVER) { /* its own exchange, with descriptors: the run loop's */
+	/* A handover is its own exchange, with descriptors (the run loop's): no reply buffer,
+	 * so it is taken before one is opened (one opened for it leaked). */
+	if (req.cmd == FWD_CTL_HANDOVER) {
 		if (c->handover_fd >= 0) {
 			conn_reply(k, "handover: another one is under way", NULL, 0);
 			return;
@@ -811,6 +808,11 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		c->handover_version = req.version;
 		k->fd = -1;
 		conn_close(k);
+		return;
+	}
+	r.out = open_memstream(&body, &blen);
+	if (!r.out) {
+		conn_reply(k, "out of memory", NULL, 0);
 		return;
 	}
 	error = commands[req.cmd](&r);
