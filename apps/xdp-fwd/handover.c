@@ -109,7 +109,7 @@ static const char *const kinds[] = { "port", "pool", "steer", "l3", "capture" };
 
 static uint64_t *at(void *base, size_t off)
 {
-	return (uint64_t *)((char *)base + off);
+	return (uint64_t *)(void *)((char *)base + off);
 }
 
 /* The counters of one item (base: its sample) as "c KIND KEY FIELD VALUE" lines, cur - start. */

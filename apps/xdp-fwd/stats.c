@@ -43,12 +43,12 @@ _Static_assert(OFFLOAD_FIELDS * sizeof(uint64_t) == sizeof(struct fwd_offload_sa
 
 static inline uint64_t off_get(const struct fwd_offload_sample *o, size_t i)
 {
-	return *(const uint64_t *)((const char *)o + offload_fields[i].off);
+	return *(const uint64_t *)(const void *)((const char *)o + offload_fields[i].off);
 }
 
 static inline uint64_t *off_at(struct fwd_offload_sample *o, size_t i)
 {
-	return (uint64_t *)((char *)o + offload_fields[i].off);
+	return (uint64_t *)(void *)((char *)o + offload_fields[i].off);
 }
 
 void fwd_port_sample_read(struct fwd_port_sample *s, const struct fwd_port_counters *c)
