@@ -114,6 +114,10 @@ struct fwd_ctx {
 	uint32_t nr_ifaces;
 	/* l2: via[in][iface] is the port that takes frames from port in to interface iface. */
 	uint8_t via[FWD_MAX_PORTS][FWD_MAX_PORTS];
+	/* l2's flood outputs: the interfaces not removed, as fwd_ports_map_vias last saw them (a
+	 * flood counts its references and emits from this one list, so the two always agree). */
+	uint8_t live[FWD_MAX_PORTS];
+	uint32_t nr_live;
 	struct l2_table l2; /* shared by the workers without a lock (l2.h) */
 	struct fwd_offload *off; /* --offload-after; NULL when off (offload.c) */
 	struct fwd_l3 *l3;       /* --mode l3: the router's state (mode_l3.c) */

@@ -84,11 +84,11 @@ static inline void fwd_emit(struct fwd_worker *w, uint32_t in, uint32_t out, con
 static inline void fwd_flood(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n)
 {
 	struct fwd_ctx *ctx = w->ctx;
-	uint32_t outs = 0;
+	uint32_t self = ctx->ports[in].iface, outs = 0;
 
-	/* Interfaces whose ports were all removed (portlive.c) get nothing. */
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		outs += f != ctx->ports[in].iface && !ctx->ifaces[f].removed;
+	/* Interfaces whose ports were all removed (portlive.c) are not in ctx->live. */
+	for (uint32_t k = 0; k < ctx->nr_live; k++)
+		outs += ctx->live[k] != self;
 	if (!outs) { /* cannot happen: l2 keeps two interfaces */
 		fwd_drop(w, &ctx->ports[in], FWD_DROP_INVALID, d, n);
 		return;
@@ -104,9 +104,9 @@ static inline void fwd_flood(struct fwd_worker *w, uint32_t in, const struct ume
 			return;
 		}
 	}
-	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
-		if (f != ctx->ports[in].iface && !ctx->ifaces[f].removed)
-			fwd_emit(w, in, ctx->via[in][f], d, n);
+	for (uint32_t k = 0; k < ctx->nr_live; k++)
+		if (ctx->live[k] != self)
+			fwd_emit(w, in, ctx->via[in][ctx->live[k]], d, n);
 }
 
 /* fwd_route_burst's callbacks (route.h): arg is the worker. */

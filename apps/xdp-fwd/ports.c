@@ -173,6 +173,10 @@ void fwd_ports_map_vias(struct fwd_ctx *ctx)
 			ctx->via[in][f] = (uint8_t)best;
 		}
 	}
+	ctx->nr_live = 0;
+	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
+		if (!ctx->ifaces[f].removed)
+			ctx->live[ctx->nr_live++] = (uint8_t)f;
 }
 
 /* A port for a queue that `ethtool -L` added under -i IFNAME@all (live.c; workers parked),
