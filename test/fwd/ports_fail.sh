@@ -20,7 +20,7 @@ GEN=$BUILD/tools/xsk-gen/xsk-gen
 topo_up --hosts 3 --queues 32
 SOCK=$WORK/ctl.sock
 # The ports served (bind mode other than removed) without their counts.
-served() { table | awk '$5 != "removed"'; }
+served() { table | awk '$6 != "removed"'; }
 # books_of PORT...: the stream stopped, xdp-fwd stopped, the books on PORTs' drops.
 books_of() {
 	stream_stop
@@ -35,7 +35,7 @@ log "l2 on every queue of $TOPO_IF0 and $TOPO_IF1: 64 ports, the most an xdp-fwd
 # Small rings: 64 ports' fill and TX rings come out of one area.
 fwd_start -i "$TOPO_IF0@all" -i "$TOPO_IF1@all" --mode l2 --json --interval 100 --control "$SOCK" \
 	--rx-ring 128 --fill-ring 256 --tx-ring 128 --comp-ring 128
-[ "$(served | grep -c " copy ")" = 64 ] || fail "not 64 ports served: $(ctl ports)"
+[ "$(served | grep -c " copy$")" = 64 ] || fail "not 64 ports served: $(ctl ports)"
 ping_ok 0 1 || fail "ping host 0 -> host 1"
 stream_start
 limit="xdp-fwd serves at most 64 ports (removed ones keep their slot for their counts): 64 slots used, 1 more do not fit"
@@ -46,7 +46,7 @@ ctl_refused "$limit" ports add "$TOPO_IF2"
 ctl_refused "$limit" ports add "$TOPO_IF1@30" "$TOPO_IF2"
 ctl_expect 0 "$WORK/c" ports add "$TOPO_IF1@31" "$TOPO_IF1@30"
 grep -q "^$TOPO_IF1@31 added: port 63," "$WORK/c" || fail "the removed port did not take its slot back: $(cat "$WORK/c")"
-[ "$(served | grep -c " copy ")" = 64 ] || fail "not 64 ports served after the refusals: $(ctl ports)"
+[ "$(served | grep -c " copy$")" = 64 ] || fail "not 64 ports served after the refusals: $(ctl ports)"
 ping_ok 0 1 || fail "ping host 0 -> host 1 after the refusals"
 ports=()
 for ((q = 0; q < 32; q++)); do ports+=("$TOPO_IF0@$q" "$TOPO_IF1@$q"); done
@@ -77,7 +77,7 @@ undone() {
 $before
 after
 $(served)"
-	table | grep -E "^[0-9]+ +($TOPO_IF1@1|$TOPO_IF2@0) " | grep -qv " removed " &&
+	table | grep -E "^[0-9]+ +($TOPO_IF1@1|$TOPO_IF2@0) " | grep -qv " removed$" &&
 		fail "$1: a port it opened is listed as served: $(ctl ports)"
 	[ "$(prog_on "$TOPO_IF2")" = "$hold_prog" ] || fail "$1 left $TOPO_IF2's program changed: $(ip -n "$TOPO_MID" -d link show dev "$TOPO_IF2")"
 	[ "$(prog_on "$TOPO_IF1")" = "$prog1" ] || fail "$1 changed $TOPO_IF1's program"

@@ -61,7 +61,7 @@ stream_stop
 fwd_stop INT
 gen_books "$WORK/gen.out" "$WORK/sink.out" "$TOPO_IF0@0" "$TOPO_IF1@0"
 [ "$(kernel_drops "$TOPO_IF0@0")" -gt 0 ] || fail "no frame dropped at $TOPO_IF0@0's ring while xdp-fwd was stopped"
-[ "$BOOKS_GOT" -gt 10000 ] || fail "the sink received $BOOKS_GOT frames"
+[ "$BOOKS_GOT" -gt 1000 ] || fail "the sink received $BOOKS_GOT frames"
 no_xdp_left || fail "an XDP program left after exit"
 
 log "the running instance killed (SIGKILL) with the request pending: the new one starts as at any start"
