@@ -46,6 +46,16 @@ ctl_expect() {
 	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
 }
 
+# stream_tools: xsk-gen ($GEN) and its helpers (test/common/xsk_gen.sh) for stream_start and
+# gen_books, and xdp-fwdctl, checked built.
+stream_tools() {
+	GEN=$BUILD/tools/xsk-gen/xsk-gen
+	[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
+	[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
+	# shellcheck source=../common/xsk_gen.sh
+	. "$SRC/test/common/xsk_gen.sh"
+}
+
 # The port-change tests' helpers (ports_live.sh, ports_fail.sh), on xdp-fwd's control socket $SOCK.
 # The port table without its counts (name, interface, queue, worker, bind, xdp), to compare
 # before and after a request that must change nothing.

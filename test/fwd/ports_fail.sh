@@ -11,11 +11,7 @@
 #    the queue is free.
 # The books balance on the stream's ports (sent = received + every counted drop) in both parts.
 . "$(dirname "$0")/lib.sh"
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+stream_tools
 
 topo_up --hosts 3 --queues 32
 SOCK=$WORK/ctl.sock

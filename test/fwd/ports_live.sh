@@ -12,11 +12,7 @@
 #    across a reload that does not name it;
 #  - wire: ports come in pairs (one end alone is refused, a pair is added and removed whole).
 . "$(dirname "$0")/lib.sh"
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+stream_tools
 
 topo_up --hosts 4
 SOCK=$WORK/ctl.sock

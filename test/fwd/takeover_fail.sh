@@ -9,11 +9,7 @@
 #  - it is killed (SIGKILL) with the request pending: its programs go with it, and the new
 #    instance starts as at any start (its own program), forwards, and leaves nothing at its stop.
 . "$(dirname "$0")/lib.sh"
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+stream_tools
 
 topo_up --hosts 2
 SOCK=$WORK/ctl.sock
