@@ -80,8 +80,10 @@ $(served)"
 	tx=$(port_tx "$TOPO_IF1@0")
 	wait_for 10 more_tx "$TOPO_IF1@0" $((tx + 1000)) || fail "the stream stopped after $1: $(ctl ports)"
 }
-# Queue 1 of the stream's output interface opens, then queue 0 of the held one fails.
-ctl_expect 1 "$WORK/c" ports add "$TOPO_IF1@1" "$TOPO_IF2"
+# Queue 1 of the stream's output interface opens, then queue 0 of the held one fails. A busy
+# queue is first awaited as one the kernel has not released yet (up to 5 s, the library's): the
+# reply comes after that, later than xdp-fwdctl's default 10 s on a loaded machine.
+ctl_expect 1 "$WORK/c" -t 60 ports add "$TOPO_IF1@1" "$TOPO_IF2"
 grep -q "^xdp-fwdctl: error: ports add: $TOPO_IF2@0 cannot be opened: [A-Z].*; the ports it added are closed again$" "$WORK/c" ||
 	fail "ports add with a held queue: $(cat "$WORK/c")"
 grep -q "xdp-fwd: ports add: $TOPO_IF2@0 cannot be opened: [A-Z]" "$WORK/fwd.err" ||
@@ -91,7 +93,7 @@ undone "the failed ports add"
 
 log "the same through a reload of --config"
 conf "$TOPO_IF0@0" "$TOPO_IF1@0" "$TOPO_IF1@1" "$TOPO_IF2"
-ctl_expect 1 "$WORK/c" reload
+ctl_expect 1 "$WORK/c" -t 60 reload
 grep -q "^xdp-fwdctl: error: reload: $CONF: interface: $TOPO_IF2@0 cannot be opened: [A-Z].*; the ports it added are closed again (the file's other changes are applied; a reload tries the ports again)$" "$WORK/c" ||
 	fail "reload with a held queue: $(cat "$WORK/c")"
 grep -q "xdp-fwd: reload: ports: $TOPO_IF2@0 cannot be opened" "$WORK/fwd.err" ||
