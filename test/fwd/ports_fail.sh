@@ -23,8 +23,13 @@ books_of() {
 	fwd_stop INT
 	gen_books "$WORK/gen.out" "$WORK/sink.out" "$@"
 	[ "$BOOKS_SENT" -gt 10000 ] || fail "the generator sent $BOOKS_SENT"
-	[ $((BOOKS_DROPS * 10)) -lt "$BOOKS_SENT" ] || fail "the unchanged ports dropped $BOOKS_DROPS of $BOOKS_SENT frames"
 	no_xdp_left || fail "an XDP program left after exit"
+}
+# still_flowing WHAT: the stream crosses xdp-fwd after WHAT (1000 frames more out of $TOPO_IF1@0).
+still_flowing() {
+	local tx
+	tx=$(port_tx "$TOPO_IF1@0")
+	wait_for 10 more_tx "$TOPO_IF1@0" $((tx + 1000)) || fail "the stream stopped after $1: $(ctl ports)"
 }
 
 log "l2 on every queue of $TOPO_IF0 and $TOPO_IF1: 64 ports, the most an xdp-fwd serves"
@@ -37,15 +42,19 @@ stream_start
 limit="xdp-fwd serves at most 64 ports (removed ones keep their slot for their counts): 64 slots used, 1 more do not fit"
 ctl_refused "$limit" ports add "$TOPO_IF2"
 ctl_expect 0 "$WORK/c" ports remove "$TOPO_IF1@31" "$TOPO_IF1@30"
+still_flowing "the removal"
 ctl_refused "$limit" ports add "$TOPO_IF2"
 # One of the two would take its slot back, the other needs a new one: neither is added.
 ctl_refused "$limit" ports add "$TOPO_IF1@30" "$TOPO_IF2"
 ctl_expect 0 "$WORK/c" ports add "$TOPO_IF1@31" "$TOPO_IF1@30"
 grep -q "^$TOPO_IF1@31 added: port 63," "$WORK/c" || fail "the removed port did not take its slot back: $(cat "$WORK/c")"
+still_flowing "the ports came back"
 [ "$(served | grep -c " copy$")" = 64 ] || fail "not 64 ports served after the refusals: $(ctl ports)"
 ping_ok 0 1 || fail "ping host 0 -> host 1 after the refusals"
 ports=()
 for ((q = 0; q < 32; q++)); do ports+=("$TOPO_IF0@$q" "$TOPO_IF1@$q"); done
+# Exact, but no bound on the drops: one worker polling 64 ports drops at their RX rings as the
+# machine's load decides (still_flowing shows the changes did not stop the stream).
 books_of "${ports[@]}"
 
 log "an open that fails midway: $TOPO_IF2's queue 0 bound by another AF_XDP socket"
@@ -68,7 +77,6 @@ before=$(served)
 prog1=$(prog_on "$TOPO_IF1")
 # undone WHAT: the ports served, the programs on the interfaces and the stream as before.
 undone() {
-	local tx
 	[ "$(served)" = "$before" ] || fail "$1 changed the ports served: before
 $before
 after
@@ -77,8 +85,7 @@ $(served)"
 		fail "$1: a port it opened is listed as served: $(ctl ports)"
 	[ "$(prog_on "$TOPO_IF2")" = "$hold_prog" ] || fail "$1 left $TOPO_IF2's program changed: $(ip -n "$TOPO_MID" -d link show dev "$TOPO_IF2")"
 	[ "$(prog_on "$TOPO_IF1")" = "$prog1" ] || fail "$1 changed $TOPO_IF1's program"
-	tx=$(port_tx "$TOPO_IF1@0")
-	wait_for 10 more_tx "$TOPO_IF1@0" $((tx + 1000)) || fail "the stream stopped after $1: $(ctl ports)"
+	still_flowing "$1"
 }
 # Queue 1 of the stream's output interface opens, then queue 0 of the held one fails. A busy
 # queue is first awaited as one the kernel has not released yet (up to 5 s, the library's): the
@@ -108,4 +115,7 @@ wait_for 10 grep -q "reload: ports: 0 removed, 2 added" "$WORK/fwd.err" || fail 
 served | grep -qE "^[0-9]+ +$TOPO_IF2@0 " && served | grep -qE "^[0-9]+ +$TOPO_IF1@1 " || fail "ports after the reload: $(ctl ports)"
 xdp_on "$TOPO_IF2" || fail "no XDP program on $TOPO_IF2 after the reload"
 books_of "$TOPO_IF0@0" "$TOPO_IF1@0"
+# Two ports on one worker: the changes did not interrupt the stream (the workers are parked
+# only while the port table changes, the busy queue awaited with them running).
+[ $((BOOKS_DROPS * 10)) -lt "$BOOKS_SENT" ] || fail "the unchanged ports dropped $BOOKS_DROPS of $BOOKS_SENT frames"
 log "ok"
