@@ -682,11 +682,13 @@ static const char *cmd_reload(struct run *r)
 {
 	const char *path = r->ctx->cfg->config_path;
 	char why[512] = "";
+	int ret;
 
 	if (!path)
 		return "reload: nothing to reload: xdp-fwd was started without --config";
-	if (fwd_reload(r->ctx, r->c->argc, r->c->argv, why, sizeof(why))) {
-		snprintf(r->err, sizeof(r->err), "reload: %.470s; nothing changed", why);
+	ret = fwd_reload(r->ctx, r->c->argc, r->c->argv, why, sizeof(why));
+	if (ret) {
+		snprintf(r->err, sizeof(r->err), "reload: %.470s%s", why, ret < 0 ? "; nothing changed" : "");
 		return r->err;
 	}
 	if (r->req->json) {

@@ -278,7 +278,8 @@ int fwd_handover_probe(const struct fwd_config *cfg, struct fwd_handover **out)
 }
 
 /* Reads the reply into h->buf until it holds mark at a line's start (or an error reply whole),
- * the descriptors into fds. 1 there, 0 the connection ended or stalled first, -errno. */
+ * the descriptors into fds. 1 there, 0 the connection ended first, -ETIMEDOUT it stalled,
+ * -errno. */
 static int receive(struct fwd_handover *h, const char *mark, int *fds, int *nfds)
 {
 	for (;;) {
@@ -316,8 +317,8 @@ static int receive(struct fwd_handover *h, const char *mark, int *fds, int *nfds
 					close(d);
 			}
 		}
-		if (n <= 0)
-			return n < 0 && errno != EAGAIN ? -errno : 0;
+		if (n <= 0) /* SO_RCVTIMEO ends a wait with EAGAIN: a stalled peer */
+			return n == 0 ? 0 : errno == EAGAIN ? -ETIMEDOUT : -errno;
 		h->len += (size_t)n;
 		h->buf[h->len] = '\0';
 	}
@@ -480,10 +481,19 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 		drop_state(h, fds, nfds);
 		return -EBUSY;
 	}
+	if (r == -ETIMEDOUT) {
+		/* Stopped (SIGSTOP) or stuck: it still holds its queues, locks and programs, and
+		 * takes the request up if it runs again, when it sees this end closed (it runs on). */
+		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s did not answer within %d s (stopped or "
+			"stalled): it keeps its interfaces; this one stops, nothing attached\n", h->path,
+			FWD_HANDOVER_TIMEOUT_MS / 1000);
+		drop_state(h, fds, nfds);
+		return -ETIMEDOUT;
+	}
 	if (h->fd < 0 || r != 1 || strncmp(h->buf, "ok\n", 3)) {
-		/* Gone (its link with it) or stalled: this instance attaches its own program. */
+		/* Gone (its link with it): this instance attaches its own program. */
 		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s did not hand over (%s): a normal "
-			"start\n", h->path, h->fd < 0 ? strerror(-h->fd) : r < 0 ? strerror(-r) : "no complete reply");
+			"start\n", h->path, h->fd < 0 ? strerror(-h->fd) : r < 0 ? strerror(-r) : "it closed the connection");
 		drop_state(h, fds, nfds);
 		return fwd_lock_interfaces(ctx->cfg) ? -EBUSY : 0;
 	}
@@ -642,6 +652,13 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	if (ctx->cfg->pinned) {
 		refuse(fd, "handover: not with --pinned (the pins keep the program attached: stop this "
 			   "xdp-fwd, then start the next)");
+		return;
+	}
+	/* The request waited while this instance was stopped or stalled, and the new one gave up
+	 * (closed its end) meanwhile: stopping now would leave nobody forwarding. */
+	if (recv(fd, &(char){ 0 }, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+		fprintf(stderr, "xdp-fwd: handover: the new xdp-fwd gave up waiting (its connection is closed): "
+			"this one runs on\n");
 		return;
 	}
 	if (!(o = open_memstream(&text, &len))) {

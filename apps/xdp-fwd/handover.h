@@ -18,8 +18,10 @@
  * every count since start (stats, totals, /metrics) goes on from where the old one was.
  *
  * Bad cases: nobody answers on the socket: a normal start. The old instance refuses: nothing
- * changes, both stay as they were (the new one stops). It dies or stalls mid-handover: the new
- * one starts normally (attaches its own program). Interfaces the old one had and the new one
+ * changes, both stay as they were (the new one stops). It dies mid-handover: the new one starts
+ * normally (attaches its own program). It stalls (no reply in FWD_HANDOVER_TIMEOUT_MS): the new
+ * one stops, and the old one, once it runs again, finds the request's connection closed and
+ * runs on. Interfaces the old one had and the new one
  * does not: their program goes with the old instance; new ones: attached as at any start.
  */
 #ifndef XDP_FWD_HANDOVER_H
@@ -44,7 +46,8 @@ int fwd_handover_probe(const struct fwd_config *cfg, struct fwd_handover **out);
 /* The exchange, before any port binds (main.c's setup). 0: taken over (each interface's
  * program handed over is its fwd_iface.adopt, which fwd_iface_steer_open takes), or the old
  * instance was gone and this is a normal start (the interfaces locked either way); -errno: the
- * old instance refused or the locks could not be taken (a message says so; nothing attached). */
+ * old instance refused or stalled (-ETIMEDOUT), or the locks could not be taken (a message says
+ * so; nothing attached). */
 int fwd_handover_take(struct fwd_ctx *ctx);
 /* The control and metrics sockets, the handed-over ones where they came (after setup). */
 void fwd_handover_listeners(struct fwd_ctx *ctx);

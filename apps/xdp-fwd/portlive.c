@@ -433,8 +433,13 @@ int fwd_ports_change(struct fwd_ctx *ctx, const struct fwd_port_name *rm, uint32
 			fwd_iface_steer_close(ctx, &ctx->ifaces[f]);
 	if (nr_add)
 		fwd_privs_raise(false);
-	if (e && nr_rm)
-		snprintf(err + strlen(err), errlen - strlen(err), "; the additions are taken back, the removals stand");
+	if (e) {
+		snprintf(err + strlen(err), errlen - strlen(err), "; the ports it added are closed again%s",
+			 nr_rm ? ", the removals stand" : "");
+		/* Begun, then undone: the journal says so too (a reload logs its own line). */
+		if (flags & FWD_PORTS_RUNTIME)
+			fprintf(stderr, "xdp-fwd: ports %s: %s\n", nr_add && !nr_rm ? "add" : "change", err);
+	}
 	return e;
 }
 

@@ -144,7 +144,8 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 	char err[512], fixed[1024] = "", *store;
 	size_t nfixed = 0;
 	bool rules = false, latency = false, ports = false;
-	int ret;
+	size_t iface_opt = 0;
+	int ret, ports_ret = 0;
 
 	fwd_config_free(&next);
 	ret = fwd_parse_args(&next, argc, argv, err, sizeof(err));
@@ -183,7 +184,10 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 		if (next.on_cmdline[i] || same(cfg->given[i], next.given[i]))
 			continue;
 		if (!strcmp(name, "interface")) {
-			/* Applied below (portlive.c): the running ports are then next's. */
+			/* Applied below (portlive.c), and taken as the running value only once the
+			 * ports changed: a change that failed is tried again by the next reload. */
+			iface_opt = i;
+			continue;
 		} else if (!strcmp(name, "rule") && fwd_wants_steering(cfg)) {
 			rules = true;
 		} else if (!strcmp(name, "latency") && next.cpu_latency == cfg->cpu_latency &&
@@ -202,11 +206,18 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 	}
 	/* Before the rules: an interface added gets its program, which the rules then edit. */
 	if (ports) {
-		ret = fwd_ports_change(ctx, ports_rm, nr_ports_rm, ports_add, nr_ports_add, 0, err, sizeof(err));
-		if (!ret)
+		ports_ret = fwd_ports_change(ctx, ports_rm, nr_ports_rm, ports_add, nr_ports_add, 0, err, sizeof(err));
+		if (ports_ret) {
+			fprintf(stderr, "xdp-fwd: reload: ports: %s\n", err);
+			snprintf(why, whylen, "%s: interface: %s (the file's other changes are applied; a reload "
+				 "tries the ports again)", cfg->config_path, err);
+		} else {
 			fwd_ports_adopt(ctx, &next);
-		fprintf(stderr, "xdp-fwd: reload: ports: %u removed, %u added%s%s\n", nr_ports_rm, nr_ports_add,
-			ret ? ": " : "", ret ? err : "");
+			free(cfg->given[iface_opt]);
+			cfg->given[iface_opt] = next.given[iface_opt];
+			next.given[iface_opt] = NULL;
+			fprintf(stderr, "xdp-fwd: reload: ports: %u removed, %u added\n", nr_ports_rm, nr_ports_add);
+		}
 	}
 	if (rules) {
 		ret = reload_rules(ctx, text, store);
@@ -224,7 +235,10 @@ int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t why
 			fixed);
 	if (!rules && !latency && !nfixed && !ports)
 		fprintf(stderr, "xdp-fwd: reload: %s unchanged\n", cfg->config_path);
-	fwd_service_status("reloaded %s%s", cfg->config_path, nfixed ? " (some options need a restart)" : "");
+	if (ports_ret)
+		fwd_service_status("reload failed: interface: %s", err);
+	else
+		fwd_service_status("reloaded %s%s", cfg->config_path, nfixed ? " (some options need a restart)" : "");
 	fwd_config_free(&next); /* what cfg took from it is copied (given[], the rule texts) */
-	return 0;
+	return ports_ret ? 1 : 0;
 }

@@ -18,7 +18,9 @@ struct fwd_ctx;
 struct umem_steer_rule;
 
 /* 0 when the file was read (what changed, or could not, is on stderr), -1 when it could not be
- * (why: the parser's message, FILE:LINE: ...). SIGHUP and the control socket's reload. */
+ * (why: the parser's message, FILE:LINE: ...; nothing changed), 1 when it was read and applied
+ * but its ports could not be changed (why: the port and the error; the ports it added are closed
+ * again, and the next reload tries them again). SIGHUP and the control socket's reload. */
 int fwd_reload(struct fwd_ctx *ctx, int argc, char **argv, char *why, size_t whylen);
 /* The running level becomes level (given: as if --latency named it); the caller checked
  * fwd_latency_fixed. A reload and the control socket's latency. */

@@ -46,6 +46,62 @@ ctl_expect() {
 	[ "$rc" = "$want" ] || fail "xdp-fwdctl $*: exit $rc, expected $want: $(cat "$out")"
 }
 
+# stream_tools: xsk-gen ($GEN) and its helpers (test/common/xsk_gen.sh) for stream_start and
+# gen_books, and xdp-fwdctl, checked built.
+stream_tools() {
+	GEN=$BUILD/tools/xsk-gen/xsk-gen
+	[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
+	[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
+	# shellcheck source=../common/xsk_gen.sh
+	. "$SRC/test/common/xsk_gen.sh"
+}
+
+# The port-change tests' helpers (ports_live.sh, ports_fail.sh), on xdp-fwd's control socket $SOCK.
+# The port table without its counts (name, interface, queue, worker, bind, xdp), to compare
+# before and after a request that must change nothing.
+table() { ctl ports | awk '{ print $1, $2, $3, $4, $5, $6 }'; }
+# ctl_refused EXPECTED ARGS...: the request fails with an error line holding EXPECTED, and the port
+# table and the interfaces' XDP programs are as they were.
+ctl_refused() {
+	local want=$1 before after
+	shift
+	before=$(table; ip -n "$TOPO_MID" -o link show | grep -o '^[0-9]*: [^:@]*\|prog/xdp id [0-9]*')
+	ctl_expect 1 "$WORK/c" "$@"
+	grep -q "^xdp-fwdctl: error: .*$want" "$WORK/c" || fail "$*: expected '$want': $(cat "$WORK/c")"
+	after=$(table; ip -n "$TOPO_MID" -o link show | grep -o '^[0-9]*: [^:@]*\|prog/xdp id [0-9]*')
+	[ "$before" = "$after" ] || fail "$* changed something: before
+$before
+after
+$after"
+}
+xdp_on() { ip -n "$TOPO_MID" -d link show dev "$1" | grep -q "prog/xdp"; }
+# prog_on IF: the id of the XDP program on IF in the middle namespace, or nothing.
+prog_on() { ip -n "$TOPO_MID" -d link show dev "$1" | grep -o 'prog/xdp id [0-9]*' | grep -o '[0-9]*$'; }
+# ping_ok K L: host K reaches host L.
+ping_ok() { in_host "$1" ping -c 3 -i 0.2 -W 2 "$(eval echo "\$TOPO_IP$2")" >/dev/null 2>&1; }
+# stream_start: a UDP stream host 0 -> host 1 (xsk-gen on queue 0 of each host's eth0: GEN, and
+# test/common/xsk_gen.sh sourced) until stream_stop; returns once it crosses xdp-fwd. SINK_OPTIONS
+# (default --idle 3: the sink ends 3 s after the last frame) for a stream that pauses longer.
+stream_start() {
+	[ $# -gt 0 ] || set -- --idle 3
+	sink_start "$TOPO_H1" "$@"
+	netns_bg GEN_PID "$TOPO_H0" "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --rate 20000 --duration 0 \
+		>"$WORK/gen.out" 2>"$WORK/gen.err"
+	wait_for 20 flowing || fail "the stream does not reach $TOPO_IF1: $(ctl ports)"
+}
+flowing() { [ "$(port_tx "$TOPO_IF1@0")" -gt 1000 ] 2>/dev/null; }
+# stream_stop: the generator stopped, the sink's end awaited (its --idle).
+stream_stop() {
+	kill -INT "$GEN_PID"
+	wait "$GEN_PID"
+	netns_stop "$GEN_PID"
+	sink_wait
+}
+# port_tx PORT: the frames xdp-fwd sent out of PORT so far.
+port_tx() { ctl --json ports | grep -o "\"name\":\"$1\"[^}]*" | grep -o '"tx_packets":[0-9]*' | cut -d: -f2; }
+# more_tx PORT N: PORT sent more than N frames so far.
+more_tx() { [ "$(port_tx "$1")" -gt "$2" ] 2>/dev/null; }
+
 # leg_recreate K: host K's veth pair again after a `link del` of m<K> (as tools/topo.sh builds it).
 leg_recreate() {
 	local k=$1 mid_if="TOPO_IF$1" ns="TOPO_H$1" mac="TOPO_MAC$1" ip="TOPO_IP$1"
@@ -131,6 +187,25 @@ port_drops() {
 # UMEM had no buffer for them. A count of what reached xdp-fwd (frames, flows) is short by
 # these, not by a fault of xdp-fwd's.
 kernel_drops() { port_drops "$1" xsk_rx_ring_full xsk_rx_dropped; }
+
+# gen_books GEN_OUT SINK_OUT PORT...: the books of a generator-to-sink stream through xdp-fwd, once
+# all three have stopped: sent (xsk-gen gen's report GEN_OUT) = received + the sink's own drops
+# (SINK_OUT) + xdp-fwd's drops on PORTs (every reason: the kernel's xsk_rx_ring_full among
+# them). Logs the four numbers; fails on a frame unaccounted. BOOKS_SENT, BOOKS_GOT and
+# BOOKS_DROPS (xdp-fwd's) hold them for the caller's further checks.
+gen_books() {
+	local gen=$1 sink=$2 own p
+	shift 2
+	BOOKS_SENT=$(json "$gen" frames)
+	BOOKS_GOT=$(json "$sink" frames)
+	own=$(sink_drops "$sink")
+	BOOKS_DROPS=0
+	for p in "$@"; do BOOKS_DROPS=$((BOOKS_DROPS + $(port_drops "$p"))); done
+	log "books: sent $BOOKS_SENT, received $BOOKS_GOT, sink drops $own, xdp-fwd drops $BOOKS_DROPS"
+	[ -n "$BOOKS_SENT" ] && [ -n "$BOOKS_GOT" ] || fail "no generator or sink report: $(cat "$gen" "$sink")"
+	[ $((BOOKS_SENT - BOOKS_GOT - own - BOOKS_DROPS)) = 0 ] ||
+		fail "$((BOOKS_SENT - BOOKS_GOT - own - BOOKS_DROPS)) frames unaccounted ($BOOKS_SENT sent, $BOOKS_GOT received, $own dropped at the sink, $BOOKS_DROPS by xdp-fwd)"
+}
 
 # leg_drops: the drops the veths of every host's leg counted (host K's eth0 and m<K>, RX and TX)
 # since the topology was made: frames the kernel dropped between the hosts and xdp-fwd (a veth's

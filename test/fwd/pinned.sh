@@ -104,12 +104,34 @@ in_host 1 "$STEER" add eth0 "udp dport 9091 -> queue" >/dev/null || fail "rule o
 
 log "nobody with ${CAPS#,} only, --mode $MODE: $FRAMES UDP frames forwarded through the pinned maps"
 flags0=$(steer show "$TOPO_IF0" | grep -o "flags:.*")
+# The control socket in a folder of nobody's (for the --takeover below).
+mkdir "$WORK/run" && chown "$USER_ID:$GROUP_ID" "$WORK/run" || fail "cannot make $WORK/run"
+SOCK=$WORK/run/ctl.sock
 : >"$WORK/fwd.out"
 : >"$WORK/fwd.err"
 netns_bg FWD_PID "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode "$MODE" --pinned "$PINS" --json --interval 0.5 \
-	-r "prio 7 udp dport 9091 -> queue" \
+	-r "prio 7 udp dport 9091 -> queue" --control "$SOCK" \
 	>"$WORK/fwd.out" 2>"$WORK/fwd.err"
 wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
+if [ "$MODE" = wire ]; then
+	# --pinned refuses a handover: the new instance exits 1 saying why, the running one goes
+	# on (the stream below is its), its pinned table and its sockets' registration untouched.
+	log "--takeover of a --pinned instance: refused, nothing changed"
+	table0=$(steer show "$TOPO_IF0"; steer show "$TOPO_IF1")
+	rc=0
+	ip netns exec "$TOPO_MID" "${AS_USER[@]}" "$FWD" -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --pinned "$PINS" \
+		-r "prio 7 udp dport 9091 -> queue" --control "$SOCK" --takeover >"$WORK/take.out" 2>"$WORK/take.err" || rc=$?
+	[ $rc = 1 ] || fail "--takeover of a --pinned instance exited $rc, expected 1: $(cat "$WORK/take.err")"
+	grep -q "refused: handover: not with --pinned .*; it runs on, nothing changed" "$WORK/take.err" ||
+		fail "--takeover of a --pinned instance: $(cat "$WORK/take.err")"
+	kill -0 "$FWD_PID" || fail "the --pinned instance stopped after a refused handover"
+	"$CTL" -s "$SOCK" version >/dev/null || fail "the --pinned instance's control socket is gone after a refused handover"
+	[ "$(steer show "$TOPO_IF0"; steer show "$TOPO_IF1")" = "$table0" ] ||
+		fail "a refused handover changed the pinned tables: before
+$table0
+after
+$(steer show "$TOPO_IF0"; steer show "$TOPO_IF1")"
+fi
 # setsid, ip netns exec and setpriv each exec the next: the job is xdp-fwd itself.
 [ "$(awk '/^Uid:/ {print $2 ":" $3}' "/proc/$FWD_PID/status")" = "$USER_ID:$USER_ID" ] ||
 	fail "xdp-fwd (pid $FWD_PID) runs as $(awk '/^Uid:/' "/proc/$FWD_PID/status"), not nobody"
@@ -143,17 +165,11 @@ in_host 0 "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" ${GEN_TO[@]+"${GEN_TO[@
 sink_wait
 fwd_stop INT
 
-sent=$(json "$WORK/gen.out" frames)
-got=$(json "$WORK/sink.out" frames)
-sink_drops=$(sink_drops "$WORK/sink.out")
-fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
-log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops"
-[ "$sent" = "$FRAMES" ] || fail "the generator sent $sent of $FRAMES frames"
+gen_books "$WORK/gen.out" "$WORK/sink.out" "$TOPO_IF0@0" "$TOPO_IF1@0"
+[ "$BOOKS_SENT" = "$FRAMES" ] || fail "the generator sent $BOOKS_SENT of $FRAMES frames"
 [ "$(port_total "$TOPO_IF0@0" rx_packets)" -ge $((FRAMES / 2)) ] || fail "xdp-fwd received $(port_total "$TOPO_IF0@0" rx_packets) frames: not through its sockets"
-[ "$(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}')" = "$got" ] ||
-	fail "the sink's pinned program steered $(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}') frames, the sink got $got"
-[ $((sent - got - sink_drops - fwd_drops)) = 0 ] ||
-	fail "$((sent - got - sink_drops - fwd_drops)) frames unaccounted ($sent sent, $got received, $sink_drops dropped at the sink, $fwd_drops by xdp-fwd)"
+[ "$(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}')" = "$BOOKS_GOT" ] ||
+	fail "the sink's pinned program steered $(in_host 1 "$STEER" show eth0 | awk '$2 == "udp" {print $(NF - 1)}') frames, the sink got $BOOKS_GOT"
 # Put back as it found it: the default action passes to the kernel again.
 steer show "$TOPO_IF0" | grep -q "default -> pass" || fail "the pinned table kept xdp-fwd's default: $(steer show "$TOPO_IF0")"
 steer show "$TOPO_IF0" | grep -q "dport 9091" && fail "the pinned table kept xdp-fwd's rule: $(steer show "$TOPO_IF0")"

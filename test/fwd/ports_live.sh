@@ -12,65 +12,23 @@
 #    across a reload that does not name it;
 #  - wire: ports come in pairs (one end alone is refused, a pair is added and removed whole).
 . "$(dirname "$0")/lib.sh"
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-[ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+stream_tools
 
 topo_up --hosts 4
 SOCK=$WORK/ctl.sock
 CONF=$WORK/lab.conf
-# The port table without its counts (name, interface, queue, worker, bind, xdp), to compare
-# before and after a request that must change nothing.
-table() { ctl ports | awk '{ print $1, $2, $3, $4, $5, $6 }'; }
-# refused EXPECTED ARGS...: the request fails with an error line holding EXPECTED, and the port
-# table and the interfaces' XDP programs are as they were.
-refused() {
-	local want=$1 before after
-	shift
-	before=$(table; ip -n "$TOPO_MID" -o link show | grep -o '^[0-9]*: [^:@]*\|prog/xdp id [0-9]*')
-	ctl_expect 1 "$WORK/c" "$@"
-	grep -q "^xdp-fwdctl: error: .*$want" "$WORK/c" || fail "$*: expected '$want': $(cat "$WORK/c")"
-	after=$(table; ip -n "$TOPO_MID" -o link show | grep -o '^[0-9]*: [^:@]*\|prog/xdp id [0-9]*')
-	[ "$before" = "$after" ] || fail "$* changed something: before
-$before
-after
-$after"
-}
-xdp_on() { ip -n "$TOPO_MID" -d link show dev "$1" | grep -q "prog/xdp"; }
-# ping_ok K L: host K reaches host L.
-ping_ok() { in_host "$1" ping -c 3 -i 0.2 -W 2 "$(eval echo "\$TOPO_IP$2")" >/dev/null 2>&1; }
-# stream_start: a UDP stream host 0 -> host 1 (the unchanged ports) for the whole phase.
-stream_start() {
-	sink_start "$TOPO_H1" --idle 3
-	netns_bg GEN_PID "$TOPO_H0" "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --rate 20000 --duration 0 \
-		>"$WORK/gen.out" 2>"$WORK/gen.err"
-	wait_for 20 flowing || fail "the stream does not reach $TOPO_IF1: $(ctl ports)"
-}
-flowing() { [ "$(port_tx "$TOPO_IF1@0")" -gt 1000 ] 2>/dev/null; }
-# port_tx PORT: the frames xdp-fwd sent out of PORT so far.
-port_tx() { ctl --json ports | grep -o "\"name\":\"$1\"[^}]*" | grep -o '"tx_packets":[0-9]*' | cut -d: -f2; }
 # stream_books: stops the stream and xdp-fwd, then sent = received + every counted drop.
 stream_books() {
-	local sent got own drops
-	kill -INT "$GEN_PID"
-	wait "$GEN_PID"
-	netns_stop "$GEN_PID"
-	sink_wait
+	stream_stop
 	fwd_stop INT
-	sent=$(json "$WORK/gen.out" frames)
-	got=$(json "$WORK/sink.out" frames)
-	own=$(sink_drops "$WORK/sink.out")
-	drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
-	log "books: sent $sent, received $got, sink drops $own, xdp-fwd drops $drops:" \
+	log "xdp-fwd's drops by reason:" \
 		"$(grep '"type":"total"' "$WORK/fwd.out" | grep -o '"name":"[^"]*"\|"[a-z_0-9]*":[1-9][0-9]*' | grep -A20 name |
 			grep -v 'packets\|bytes\|pps\|bps\|macs\|allocs\|recycled\|pages_held\|sleeps\|slow\|frames\|hits' | tr '\n' ' ')"
-	[ -n "$sent" ] && [ "$sent" -gt 10000 ] || fail "the generator sent ${sent:-nothing}"
-	[ $((sent - got - own - drops)) = 0 ] || fail "$((sent - got - own - drops)) frames unaccounted"
+	gen_books "$WORK/gen.out" "$WORK/sink.out" "$TOPO_IF0@0" "$TOPO_IF1@0"
+	[ "$BOOKS_SENT" -gt 10000 ] || fail "the generator sent $BOOKS_SENT"
 	# Not interrupted: the workers are parked only while the port table changes (a program
 	# loaded while they were parked once cost the stream more than half its frames).
-	[ $((drops * 10)) -lt "$sent" ] || fail "the unchanged ports dropped $drops of $sent frames"
+	[ $((BOOKS_DROPS * 10)) -lt "$BOOKS_SENT" ] || fail "the unchanged ports dropped $BOOKS_DROPS of $BOOKS_SENT frames"
 	no_xdp_left || fail "an XDP program left after exit"
 }
 
@@ -89,20 +47,20 @@ ping_ok 1 2 || fail "ping host 1 -> host 2 through the added port"
 ctl ports | grep -qE "^2 +$TOPO_IF2@0 +$TOPO_IF2 +0 +0 +copy " || fail "ports: $(ctl ports)"
 
 log "bad requests change nothing"
-refused "no interface 'nosuch0'" ports add nosuch0
-refused "$TOPO_IF2@0 is served already (port 2)" ports add "$TOPO_IF2"
-refused "$TOPO_IF3 has 1 RX queue: no queue 7" ports add "$TOPO_IF3@7"
-refused "no port $TOPO_IF3@0 is served" ports remove "$TOPO_IF3"
-refused "'a/b' is not an interface name" ports add a/b
-refused "give the queue as a number" ports add "$TOPO_IF3@x"
-refused "give one port" ports add
+ctl_refused "no interface 'nosuch0'" ports add nosuch0
+ctl_refused "$TOPO_IF2@0 is served already (port 2)" ports add "$TOPO_IF2"
+ctl_refused "$TOPO_IF3 has 1 RX queue: no queue 7" ports add "$TOPO_IF3@7"
+ctl_refused "no port $TOPO_IF3@0 is served" ports remove "$TOPO_IF3"
+ctl_refused "'a/b' is not an interface name" ports add a/b
+ctl_refused "give the queue as a number" ports add "$TOPO_IF3@x"
+ctl_refused "give one port" ports add
 ctl_expect 0 "$WORK/c" ports remove "$TOPO_IF2"
 grep -q "^$TOPO_IF2@0 removed" "$WORK/c" || fail "ports remove: $(cat "$WORK/c")"
 xdp_on "$TOPO_IF2" && fail "an XDP program is left on the removed $TOPO_IF2: $(ip -n "$TOPO_MID" -d link show dev "$TOPO_IF2")"
 ctl ports | grep -qE "^2 +$TOPO_IF2@0 +$TOPO_IF2 +0 +0 +removed " || fail "ports after remove: $(ctl ports)"
 ping_ok 2 0 && fail "host 2 still reaches host 0 through a removed port"
-refused "no port $TOPO_IF2@0 is served" ports remove "$TOPO_IF2"
-refused "--mode l2 needs ports on at least 2 interfaces: this would leave 1" ports remove "$TOPO_IF1"
+ctl_refused "no port $TOPO_IF2@0 is served" ports remove "$TOPO_IF2"
+ctl_refused "--mode l2 needs ports on at least 2 interfaces: this would leave 1" ports remove "$TOPO_IF1"
 
 log "the same interface added again takes its slot (and counts) back"
 tx2=$(port_tx "$TOPO_IF2@0")
@@ -166,12 +124,12 @@ stream_books
 
 log "wire: ports come in pairs"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --control "$SOCK"
-refused "--mode wire joins ports in pairs" ports add "$TOPO_IF2"
-refused "--mode wire needs at least one pair" ports remove "$TOPO_IF0" "$TOPO_IF1"
+ctl_refused "--mode wire joins ports in pairs" ports add "$TOPO_IF2"
+ctl_refused "--mode wire needs at least one pair" ports remove "$TOPO_IF0" "$TOPO_IF1"
 ctl_expect 0 "$WORK/c" ports add "$TOPO_IF2" "$TOPO_IF3"
 ping_ok 2 3 || fail "ping host 2 -> host 3 through the added pair"
 ping_ok 0 1 || fail "ping host 0 -> host 1 with the pair added"
-refused "$TOPO_IF2@0 pairs with $TOPO_IF3@0: remove both ends" ports remove "$TOPO_IF2" "$TOPO_IF0"
+ctl_refused "$TOPO_IF2@0 pairs with $TOPO_IF3@0: remove both ends" ports remove "$TOPO_IF2" "$TOPO_IF0"
 ctl_expect 0 "$WORK/c" ports remove "$TOPO_IF3" "$TOPO_IF2"
 xdp_on "$TOPO_IF2" || xdp_on "$TOPO_IF3" && fail "an XDP program is left on the removed pair"
 ping_ok 0 1 || fail "ping host 0 -> host 1 after the pair went"

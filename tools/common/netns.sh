@@ -74,8 +74,10 @@ netns_sweep() {
 
 netns_cleanup() {
 	local pid ns
+	# SIGCONT after the TERM: a job a test stopped (SIGSTOP) takes it only when continued.
 	for pid in "${NETNS_JOBS[@]}"; do
 		kill -TERM -- "-$pid" 2>/dev/null
+		kill -CONT -- "-$pid" 2>/dev/null
 	done
 	for pid in "${NETNS_JOBS[@]}"; do
 		wait "$pid" 2>/dev/null
@@ -179,6 +181,7 @@ fwd_drops() {
 netns_stop() {
 	local pid=$1 keep=() p
 	kill -TERM -- "-$pid" 2>/dev/null
+	kill -CONT -- "-$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	for p in "${NETNS_JOBS[@]}"; do
 		[ "$p" = "$pid" ] || keep+=("$p")
