@@ -491,6 +491,18 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		why, strerror(-err));
 }
 
+/* The area's registration as UMEM, made by p's failed creation: undone. */
+static void umem_unregister(struct umem_port *p)
+{
+	struct port_umem *u = p->u;
+
+	if (u->owner != p)
+		return;
+	xsk_umem__delete(u->xsk);
+	u->xsk = NULL;
+	u->owner = NULL;
+}
+
 static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool last_try)
 {
 	struct port_umem *u = p->u;
@@ -511,6 +523,7 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 			.flags = c->unaligned ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0,
 		};
 
+		umem__fault_umem_regs++;
 		err = xsk_umem__create(&u->xsk, umem_area__base(p->area), umem_area__size(p->area),
 				       &q->fill, &q->comp, &uc);
 		if (err) {
@@ -544,13 +557,14 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 						&q->fill, &q->comp, &sc);
 	}
 	if (err) {
-		if (last_try || err != -EBUSY)
-			explain_bind_error(p, err, c);
 		p->xsk = NULL;
-		if (u->owner == p) {
-			xsk_umem__delete(u->xsk);
-			u->xsk = NULL;
-			u->owner = NULL;
+		/* A busy queue keeps the registration for the next bind: a failed bind leaves the
+		 * socket as it was before it (the kernel's "xsk: Fix memory leak for failed bind"
+		 * keeps its fill and completion rings; libxdp keeps its RX/TX rings), and registering
+		 * again would pin the whole area again, milliseconds per try. */
+		if (last_try || err != -EBUSY) {
+			explain_bind_error(p, err, c);
+			umem_unregister(p);
 		}
 		return err;
 	}
@@ -563,6 +577,7 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 }
 
 uint32_t umem__fault_bind_busy;
+uint32_t umem__fault_umem_regs;
 
 /* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
  * so a queue just freed (a destroyed port, a process that just exited) can stay busy for a
@@ -594,6 +609,7 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 		}
 		err = c->rebind_wait(c->rebind_wait_arg, PORT_REBIND_STEP_MS);
 		if (err) {
+			umem_unregister(p);
 			err = err < 0 ? err : -ECANCELED;
 			pr_warn("port %s:%u: cannot create the AF_XDP socket: the queue is busy and the "
 				"caller ended the wait for it after %d ms (%s)\n", p->ifname, p->queue, ms,
@@ -616,11 +632,25 @@ static void query_mode(struct umem_port *p, const struct port_cfg *c)
 			" multi-buffer, or no zero-copy at all" : " support");
 }
 
-/* Closes the port's socket; the UMEM owner's socket is the UMEM's fd and closes with it. */
-static void close_socket(struct umem_port *p)
+/* Sockets closed together. Closing an AF_XDP socket unbinds it in the kernel, which waits for
+ * the driver (xsk_unbind_dev: synchronize_net(), an RCU grace period): closed one after the
+ * other, n sockets wait n grace periods; closed at once from threads of their own, about one. */
+#define PORT_CLOSE_BATCH 32u /* ports destroyed per batch: at most twice as many sockets */
+
+struct port_closing {
+	uint32_t n;
+	int fd[2 * PORT_CLOSE_BATCH];             /* a duplicate: the socket's last reference */
+	struct port_queue *q[2 * PORT_CLOSE_BATCH]; /* released once its last socket is closed */
+};
+
+/* Closes the port's socket; the UMEM owner's socket is the UMEM's fd and closes with it. With
+ * cl, libxdp lets go of the socket (rings unmapped, its descriptor closed) but a duplicate
+ * keeps it bound until closing_finish closes it with the others. */
+static void close_socket(struct umem_port *p, struct port_closing *cl)
 {
 	struct port_umem *u = p->u;
 	struct port_queue *q = p->q;
+	int fd = cl ? fcntl(p->fd, F_DUPFD_CLOEXEC, 0) : -1;
 
 	xsk_socket__delete(p->xsk);
 	p->xsk = NULL;
@@ -629,11 +659,26 @@ static void close_socket(struct umem_port *p)
 		u->xsk = NULL;
 		u->owner = NULL;
 	}
+	if (fd >= 0) {
+		cl->fd[cl->n] = fd;
+		cl->q[cl->n++] = q;
+		return;
+	}
 	if (!--q->sockets)
 		queue_release(q);
 }
 
-static void umem_put_ref(struct port_umem *u)
+/* Freed once nothing of it is left: no port, no owner's socket, no queue waiting for the close
+ * of its last socket. */
+static void umem_free_if_unused(struct port_umem *u)
+{
+	if (u->ports || u->owner || u->queues)
+		return;
+	umem_unlink(u);
+	free(u);
+}
+
+static void umem_put_ref(struct port_umem *u, struct port_closing *cl)
 {
 	struct umem_port *owner = u->owner;
 
@@ -641,11 +686,49 @@ static void umem_put_ref(struct port_umem *u)
 		return;
 	/* The owner was destroyed earlier and kept only for its socket: close it now. */
 	if (owner) {
-		close_socket(owner);
+		close_socket(owner, cl);
 		free(owner);
 	}
-	umem_unlink(u);
-	free(u);
+	umem_free_if_unused(u);
+}
+
+static void *close_fd(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* The duplicates closed at once (a thread each but the first: the caller's), then the queues
+ * whose last socket that was give back what the kernel held. */
+static void closing_finish(struct port_closing *cl)
+{
+	pthread_t t[2 * PORT_CLOSE_BATCH];
+	bool started[2 * PORT_CLOSE_BATCH] = { false };
+	pthread_attr_t attr;
+	bool attr_ok = !pthread_attr_init(&attr);
+
+	if (attr_ok)
+		pthread_attr_setstacksize(&attr, 64 * 1024); /* a close() only */
+	for (uint32_t i = 1; i < cl->n; i++) {
+		started[i] = !pthread_create(&t[i], attr_ok ? &attr : NULL, close_fd, (void *)(intptr_t)cl->fd[i]);
+		if (!started[i])
+			close(cl->fd[i]); /* no thread: this one waits in line */
+	}
+	if (cl->n)
+		close(cl->fd[0]);
+	for (uint32_t i = 1; i < cl->n; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+	if (attr_ok)
+		pthread_attr_destroy(&attr);
+	for (uint32_t i = 0; i < cl->n; i++) {
+		struct port_umem *u = cl->q[i]->umem;
+
+		if (!--cl->q[i]->sockets)
+			queue_release(cl->q[i]);
+		umem_free_if_unused(u);
+	}
+	cl->n = 0;
 }
 
 static struct umem_port *port_create(struct umem_area *area, struct umem_pool *pool, const char *ifname,
@@ -797,8 +880,8 @@ close_sock:
 	/* The socket never held traffic, but the fill ring has buffers: close_socket returns them
 	 * through the queue's bitmap when this was the queue's only socket. */
 	u->ports--;
-	close_socket(p);
-	umem_put_ref(u);
+	close_socket(p, NULL);
+	umem_put_ref(u, NULL);
 	pthread_mutex_unlock(&ports_lock);
 	free(p);
 	errno = -err;
@@ -808,7 +891,7 @@ put_queue:
 		queue_release(p->q);
 put_umem:
 	u->ports--;
-	umem_put_ref(u);
+	umem_put_ref(u, NULL);
 unlock:
 	pthread_mutex_unlock(&ports_lock);
 free_port:
@@ -950,15 +1033,10 @@ static void wait_for_xdp_runs(const struct umem_port *p)
 			 p->ifname, p->queue);
 }
 
-int umem_port__destroy(struct umem_port *p)
+/* Out of the default program's map (the program detached with the interface's last port) and
+ * of the pinned one: no new frame is steered to the socket. */
+static void port_unmap(struct umem_port *p)
 {
-	struct port_umem *u;
-	uint32_t abandoned;
-
-	if (!p)
-		return 0;
-	pthread_mutex_lock(&ports_lock);
-	u = p->u;
 	if (p->in_map)
 		bpf_map_delete_elem(p->prog->map_fd, &p->queue);
 	prog_put(p->prog);
@@ -969,21 +1047,84 @@ int umem_port__destroy(struct umem_port *p)
 		close(p->xskmap_fd);
 		p->xskmap_fd = -1;
 	}
-	wait_for_xdp_runs(p);
-	drain_rx(p);
-	abandoned = drain_tx(p);
-	u->ports--;
-	if (u->owner == p && u->ports) {
-		/* The UMEM lives on this socket's fd: close it with the area's last port. Its fill
-		 * ring stays with the queue (and keeps feeding other sockets bound there). */
+}
+
+/* Up to PORT_CLOSE_BATCH ports (NULL entries skipped): all out of their maps, one grace period
+ * for all, each drained, then every socket closed at once. Returns the buffers abandoned. */
+static uint32_t destroy_batch(struct umem_port *const *ports, uint32_t n)
+{
+	static struct port_closing cl; /* ports_lock held while it is used */
+	struct port_umem *us[PORT_CLOSE_BATCH];
+	const struct umem_port *any = NULL;
+	uint32_t abandoned = 0, nu = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	for (uint32_t i = 0; i < n; i++)
+		if (ports[i]) {
+			port_unmap(ports[i]);
+			any = ports[i];
+		}
+	if (!any) {
 		pthread_mutex_unlock(&ports_lock);
-		return (int)abandoned;
+		return 0;
 	}
-	close_socket(p);
-	umem_put_ref(u);
+	wait_for_xdp_runs(any);
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_port *p = ports[i];
+		uint32_t k = 0;
+
+		if (!p)
+			continue;
+		drain_rx(p);
+		abandoned += drain_tx(p);
+		p->u->ports--;
+		while (k < nu && us[k] != p->u)
+			k++;
+		if (k == nu)
+			us[nu++] = p->u;
+	}
+	/* Owners last: libxdp deletes a UMEM only once the sockets sharing it are deleted. An
+	 * owner whose area keeps other ports keeps its socket (the UMEM lives on its fd) and is
+	 * closed with the area's last port (umem_put_ref). */
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_port *p = ports[i];
+
+		if (p && p->u->owner != p) {
+			close_socket(p, &cl);
+			free(p);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_port *p = ports[i];
+
+		if (p && p->u->owner == p && !p->u->ports) {
+			close_socket(p, &cl);
+			free(p);
+		}
+	}
+	for (uint32_t k = 0; k < nu; k++)
+		umem_put_ref(us[k], &cl);
+	closing_finish(&cl);
 	pthread_mutex_unlock(&ports_lock);
-	free(p);
-	return (int)abandoned;
+	return abandoned;
+}
+
+int umem_port__destroy_bulk(struct umem_port *const *ports, uint32_t n)
+{
+	uint64_t abandoned = 0;
+
+	if (!ports && n) {
+		pr_warn("port destroy: NULL array of %u ports\n", n);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i += PORT_CLOSE_BATCH)
+		abandoned += destroy_batch(ports + i, n - i < PORT_CLOSE_BATCH ? n - i : PORT_CLOSE_BATCH);
+	return abandoned > INT32_MAX ? INT32_MAX : (int)abandoned;
+}
+
+int umem_port__destroy(struct umem_port *p)
+{
+	return umem_port__destroy_bulk(&p, 1);
 }
 
 /* ---- accessors ---- */

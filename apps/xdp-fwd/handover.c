@@ -14,9 +14,13 @@
  *   c steer IFNAME FIELD VALUE      this one does not know is skipped
  *   c l3 - FIELD VALUE
  *   c capture - FIELD VALUE
+ *   stopped NS                      CLOCK_MONOTONIC when its workers were told to stop: the
+ *                                   gap's start, for the new instance's timing line
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,36 @@ struct old_rule {
 	bool kept;
 };
 
+/* Where a handover's time goes, step by step, in ms since its start: one line on stderr in
+ * each instance (the gap: the old one's workers stopped to the new one's sockets in the map). */
+struct fwd_timeline {
+	uint64_t t0;
+	size_t len;
+	char text[1024];
+};
+
+__attribute__((format(printf, 2, 3)))
+static void timeline_mark(struct fwd_timeline *t, const char *fmt, ...)
+{
+	double ms = (double)(fwd_clock_ns(CLOCK_MONOTONIC) - t->t0) / 1e6;
+	size_t room = sizeof(t->text);
+	va_list ap;
+	int n;
+
+	if (t->len + 1 >= room)
+		return;
+	if (t->len)
+		t->len += (size_t)snprintf(t->text + t->len, room - t->len, ", ");
+	va_start(ap, fmt);
+	n = t->len < room ? vsnprintf(t->text + t->len, room - t->len, fmt, ap) : 0;
+	va_end(ap);
+	t->len += n > 0 ? (size_t)n : 0;
+	if (t->len < room)
+		t->len += (size_t)snprintf(t->text + t->len, room - t->len, " %.1f", ms);
+	if (t->len >= room)
+		t->len = room - 1;
+}
+
 struct fwd_handover {
 	char path[FWD_CTL_PATH_MAX];
 	bool taken;             /* the exchange completed */
@@ -64,6 +98,9 @@ struct fwd_handover {
 	struct old_rule rules[FWD_MAX_PORTS * FWD_MAX_RULES];
 	uint32_t nr_rules;
 	char *counters; /* the "c" lines, kept for fwd_handover_carry */
+	struct fwd_timeline tl; /* from the request on: said once the sockets are in the map */
+	uint64_t stopped_ns;    /* the old instance's workers told to stop (its clock), 0: not said */
+	uint32_t busy_waits, busy_ms; /* binds of a queue still busy, waited for */
 	int fd;         /* the connection, until the reply's second part is read */
 	char *buf;      /* the reply as read so far */
 	size_t len, cap, part2; /* part2: where the second part starts */
@@ -337,6 +374,7 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char a[256], b[256];
+		unsigned long long ns;
 		unsigned int id;
 		int off = 0;
 
@@ -350,6 +388,8 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 			c[l + ll] = '\n';
 			c[l + ll + 1] = '\0';
 			h->counters = c;
+		} else if (sscanf(line, "stopped %llu", &ns) == 1) {
+			h->stopped_ns = (uint64_t)ns;
 		} else if (sscanf(line, "pid %ld", &h->pid) == 1) {
 		} else if (sscanf(line, "control %255s", a) == 1) {
 			h->control_fd = fd_at(fds, nfds, a);
@@ -449,6 +489,50 @@ static void adopt(struct fwd_ctx *ctx, struct fwd_handover *h, struct fwd_iface 
 	}
 }
 
+/* A bind of a queue the old instance's socket still holds (the kernel releases it from a work
+ * item, a little after the close): waited for as the library would, and counted. */
+static int rebind_wait(void *arg, uint32_t ms)
+{
+	struct fwd_handover *h = arg;
+
+	h->busy_waits++;
+	h->busy_ms += ms;
+	poll(NULL, 0, (int)ms);
+	return 0;
+}
+
+void fwd_handover_mark(struct fwd_ctx *ctx, const char *fmt, ...)
+{
+	struct fwd_handover *h = ctx->handover;
+	char what[128];
+	va_list ap;
+
+	if (!h || !h->taken)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	timeline_mark(&h->tl, "%s", what);
+}
+
+void fwd_handover_timing(struct fwd_ctx *ctx)
+{
+	struct fwd_handover *h = ctx->handover;
+	uint64_t now = fwd_clock_ns(CLOCK_MONOTONIC);
+	char gap[160] = "";
+
+	if (!h || !h->taken)
+		return;
+	timeline_mark(&h->tl, "sockets in the map");
+	/* The same clock in both (not across time namespaces: a gap out of range is not said). */
+	if (h->stopped_ns && now > h->stopped_ns && now - h->stopped_ns < 60000000000ull)
+		snprintf(gap, sizeof(gap), "; gap (pid %ld's workers stopped to these sockets in the map) %.1f ms",
+			 h->pid, (double)(now - h->stopped_ns) / 1e6);
+	fprintf(stderr, "xdp-fwd: --takeover timing, ms since the request: %s; %u binds of a busy queue "
+		"waited %u ms%s\n", h->tl.text, h->busy_waits, h->busy_ms, gap);
+	ctx->open_wait = NULL; /* later opens (live changes) wait as the library does */
+}
+
 int fwd_handover_take(struct fwd_ctx *ctx)
 {
 	static const char req[] = "handover 1\n";
@@ -458,6 +542,7 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	uint64_t t0 = fwd_clock_ns(CLOCK_MONOTONIC);
 	char *bind, *part1;
 
+	h->tl.t0 = t0;
 	prefault(ctx);
 	/* The programs there now, opened ahead (a few ms each, kept out of the gap); they are
 	 * the ones handed over if a link for them comes with the reply. */
@@ -503,6 +588,9 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 			close(fds[i]);
 	}
 	h->taken = true;
+	timeline_mark(&h->tl, "reply read");
+	ctx->open_wait = rebind_wait;
+	ctx->open_wait_arg = h;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		adopt(ctx, h, &ctx->ifaces[f]);
 	fprintf(stderr, "xdp-fwd: --takeover: pid %ld stopped and handed over in %.1f ms\n", h->pid,
@@ -624,6 +712,9 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		       const struct fwd_samples *start)
 {
 	static struct fwd_samples cur; /* large: static, one request at a time */
+	struct fwd_timeline tl = { .t0 = fwd_clock_ns(CLOCK_MONOTONIC) };
+	uint64_t stopped;
+	uint32_t nr_open = 0;
 	int fds[MAX_FDS], nfds = 0, cfd;
 	char *text = NULL;
 	size_t len = 0;
@@ -675,25 +766,34 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 			fprintf(o, "rule %s %u %s\n", fi->name, fi->rule_id[r], ctx->cfg->rule_text[r]);
 	}
 	/* From here on this instance stops, whatever the new one does with the reply. */
+	stopped = fwd_clock_ns(CLOCK_MONOTONIC); /* what arrives from here on is lost to forwarding */
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
+	timeline_mark(&tl, "workers joined");
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		fwd_iface_steer_sockets(ctx, &ctx->ifaces[f], false);
+	timeline_mark(&tl, "sockets out of the map");
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_port_close(ctx, i);
+		nr_open += ctx->ports[i].port != NULL;
+	fwd_ports_close(ctx);
+	timeline_mark(&tl, "%u ports closed", nr_open);
 	fwd_report_sample(ctx, &cur);
 	ctx->handed_over = true;
+	fprintf(o, "stopped %llu\n", (unsigned long long)stopped);
 	/* The queues are free (or about to be: the kernel frees them a little after the close):
 	 * "bind", then the totals the new instance reads once its ports are up. Binding before
 	 * the close would cost more: a busy queue's bind is retried with a new UMEM registration. */
 	fputs("bind\n", o);
 	put_counters(o, ctx, start, &cur);
 	fputs(".\n", o);
-	if (fclose(o) || send_reply(fd, text, len, fds, nfds))
+	if (fclose(o) || send_reply(fd, text, len, fds, nfds)) {
 		fprintf(stderr, "xdp-fwd: handover: the reply did not go out (%s); stopping all the same\n",
 			strerror(errno));
-	else
+	} else {
+		timeline_mark(&tl, "reply sent");
 		fprintf(stderr, "xdp-fwd: handed over to a new xdp-fwd (%d descriptors); stopping\n", nfds);
+		fprintf(stderr, "xdp-fwd: handover timing, ms since the request: %s\n", tl.text);
+	}
 	free(text);
 	if (cfd >= 0)
 		close(cfd);

@@ -46,6 +46,13 @@ int fwd_handover_probe(const struct fwd_config *cfg, struct fwd_handover **out);
  * instance was gone and this is a normal start (the interfaces locked either way); -errno: the
  * old instance refused or the locks could not be taken (a message says so; nothing attached). */
 int fwd_handover_take(struct fwd_ctx *ctx);
+/* Where the takeover's time went (after fwd_handover_take): a step of set-up marked (printf
+ * format), in ms since the request; then the line on stderr, with the gap (the old instance's
+ * workers stopped to this one's sockets in the map), once they are in. No-ops
+ * without a takeover. */
+__attribute__((format(printf, 2, 3)))
+void fwd_handover_mark(struct fwd_ctx *ctx, const char *fmt, ...);
+void fwd_handover_timing(struct fwd_ctx *ctx);
 /* The control and metrics sockets, the handed-over ones where they came (after setup). */
 void fwd_handover_listeners(struct fwd_ctx *ctx);
 /* The old instance's totals taken off start (counts since start continue from them). */

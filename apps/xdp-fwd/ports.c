@@ -62,6 +62,9 @@ int fwd_port_open(struct fwd_ctx *ctx, uint32_t i)
 	if (atomic_load(&ctx->park)) {
 		opts.rebind_wait = fwd_workers_run_for;
 		opts.rebind_wait_arg = ctx;
+	} else {
+		opts.rebind_wait = ctx->open_wait;
+		opts.rebind_wait_arg = ctx->open_wait_arg;
 	}
 	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
 	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
@@ -118,19 +121,43 @@ void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i)
 		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
 }
 
-void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+/* Port i counted for the last time and taken off it, to be destroyed (NULL: not open). */
+static struct umem_port *port_release(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
-	int left;
+	struct umem_port *port = p->port;
 
-	if (!p->port)
-		return;
+	if (!port)
+		return NULL;
 	fwd_port_settle(ctx, i);
 	fwd_port_save_kernel_stats(p);
-	left = umem_port__destroy(p->port);
 	p->port = NULL;
+	return port;
+}
+
+static void count_abandoned(struct fwd_ctx *ctx, int left)
+{
 	if (left > 0) /* the kernel never completed them: they cannot come home */
 		ctx->abandoned += (uint64_t)left;
+}
+
+void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct umem_port *port = port_release(ctx, i);
+
+	if (port)
+		count_abandoned(ctx, umem_port__destroy(port));
+}
+
+void fwd_ports_close(struct fwd_ctx *ctx)
+{
+	struct umem_port *ports[FWD_MAX_PORTS];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		if ((ports[n] = port_release(ctx, i)))
+			n++;
+	count_abandoned(ctx, umem_port__destroy_bulk(ports, n));
 }
 
 /* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges

@@ -27,6 +27,9 @@ int fwd_port_open(struct fwd_ctx *ctx, uint32_t i);
 void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the kernel still held (received, or queued and never sent) and destroys it. */
 void fwd_port_close(struct fwd_ctx *ctx, uint32_t i);
+/* The same for every open port, destroyed together (one grace period, the sockets closed at
+ * once: umem_port__destroy_bulk): a stop, a handover. */
+void fwd_ports_close(struct fwd_ctx *ctx);
 /* Deals the ports to the workers (set-up). */
 void fwd_ports_assign(struct fwd_ctx *ctx);
 /* -i IFNAME@all: a port (closed) for a queue `ethtool -L` added (workers parked): its index
