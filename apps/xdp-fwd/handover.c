@@ -521,16 +521,18 @@ void fwd_handover_timing(struct fwd_ctx *ctx)
 	uint64_t now = fwd_clock_ns(CLOCK_MONOTONIC);
 	char gap[160] = "";
 
-	if (!h || !h->taken)
+	if (!h)
+		return;
+	ctx->open_wait = NULL; /* later opens (live changes) wait as the library does */
+	if (!h->taken)
 		return;
 	timeline_mark(&h->tl, "sockets in the map");
 	/* The same clock in both (not across time namespaces: a gap out of range is not said). */
 	if (h->stopped_ns && now > h->stopped_ns && now - h->stopped_ns < 60000000000ull)
 		snprintf(gap, sizeof(gap), "; gap (pid %ld's workers stopped to these sockets in the map) %.1f ms",
 			 h->pid, (double)(now - h->stopped_ns) / 1e6);
-	fprintf(stderr, "xdp-fwd: --takeover timing, ms since the request: %s; %u binds of a busy queue "
+	fprintf(stderr, "xdp-fwd: --takeover timing, ms since it began: %s; %u binds of a busy queue "
 		"waited %u ms%s\n", h->tl.text, h->busy_waits, h->busy_ms, gap);
-	ctx->open_wait = NULL; /* later opens (live changes) wait as the library does */
 }
 
 int fwd_handover_take(struct fwd_ctx *ctx)
@@ -538,12 +540,22 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	static const char req[] = "handover 1\n";
 	struct fwd_handover *h = ctx->handover;
 	struct timeval tv = { .tv_sec = FWD_HANDOVER_TIMEOUT_MS / 1000 };
-	int fds[MAX_FDS], nfds = 0, r = 0;
+	int fds[MAX_FDS], nfds = 0, r = 0, err;
 	uint64_t t0 = fwd_clock_ns(CLOCK_MONOTONIC);
 	char *bind, *part1;
 
 	h->tl.t0 = t0;
+	ctx->open_wait = rebind_wait;
+	ctx->open_wait_arg = h;
 	prefault(ctx);
+	timeline_mark(&h->tl, "area faulted in");
+	/* The area registered as UMEM now, by the first port created unbound: pinning it takes
+	 * milliseconds that would otherwise be the gap's. */
+	if ((err = fwd_port_prepare(ctx, 0)))
+		fprintf(stderr, "xdp-fwd: --takeover: cannot register the UMEM ahead (%s): the first "
+			"bind does it, in the gap\n", strerror(-err));
+	else
+		timeline_mark(&h->tl, "UMEM registered");
 	/* The programs there now, opened ahead (a few ms each, kept out of the gap); they are
 	 * the ones handed over if a link for them comes with the reply. */
 	for (uint32_t f = 0; f < ctx->nr_ifaces && f < FWD_MAX_PORTS; f++) {
@@ -552,12 +564,15 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
 	}
 	h->nr_ifs = ctx->nr_ifaces;
+	timeline_mark(&h->tl, "programs opened");
 	h->fd = connect_to(h->path);
 	if (h->fd >= 0 && (setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 			   send(h->fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)))
 		r = -errno;
-	if (h->fd >= 0 && !r)
+	if (h->fd >= 0 && !r) {
+		timeline_mark(&h->tl, "request sent");
 		r = receive(h, "\nbind\n", fds, &nfds);
+	}
 	if (r == 1 && !strncmp(h->buf, "error: ", 7)) {
 		h->buf[strcspn(h->buf, "\n")] = '\0';
 		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s refused: %s; it runs on, nothing "
@@ -589,8 +604,6 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	}
 	h->taken = true;
 	timeline_mark(&h->tl, "reply read");
-	ctx->open_wait = rebind_wait;
-	ctx->open_wait_arg = h;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		adopt(ctx, h, &ctx->ifaces[f]);
 	fprintf(stderr, "xdp-fwd: --takeover: pid %ld stopped and handed over in %.1f ms\n", h->pid,
@@ -780,9 +793,9 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	fwd_report_sample(ctx, &cur);
 	ctx->handed_over = true;
 	fprintf(o, "stopped %llu\n", (unsigned long long)stopped);
-	/* The queues are free (or about to be: the kernel frees them a little after the close):
-	 * "bind", then the totals the new instance reads once its ports are up. Binding before
-	 * the close would cost more: a busy queue's bind is retried with a new UMEM registration. */
+	/* The queues are free (or about to be: the kernel frees them from a work item a little
+	 * after the close, and the new instance's bind waits for that on the UMEM it registered
+	 * ahead): "bind", then the totals the new instance reads once its ports are up. */
 	fputs("bind\n", o);
 	put_counters(o, ctx, start, &cur);
 	fputs(".\n", o);

@@ -21,8 +21,12 @@ void fwd_ifaces_map(struct fwd_ctx *ctx);
 /* Whether any port of f is open. */
 bool fwd_iface_open(const struct fwd_ctx *ctx, const struct fwd_iface *f);
 
-/* Ports (ports.c). */
+/* Ports (ports.c). Opening a prepared port binds it. */
 int fwd_port_open(struct fwd_ctx *ctx, uint32_t i);
+/* --takeover: port i (the area's first) created unbound before the handover, so that the
+ * area's registration as UMEM (every page pinned) is not in the gap. 0 or -errno (then it is
+ * opened as any other). */
+int fwd_port_prepare(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the port still holds (unread RX: down; unread TX: tx_unsent); workers stopped. */
 void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the kernel still held (received, or queued and never sent) and destroys it. */

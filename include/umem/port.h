@@ -82,6 +82,12 @@ enum umem_port_flags {
 	/* Receive only: no TX ring (tx_burst answers -EOPNOTSUPP); the completion ring the kernel
 	 * wants at bind stays empty. Per port. */
 	UMEM_PORT_F_RX_ONLY = 1u << 3,
+	/* Created unbound: create registers the area as UMEM (it pins every page of the area:
+	 * milliseconds for tens of MiB) and binds nothing; umem_port__bind() does the rest. For a
+	 * restart that takes over queues another process is about to release: the registration
+	 * done before, only the bind after. An area's first port only (EINVAL otherwise); until it
+	 * is bound, its area takes no other port (EBUSY). Per port. */
+	UMEM_PORT_F_UNBOUND = 1u << 4,
 };
 
 /* Zero-copy policy (UMEM-wide). */
@@ -183,6 +189,13 @@ struct umem_port_opts {
 UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *pool,
 					     const char *ifname, uint32_t queue,
 					     const struct umem_port_opts *opts);
+
+/* Binds a port created with UMEM_PORT_F_UNBOUND: the socket, its rings, the bind (a busy queue
+ * waited for as create does, with create's rebind_wait), the fill ring, the program or map;
+ * errors as create's. Before it the port has no socket (fd -1): destroy is all it takes. On
+ * failure before the kernel's bind the port stays unbound (bind again, or destroy it); after
+ * it, destroy it. -EINVAL: NULL, or a port bound already. */
+UMEM_API int umem_port__bind(struct umem_port *port);
 
 /* RX queues of interface ifname in the caller's network namespace: the queue ids a port can
  * bind to are 0 .. count - 1. Read with the ETHTOOL_GCHANNELS ioctl (combined + RX-only

@@ -117,7 +117,7 @@ takeover() {
 	# Where the time went, in each instance (ms since the request it saw).
 	grep -q "handover timing, ms since the request: workers joined" "$WORK/old.err" ||
 		fail "the old xdp-fwd did not say its timing: $(cat "$WORK/old.err")"
-	grep -q "takeover timing, ms since the request: reply read .*sockets in the map.*; gap" "$WORK/fwd.err" ||
+	grep -q "takeover timing, ms since it began: .*reply read .*sockets in the map.*; gap" "$WORK/fwd.err" ||
 		fail "the new xdp-fwd did not say its timing: $(cat "$WORK/fwd.err")"
 	log "old: $(grep -o 'handover timing.*' "$WORK/old.err")"
 	log "new: $(grep -o 'takeover timing.*' "$WORK/fwd.err")"
