@@ -621,6 +621,7 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	/* Released by the old instance before it answered. */
 	if (fwd_lock_interfaces(ctx->cfg))
 		return -EBUSY;
+	timeline_mark(&h->tl, "interfaces locked");
 	return 0;
 }
 
