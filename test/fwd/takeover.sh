@@ -5,8 +5,12 @@
 # on a machine so loaded that close and bind take longer than 20 ms), no iperf3 interval without bytes, no counter of the scrape going backwards, the totals
 # of `xdp-fwdctl --json stats` going on from the old instance's, a rule added at run time still
 # there (with its hits) and the configuration's rule there once. The old instance exits 0 with
-# every frame back. Then the bad cases: a handover of an unknown protocol version is refused
-# (the instance runs on), --takeover with nobody on the socket is a normal start.
+# every frame back. Both instances say where the time went (one timing line each, in the log),
+# and the log has the pings the same iperf3 stream costs without any restart (a full-rate
+# stream can fill the RX ring: xsk_rx_ring_full drops take pings too), to read the takeover's
+# loss under iperf3 against; that loss is not bounded (only the stream's intervals are). Then
+# the bad cases: a handover of an unknown protocol version is refused (the instance runs on),
+# --takeover with nobody on the socket is a normal start.
 # Nothing is left: no process, no XDP program, no socket file.
 . "$(dirname "$0")/lib.sh"
 CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
