@@ -329,7 +329,7 @@ static int read_opts(struct umem_port *p, const struct umem_port_opts *opts, str
 			p->ifname, p->queue, c->rx_size, c->tx_size, c->fill_size, c->comp_size);
 		return -EINVAL;
 	}
-	if (c->flags & ~(uint32_t)(PORT_UMEM_FLAGS | PORT_OWN_FLAGS) ||
+	if (c->flags & ~(uint32_t)(PORT_UMEM_FLAGS | PORT_OWN_FLAGS | UMEM_PORT_F_UNBOUND) ||
 	    c->zerocopy > UMEM_PORT_ZC_OFF || c->xdp_prog > UMEM_PORT_PROG_NONE ||
 	    c->xdp_attach > UMEM_PORT_ATTACH_GENERIC) {
 		pr_warn("port %s:%u: unknown flags or modes in opts\n", p->ifname, p->queue);
@@ -491,6 +491,52 @@ static void explain_bind_error(const struct umem_port *p, int err, const struct 
 		why, strerror(-err));
 }
 
+/* The area's registration as UMEM, made by p's failed creation: undone. */
+static void umem_unregister(struct umem_port *p)
+{
+	struct port_umem *u = p->u;
+
+	if (u->owner != p)
+		return;
+	xsk_umem__delete(u->xsk);
+	u->xsk = NULL;
+	u->owner = NULL;
+}
+
+/* The area registered as UMEM by p, its first port (done once: a bind retried keeps it). */
+static int umem_register(struct umem_port *p, const struct port_cfg *c)
+{
+	struct port_umem *u = p->u;
+	struct port_queue *q = p->q;
+	struct xsk_umem_config uc = {
+		.fill_size = c->fill_size,
+		.comp_size = c->comp_size,
+		.frame_size = c->chunk_size,
+		.frame_headroom = c->headroom,
+		.flags = c->unaligned ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0,
+	};
+	int err;
+
+	if (u->xsk)
+		return 0;
+	umem__fault_umem_regs++;
+	err = xsk_umem__create(&u->xsk, umem_area__base(p->area), umem_area__size(p->area),
+			       &q->fill, &q->comp, &uc);
+	if (err) {
+		pr_warn("port %s:%u: cannot register the area as UMEM (%llu bytes, chunk %u, "
+			"headroom %u, %s): %s%s\n", p->ifname, p->queue,
+			(unsigned long long)umem_area__size(p->area), c->chunk_size, c->headroom,
+			c->unaligned ? "unaligned" : "aligned", strerror(-err),
+			err == -ENOBUFS ? " (without CAP_IPC_LOCK the UMEM counts against "
+			"RLIMIT_MEMLOCK: grant it or raise ulimit -l)" : err == -EPERM ?
+			" (AF_XDP sockets need CAP_NET_RAW)" : "");
+		u->xsk = NULL;
+		return err;
+	}
+	u->owner = p;
+	return 0;
+}
+
 static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool last_try)
 {
 	struct port_umem *u = p->u;
@@ -502,30 +548,9 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 	};
 	int err;
 
-	if (!u->xsk) {
-		struct xsk_umem_config uc = {
-			.fill_size = c->fill_size,
-			.comp_size = c->comp_size,
-			.frame_size = c->chunk_size,
-			.frame_headroom = c->headroom,
-			.flags = c->unaligned ? XDP_UMEM_UNALIGNED_CHUNK_FLAG : 0,
-		};
-
-		err = xsk_umem__create(&u->xsk, umem_area__base(p->area), umem_area__size(p->area),
-				       &q->fill, &q->comp, &uc);
-		if (err) {
-			pr_warn("port %s:%u: cannot register the area as UMEM (%llu bytes, chunk %u, "
-				"headroom %u, %s): %s%s\n", p->ifname, p->queue,
-				(unsigned long long)umem_area__size(p->area), c->chunk_size, c->headroom,
-				c->unaligned ? "unaligned" : "aligned", strerror(-err),
-				err == -ENOBUFS ? " (without CAP_IPC_LOCK the UMEM counts against "
-				"RLIMIT_MEMLOCK: grant it or raise ulimit -l)" : err == -EPERM ?
-				" (AF_XDP sockets need CAP_NET_RAW)" : "");
-			u->xsk = NULL;
-			return err;
-		}
-		u->owner = p;
-	}
+	err = umem_register(p, c);
+	if (err)
+		return err;
 	if (!(c->flags & UMEM_PORT_F_NO_NEED_WAKEUP))
 		sc.bind_flags |= XDP_USE_NEED_WAKEUP;
 	if (c->flags & UMEM_PORT_F_MULTI_BUFFER)
@@ -544,13 +569,14 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 						&q->fill, &q->comp, &sc);
 	}
 	if (err) {
-		if (last_try || err != -EBUSY)
-			explain_bind_error(p, err, c);
 		p->xsk = NULL;
-		if (u->owner == p) {
-			xsk_umem__delete(u->xsk);
-			u->xsk = NULL;
-			u->owner = NULL;
+		/* A busy queue keeps the registration for the next bind: a failed bind leaves the
+		 * socket as it was before it (the kernel's "xsk: Fix memory leak for failed bind"
+		 * keeps its fill and completion rings; libxdp keeps its RX/TX rings), and registering
+		 * again would pin the whole area again, milliseconds per try. */
+		if (last_try || err != -EBUSY) {
+			explain_bind_error(p, err, c);
+			umem_unregister(p);
 		}
 		return err;
 	}
@@ -563,6 +589,7 @@ static int open_socket_once(struct umem_port *p, const struct port_cfg *c, bool 
 }
 
 uint32_t umem__fault_bind_busy;
+uint32_t umem__fault_umem_regs;
 
 /* A closed socket releases its (device, queue) from a kernel work item (xp_release_deferred),
  * so a queue just freed (a destroyed port, a process that just exited) can stay busy for a
@@ -594,6 +621,7 @@ static int open_socket(struct umem_port *p, const struct port_cfg *c)
 		}
 		err = c->rebind_wait(c->rebind_wait_arg, PORT_REBIND_STEP_MS);
 		if (err) {
+			umem_unregister(p);
 			err = err < 0 ? err : -ECANCELED;
 			pr_warn("port %s:%u: cannot create the AF_XDP socket: the queue is busy and the "
 				"caller ended the wait for it after %d ms (%s)\n", p->ifname, p->queue, ms,
@@ -616,12 +644,32 @@ static void query_mode(struct umem_port *p, const struct port_cfg *c)
 			" multi-buffer, or no zero-copy at all" : " support");
 }
 
-/* Closes the port's socket; the UMEM owner's socket is the UMEM's fd and closes with it. */
-static void close_socket(struct umem_port *p)
+/* Sockets closed together. Closing an AF_XDP socket unbinds it in the kernel, which waits for
+ * the driver (xsk_unbind_dev: synchronize_net(), an RCU grace period): closed one after the
+ * other, n sockets wait n grace periods; closed at once from threads of their own, about one. */
+#define PORT_CLOSE_BATCH 32u /* ports destroyed per batch: at most twice as many sockets */
+
+struct port_closing {
+	uint32_t n;
+	int fd[2 * PORT_CLOSE_BATCH];             /* a duplicate: the socket's last reference */
+	struct port_queue *q[2 * PORT_CLOSE_BATCH]; /* released once its last socket is closed */
+};
+
+/* Closes the port's socket; the UMEM owner's socket is the UMEM's fd and closes with it. With
+ * cl, libxdp lets go of the socket (rings unmapped, its descriptor closed) but a duplicate
+ * keeps it bound until closing_finish closes it with the others. */
+static void close_socket(struct umem_port *p, struct port_closing *cl)
 {
 	struct port_umem *u = p->u;
 	struct port_queue *q = p->q;
+	int fd = cl && p->xsk ? fcntl(p->fd, F_DUPFD_CLOEXEC, 0) : -1;
 
+	if (!p->xsk) { /* never bound (UMEM_PORT_F_UNBOUND): its registration at most */
+		umem_unregister(p);
+		if (!q->sockets)
+			queue_release(q);
+		return;
+	}
 	xsk_socket__delete(p->xsk);
 	p->xsk = NULL;
 	if (u->owner == p) {
@@ -629,11 +677,33 @@ static void close_socket(struct umem_port *p)
 		u->xsk = NULL;
 		u->owner = NULL;
 	}
+	if (fd >= 0) {
+		cl->fd[cl->n] = fd;
+		cl->q[cl->n++] = q;
+		return;
+	}
 	if (!--q->sockets)
 		queue_release(q);
 }
 
-static void umem_put_ref(struct port_umem *u)
+static void port_free(struct umem_port *p)
+{
+	free(p->pending);
+	free(p->pending_pin);
+	free(p);
+}
+
+/* Freed once nothing of it is left: no port, no owner's socket, no queue waiting for the close
+ * of its last socket. */
+static void umem_free_if_unused(struct port_umem *u)
+{
+	if (u->ports || u->owner || u->queues)
+		return;
+	umem_unlink(u);
+	free(u);
+}
+
+static void umem_put_ref(struct port_umem *u, struct port_closing *cl)
 {
 	struct umem_port *owner = u->owner;
 
@@ -641,11 +711,118 @@ static void umem_put_ref(struct port_umem *u)
 		return;
 	/* The owner was destroyed earlier and kept only for its socket: close it now. */
 	if (owner) {
-		close_socket(owner);
-		free(owner);
+		close_socket(owner, cl);
+		port_free(owner);
 	}
-	umem_unlink(u);
-	free(u);
+	umem_free_if_unused(u);
+}
+
+static void *close_fd(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* The duplicates closed at once (a thread each but the first: the caller's), then the queues
+ * whose last socket that was give back what the kernel held. */
+static void closing_finish(struct port_closing *cl)
+{
+	pthread_t t[2 * PORT_CLOSE_BATCH];
+	bool started[2 * PORT_CLOSE_BATCH] = { false };
+	pthread_attr_t attr;
+	bool attr_ok = !pthread_attr_init(&attr);
+
+	if (attr_ok)
+		pthread_attr_setstacksize(&attr, 64 * 1024); /* a close() only */
+	for (uint32_t i = 1; i < cl->n; i++) {
+		started[i] = !pthread_create(&t[i], attr_ok ? &attr : NULL, close_fd, (void *)(intptr_t)cl->fd[i]);
+		if (!started[i])
+			close(cl->fd[i]); /* no thread: this one waits in line */
+	}
+	if (cl->n)
+		close(cl->fd[0]);
+	for (uint32_t i = 1; i < cl->n; i++)
+		if (started[i])
+			pthread_join(t[i], NULL);
+	if (attr_ok)
+		pthread_attr_destroy(&attr);
+	for (uint32_t i = 0; i < cl->n; i++) {
+		struct port_umem *u = cl->q[i]->umem;
+
+		if (!--cl->q[i]->sockets)
+			queue_release(cl->q[i]);
+		umem_free_if_unused(u);
+	}
+	cl->n = 0;
+}
+
+/* UMEM_PORT_F_UNBOUND: the area registered now, the rest kept for umem_port__bind (the pin's
+ * path copied: the caller's string may be gone by then). */
+static int port_prepare(struct umem_port *p, const struct port_cfg *c)
+{
+	int err = umem_register(p, c);
+
+	if (err)
+		return err;
+	p->pending = malloc(sizeof(*p->pending));
+	p->pending_pin = c->xskmap_pin ? strdup(c->xskmap_pin) : NULL;
+	if (!p->pending || (c->xskmap_pin && !p->pending_pin)) {
+		free(p->pending);
+		free(p->pending_pin);
+		p->pending = NULL;
+		p->pending_pin = NULL;
+		umem_unregister(p);
+		return -ENOMEM;
+	}
+	*p->pending = *c;
+	p->pending->xskmap_pin = p->pending_pin;
+	return 0;
+}
+
+/* The socket bound and made ready to carry traffic (ports_lock held): the fill ring, the
+ * pinned map or the default program. On failure p->xsk says whether a socket is left to close
+ * (and p->prog a program to put). */
+static int port_bind(struct umem_port *p, const struct port_cfg *c)
+{
+	int err = open_socket(p, c);
+
+	if (err)
+		return err;
+	query_mode(p, c);
+	set_tx_budget(p, c);
+	err = set_busy_poll(p, c);
+	if (err)
+		return err;
+	/* Buffers first, then the program: nothing arrives before the kernel has somewhere to put
+	 * it. The queue's first socket sees an empty fill ring. A transmit-only port puts none. */
+	if (p->rx_on && umem__port_refill(p, 1) < 0 &&
+	    !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer, __ATOMIC_ACQUIRE))) {
+		pr_warn("port %s:%u: the pool has no buffers for the fill ring (size the area with "
+			"umem_port__pages_needed())\n", p->ifname, p->queue);
+		return -ENOMEM;
+	}
+	if (c->xskmap_pin && p->rx_on && (err = pinned_map_insert(p, c->xskmap_pin)))
+		return err;
+	if (c->xdp_prog == UMEM_PORT_PROG_DEFAULT && p->rx_on) {
+		p->prog = prog_get(p->ifname, p->ifindex, p->q->netns, p->queue, c->xdp_attach, &err);
+		if (!p->prog)
+			return err;
+		p->xdp_mode = p->prog->mode;
+		/* One socket per queue in the default program; later ones on the same queue only
+		 * transmit through it (the steering program can spread a queue over several). */
+		if (!bpf_map_update_elem(p->prog->map_fd, &p->queue, &p->fd, BPF_NOEXIST)) {
+			p->in_map = true;
+		} else if (errno == EEXIST) {
+			pr_info("port %s:%u: the queue already delivers to another port: this one "
+				"receives nothing through the default program\n", p->ifname, p->queue);
+		} else {
+			err = -errno;
+			pr_warn("port %s:%u: cannot insert the socket into the XSKMAP: %s\n", p->ifname,
+				p->queue, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static struct umem_port *port_create(struct umem_area *area, struct umem_pool *pool, const char *ifname,
@@ -712,10 +889,23 @@ static struct umem_port *port_create(struct umem_area *area, struct umem_pool *p
 
 	pthread_mutex_lock(&ports_lock);
 	u = umem_find(area);
+	if (u && (c.flags & UMEM_PORT_F_UNBOUND)) {
+		pr_warn("port %s:%u: UMEM_PORT_F_UNBOUND is for an area's first port (what it does "
+			"ahead is the area's registration): the area has ports\n", ifname, queue);
+		err = -EINVAL;
+		goto unlock;
+	}
 	if (u) {
 		err = check_umem_settings(p, u, &c);
 		if (err)
 			goto unlock;
+	}
+	/* Until the area's first port is bound, the UMEM has no socket to share. */
+	if (u && u->owner && !u->owner->xsk) {
+		pr_warn("port %s:%u: the area's first port (%s:%u, created with UMEM_PORT_F_UNBOUND) "
+			"is not bound yet: bind it first\n", ifname, queue, u->owner->ifname, u->owner->queue);
+		err = -EBUSY;
+		goto unlock;
 	}
 	if (c.fill_size < 2 * c.rx_size) {
 		pr_warn("port %s:%u: fill ring %u must be at least twice the RX ring %u\n", ifname,
@@ -747,43 +937,27 @@ static struct umem_port *port_create(struct umem_area *area, struct umem_pool *p
 		err = -ENOMEM;
 		goto put_umem;
 	}
-	err = open_socket(p, &c);
-	if (err)
-		goto put_queue;
-	query_mode(p, &c);
-	set_tx_budget(p, &c);
-	err = set_busy_poll(p, &c);
-	if (err)
-		goto close_sock;
-	/* Buffers first, then the program: nothing arrives before the kernel has somewhere to put
-	 * it. The queue's first socket sees an empty fill ring. A transmit-only port puts none. */
-	if (p->rx_on && umem__port_refill(p, 1) < 0 &&
-	    !(p->q->fill.cached_prod - __atomic_load_n(p->q->fill.consumer, __ATOMIC_ACQUIRE))) {
-		pr_warn("port %s:%u: the pool has no buffers for the fill ring (size the area with "
-			"umem_port__pages_needed())\n", ifname, queue);
-		err = -ENOMEM;
-		goto close_sock;
+	if (c.flags & UMEM_PORT_F_UNBOUND) {
+		err = port_prepare(p, &c);
+		if (err)
+			goto put_queue;
+		pthread_mutex_unlock(&ports_lock);
+		return p;
 	}
-	if (c.xskmap_pin && p->rx_on && (err = pinned_map_insert(p, c.xskmap_pin)))
-		goto close_sock;
-	if (c.xdp_prog == UMEM_PORT_PROG_DEFAULT && p->rx_on) {
-		p->prog = prog_get(ifname, p->ifindex, netns, queue, c.xdp_attach, &err);
-		if (!p->prog)
-			goto close_sock;
-		p->xdp_mode = p->prog->mode;
-		/* One socket per queue in the default program; later ones on the same queue only
-		 * transmit through it (the steering program can spread a queue over several). */
-		if (!bpf_map_update_elem(p->prog->map_fd, &queue, &p->fd, BPF_NOEXIST))
-			p->in_map = true;
-		else if (errno == EEXIST)
-			pr_info("port %s:%u: the queue already delivers to another port: this one "
-				"receives nothing through the default program\n", ifname, queue);
-		else {
-			err = -errno;
-			pr_warn("port %s:%u: cannot insert the socket into the XSKMAP: %s\n", ifname,
-				queue, strerror(-err));
-			goto put_prog;
-		}
+	err = port_bind(p, &c);
+	if (err && !p->xsk) /* no socket: open_socket undid the registration */
+		goto put_queue;
+	if (err) {
+		/* The socket never held traffic, but the fill ring has buffers: close_socket returns
+		 * them through the queue's bitmap when this was the queue's only socket. */
+		prog_put(p->prog);
+		u->ports--;
+		close_socket(p, NULL);
+		umem_put_ref(u, NULL);
+		pthread_mutex_unlock(&ports_lock);
+		free(p);
+		errno = -err;
+		return NULL;
 	}
 	pthread_mutex_unlock(&ports_lock);
 	pr_debug("port %s:%u: %s, XDP %s, chunk %u, %s\n", ifname, queue,
@@ -791,24 +965,12 @@ static struct umem_port *port_create(struct umem_area *area, struct umem_pool *p
 		 p->multi_buffer ? "multi-buffer" : "single-buffer");
 	return p;
 
-put_prog:
-	prog_put(p->prog);
-close_sock:
-	/* The socket never held traffic, but the fill ring has buffers: close_socket returns them
-	 * through the queue's bitmap when this was the queue's only socket. */
-	u->ports--;
-	close_socket(p);
-	umem_put_ref(u);
-	pthread_mutex_unlock(&ports_lock);
-	free(p);
-	errno = -err;
-	return NULL;
 put_queue:
 	if (!p->q->sockets)
 		queue_release(p->q);
 put_umem:
 	u->ports--;
-	umem_put_ref(u);
+	umem_put_ref(u, NULL);
 unlock:
 	pthread_mutex_unlock(&ports_lock);
 free_port:
@@ -835,6 +997,33 @@ struct umem_port *umem_port__create(struct umem_area *area, struct umem_pool *po
 	return p;
 }
 
+int umem_port__bind(struct umem_port *p)
+{
+	struct umem__lib_print saved;
+	int err;
+
+	if (!p || !p->pending) {
+		pr_warn("port bind: %s\n", !p ? "NULL port" : "the port is bound already (bind is for "
+			"a port created with UMEM_PORT_F_UNBOUND, once)");
+		return -EINVAL;
+	}
+	umem__lib_print_begin(&saved);
+	pthread_mutex_lock(&ports_lock);
+	err = port_bind(p, p->pending);
+	if (!err || p->xsk) { /* bound, if only in part: destroy undoes the rest */
+		free(p->pending);
+		free(p->pending_pin);
+		p->pending = NULL;
+		p->pending_pin = NULL;
+	}
+	pthread_mutex_unlock(&ports_lock);
+	umem__lib_print_end(&saved);
+	if (!err)
+		pr_debug("port %s:%u: bound, %s, XDP %s\n", p->ifname, p->queue,
+			 umem_port__mode_str(p->mode), umem_port__xdp_mode_str(p->xdp_mode));
+	return err;
+}
+
 /* ---- destruction ---- */
 
 /* Waits (bounded) for the queue's TX in flight to complete, kicking the kernel; then returns
@@ -847,6 +1036,8 @@ int umem_port__tx_drain(struct umem_port *p, uint32_t timeout_ms)
 
 	if (!p)
 		return -EINVAL;
+	if (!p->xsk) /* never bound: no ring */
+		return 0;
 	/* Once: the producer is the kernel's to read, it cannot be moved back, so after the
 	 * take-back nothing may kick (the kernel could then send buffers the pool holds again)
 	 * and a second call (destroy's) only collects completions, never puts these again. */
@@ -950,15 +1141,10 @@ static void wait_for_xdp_runs(const struct umem_port *p)
 			 p->ifname, p->queue);
 }
 
-int umem_port__destroy(struct umem_port *p)
+/* Out of the default program's map (the program detached with the interface's last port) and
+ * of the pinned one: no new frame is steered to the socket. */
+static void port_unmap(struct umem_port *p)
 {
-	struct port_umem *u;
-	uint32_t abandoned;
-
-	if (!p)
-		return 0;
-	pthread_mutex_lock(&ports_lock);
-	u = p->u;
 	if (p->in_map)
 		bpf_map_delete_elem(p->prog->map_fd, &p->queue);
 	prog_put(p->prog);
@@ -969,21 +1155,84 @@ int umem_port__destroy(struct umem_port *p)
 		close(p->xskmap_fd);
 		p->xskmap_fd = -1;
 	}
-	wait_for_xdp_runs(p);
-	drain_rx(p);
-	abandoned = drain_tx(p);
-	u->ports--;
-	if (u->owner == p && u->ports) {
-		/* The UMEM lives on this socket's fd: close it with the area's last port. Its fill
-		 * ring stays with the queue (and keeps feeding other sockets bound there). */
+}
+
+/* Up to PORT_CLOSE_BATCH ports (NULL entries skipped): all out of their maps, one grace period
+ * for all, each drained, then every socket closed at once. Returns the buffers abandoned. */
+static uint32_t destroy_batch(struct umem_port *const *ports, uint32_t n)
+{
+	static struct port_closing cl; /* ports_lock held while it is used */
+	struct port_umem *us[PORT_CLOSE_BATCH];
+	bool owner[PORT_CLOSE_BATCH] = { false };
+	const struct umem_port *any = NULL;
+	uint32_t abandoned = 0, nu = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	for (uint32_t i = 0; i < n; i++)
+		if (ports[i]) {
+			port_unmap(ports[i]);
+			any = ports[i];
+		}
+	if (!any) {
 		pthread_mutex_unlock(&ports_lock);
-		return (int)abandoned;
+		return 0;
 	}
-	close_socket(p);
-	umem_put_ref(u);
+	wait_for_xdp_runs(any);
+	for (uint32_t i = 0; i < n; i++) {
+		struct umem_port *p = ports[i];
+		uint32_t k = 0;
+
+		if (!p)
+			continue;
+		if (p->xsk) { /* a port never bound has no ring */
+			drain_rx(p);
+			abandoned += drain_tx(p);
+		}
+		p->u->ports--;
+		owner[i] = p->u->owner == p;
+		while (k < nu && us[k] != p->u)
+			k++;
+		if (k == nu)
+			us[nu++] = p->u;
+	}
+	/* Owners last: libxdp deletes a UMEM only once the sockets sharing it are deleted. An
+	 * owner whose area keeps other ports keeps its socket (the UMEM lives on its fd) and is
+	 * closed with the area's last port (umem_put_ref). */
+	for (uint32_t i = 0; i < n; i++) {
+		if (ports[i] && !owner[i]) {
+			close_socket(ports[i], &cl);
+			port_free(ports[i]);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (ports[i] && owner[i] && !ports[i]->u->ports) {
+			close_socket(ports[i], &cl);
+			port_free(ports[i]);
+		}
+	}
+	for (uint32_t k = 0; k < nu; k++)
+		umem_put_ref(us[k], &cl);
+	closing_finish(&cl);
 	pthread_mutex_unlock(&ports_lock);
-	free(p);
-	return (int)abandoned;
+	return abandoned;
+}
+
+int umem_port__destroy_bulk(struct umem_port *const *ports, uint32_t n)
+{
+	uint64_t abandoned = 0;
+
+	if (!ports && n) {
+		pr_warn("port destroy: NULL array of %u ports\n", n);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i += PORT_CLOSE_BATCH)
+		abandoned += destroy_batch(ports + i, n - i < PORT_CLOSE_BATCH ? n - i : PORT_CLOSE_BATCH);
+	return abandoned > INT32_MAX ? INT32_MAX : (int)abandoned;
+}
+
+int umem_port__destroy(struct umem_port *p)
+{
+	return umem_port__destroy_bulk(&p, 1);
 }
 
 /* ---- accessors ---- */

@@ -42,6 +42,7 @@
 
 struct port_umem;
 struct port_prog;
+struct port_cfg;
 
 struct port_queue {
 	struct xsk_ring_prod fill; /* libxdp keeps pointers to these two: never move them */
@@ -94,6 +95,8 @@ struct umem_port {
 	struct umem_area *area;
 	struct xsk_socket *xsk;
 	struct port_prog *prog; /* NULL: the caller steers (UMEM_PORT_PROG_NONE) */
+	struct port_cfg *pending; /* UMEM_PORT_F_UNBOUND: the options umem_port__bind uses; NULL: bound */
+	char *pending_pin;        /* pending's xskmap_pin, copied */
 	int xskmap_fd;          /* umem_port_opts.xskmap_pin's map, holding our socket; -1: none */
 	int fd;
 	int ifindex;

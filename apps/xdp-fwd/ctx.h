@@ -125,6 +125,10 @@ struct fwd_ctx {
 	struct fwd_metrics *metrics; /* --metrics, --metrics-file; NULL when off (metrics.c) */
 	struct fwd_control *control; /* --control; NULL when off (control.c) */
 	struct fwd_handover *handover; /* --takeover: what the old instance handed over (handover.c) */
+	/* The wait between binds of a busy queue at a port's open outside a live change (the
+	 * library sleeps without one): --takeover's, which counts the waits for its timing line. */
+	umem_port_wait_fn open_wait;
+	void *open_wait_arg;
 	bool handed_over; /* this instance gave its interfaces to a new one: its program stays */
 	_Atomic int stop;        /* 1: stop receiving; workers drain and exit */
 	_Atomic uint64_t forwarded; /* frames queued for TX, all ports (for --count) */

@@ -14,9 +14,13 @@
  *   c steer IFNAME FIELD VALUE      this one does not know is skipped
  *   c l3 - FIELD VALUE
  *   c capture - FIELD VALUE
+ *   stopped NS                      CLOCK_MONOTONIC when its workers were told to stop: the
+ *                                   gap's start, for the new instance's timing line
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,36 @@ struct old_rule {
 	bool kept;
 };
 
+/* Where a handover's time goes, step by step, in ms since its start: one line on stderr in
+ * each instance (the gap: the old one's workers stopped to the new one's sockets in the map). */
+struct fwd_timeline {
+	uint64_t t0;
+	size_t len;
+	char text[1024];
+};
+
+__attribute__((format(printf, 2, 3)))
+static void timeline_mark(struct fwd_timeline *t, const char *fmt, ...)
+{
+	double ms = (double)(fwd_clock_ns(CLOCK_MONOTONIC) - t->t0) / 1e6;
+	size_t room = sizeof(t->text);
+	va_list ap;
+	int n;
+
+	if (t->len + 1 >= room)
+		return;
+	if (t->len)
+		t->len += (size_t)snprintf(t->text + t->len, room - t->len, ", ");
+	va_start(ap, fmt);
+	n = t->len < room ? vsnprintf(t->text + t->len, room - t->len, fmt, ap) : 0;
+	va_end(ap);
+	t->len += n > 0 ? (size_t)n : 0;
+	if (t->len < room)
+		t->len += (size_t)snprintf(t->text + t->len, room - t->len, " %.1f", ms);
+	if (t->len >= room)
+		t->len = room - 1;
+}
+
 struct fwd_handover {
 	char path[FWD_CTL_PATH_MAX];
 	bool taken;             /* the exchange completed */
@@ -64,6 +98,9 @@ struct fwd_handover {
 	struct old_rule rules[FWD_MAX_PORTS * FWD_MAX_RULES];
 	uint32_t nr_rules;
 	char *counters; /* the "c" lines, kept for fwd_handover_carry */
+	struct fwd_timeline tl; /* from the request on: said once the sockets are in the map */
+	uint64_t stopped_ns;    /* the old instance's workers told to stop (its clock), 0: not said */
+	uint32_t busy_waits, busy_ms; /* binds of a queue still busy, waited for */
 	int fd;         /* the connection, until the reply's second part is read */
 	char *buf;      /* the reply as read so far */
 	size_t len, cap, part2; /* part2: where the second part starts */
@@ -338,6 +375,7 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char a[256], b[256];
+		unsigned long long ns;
 		unsigned int id;
 		int off = 0;
 
@@ -351,6 +389,8 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 			c[l + ll] = '\n';
 			c[l + ll + 1] = '\0';
 			h->counters = c;
+		} else if (sscanf(line, "stopped %llu", &ns) == 1) {
+			h->stopped_ns = (uint64_t)ns;
 		} else if (sscanf(line, "pid %ld", &h->pid) == 1) {
 		} else if (sscanf(line, "control %255s", a) == 1) {
 			h->control_fd = fd_at(fds, nfds, a);
@@ -450,16 +490,79 @@ static void adopt(struct fwd_ctx *ctx, struct fwd_handover *h, struct fwd_iface 
 	}
 }
 
+/* A bind of a queue the old instance's socket still holds (the kernel releases it from a work
+ * item, a little after the close): counted, and waited for 1 ms at a time at first (the
+ * release usually comes within a few ms, and each ms waited past it is the gap's), then as the
+ * library would (its 5 s bound counts the waits, so it stays over 4.8 s). */
+#define FWD_HANDOVER_FINE_WAITS 40u
+
+static int rebind_wait(void *arg, uint32_t ms)
+{
+	struct fwd_handover *h = arg;
+	uint32_t wait = h->busy_waits < FWD_HANDOVER_FINE_WAITS && ms > 1 ? 1 : ms;
+
+	if (!h->busy_waits++ && h->taken)
+		timeline_mark(&h->tl, "first busy bind");
+	h->busy_ms += wait;
+	poll(NULL, 0, (int)wait);
+	return 0;
+}
+
+void fwd_handover_mark(struct fwd_ctx *ctx, const char *fmt, ...)
+{
+	struct fwd_handover *h = ctx->handover;
+	char what[128];
+	va_list ap;
+
+	if (!h || !h->taken)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	timeline_mark(&h->tl, "%s", what);
+}
+
+void fwd_handover_timing(struct fwd_ctx *ctx)
+{
+	struct fwd_handover *h = ctx->handover;
+	uint64_t now = fwd_clock_ns(CLOCK_MONOTONIC);
+	char gap[160] = "";
+
+	if (!h)
+		return;
+	ctx->open_wait = NULL; /* later opens (live changes) wait as the library does */
+	if (!h->taken)
+		return;
+	timeline_mark(&h->tl, "sockets in the map");
+	/* The same clock in both (not across time namespaces: a gap out of range is not said). */
+	if (h->stopped_ns && now > h->stopped_ns && now - h->stopped_ns < 60000000000ull)
+		snprintf(gap, sizeof(gap), "; gap (pid %ld's workers stopped to these sockets in the map) %.1f ms",
+			 h->pid, (double)(now - h->stopped_ns) / 1e6);
+	fprintf(stderr, "xdp-fwd: --takeover timing, ms since it began: %s; %u binds of a busy queue "
+		"waited %u ms%s\n", h->tl.text, h->busy_waits, h->busy_ms, gap);
+}
+
 int fwd_handover_take(struct fwd_ctx *ctx)
 {
 	static const char req[] = "handover 1\n";
 	struct fwd_handover *h = ctx->handover;
 	struct timeval tv = { .tv_sec = FWD_HANDOVER_TIMEOUT_MS / 1000 };
-	int fds[MAX_FDS], nfds = 0, r = 0;
+	int fds[MAX_FDS], nfds = 0, r = 0, err;
 	uint64_t t0 = fwd_clock_ns(CLOCK_MONOTONIC);
 	char *bind, *part1;
 
+	h->tl.t0 = t0;
+	ctx->open_wait = rebind_wait;
+	ctx->open_wait_arg = h;
 	prefault(ctx);
+	timeline_mark(&h->tl, "area faulted in");
+	/* The area registered as UMEM now, by the first port created unbound: pinning it takes
+	 * milliseconds that would otherwise be the gap's. */
+	if ((err = fwd_port_prepare(ctx, 0)))
+		fprintf(stderr, "xdp-fwd: --takeover: cannot register the UMEM ahead (%s): the first "
+			"bind does it, in the gap\n", strerror(-err));
+	else
+		timeline_mark(&h->tl, "UMEM registered");
 	/* The programs there now, opened ahead (a few ms each, kept out of the gap); they are
 	 * the ones handed over if a link for them comes with the reply. */
 	for (uint32_t f = 0; f < ctx->nr_ifaces && f < FWD_MAX_PORTS; f++) {
@@ -468,12 +571,15 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
 	}
 	h->nr_ifs = ctx->nr_ifaces;
+	timeline_mark(&h->tl, "programs opened");
 	h->fd = connect_to(h->path);
 	if (h->fd >= 0 && (setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 			   send(h->fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)))
 		r = -errno;
-	if (h->fd >= 0 && !r)
+	if (h->fd >= 0 && !r) {
+		timeline_mark(&h->tl, "request sent");
 		r = receive(h, "\nbind\n", fds, &nfds);
+	}
 	if (r == 1 && !strncmp(h->buf, "error: ", 7)) {
 		h->buf[strcspn(h->buf, "\n")] = '\0';
 		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s refused: %s; it runs on, nothing "
@@ -513,6 +619,7 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 			close(fds[i]);
 	}
 	h->taken = true;
+	timeline_mark(&h->tl, "reply read");
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		adopt(ctx, h, &ctx->ifaces[f]);
 	fprintf(stderr, "xdp-fwd: --takeover: pid %ld stopped and handed over in %.1f ms\n", h->pid,
@@ -524,6 +631,7 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	/* Released by the old instance before it answered. */
 	if (fwd_lock_interfaces(ctx->cfg))
 		return -EBUSY;
+	timeline_mark(&h->tl, "interfaces locked");
 	return 0;
 }
 
@@ -634,6 +742,9 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		       const struct fwd_samples *start)
 {
 	static struct fwd_samples cur; /* large: static, one request at a time */
+	struct fwd_timeline tl = { .t0 = fwd_clock_ns(CLOCK_MONOTONIC) };
+	uint64_t stopped;
+	uint32_t nr_open = 0;
 	int fds[MAX_FDS], nfds = 0, cfd;
 	char *text = NULL;
 	size_t len = 0;
@@ -692,25 +803,34 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 			fprintf(o, "rule %s %u %s\n", fi->name, fi->rule_id[r], ctx->cfg->rule_text[r]);
 	}
 	/* From here on this instance stops, whatever the new one does with the reply. */
+	stopped = fwd_clock_ns(CLOCK_MONOTONIC); /* what arrives from here on is lost to forwarding */
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
+	timeline_mark(&tl, "workers joined");
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		fwd_iface_steer_sockets(ctx, &ctx->ifaces[f], false);
+	timeline_mark(&tl, "sockets out of the map");
 	for (uint32_t i = 0; i < ctx->nr_ports; i++)
-		fwd_port_close(ctx, i);
+		nr_open += ctx->ports[i].port != NULL;
+	fwd_ports_close(ctx);
+	timeline_mark(&tl, "%u ports closed", nr_open);
 	fwd_report_sample(ctx, &cur);
 	ctx->handed_over = true;
-	/* The queues are free (or about to be: the kernel frees them a little after the close):
-	 * "bind", then the totals the new instance reads once its ports are up. Binding before
-	 * the close would cost more: a busy queue's bind is retried with a new UMEM registration. */
+	fprintf(o, "stopped %llu\n", (unsigned long long)stopped);
+	/* The queues are free (or about to be: the kernel frees them from a work item a little
+	 * after the close, and the new instance's bind waits for that on the UMEM it registered
+	 * ahead): "bind", then the totals the new instance reads once its ports are up. */
 	fputs("bind\n", o);
 	put_counters(o, ctx, start, &cur);
 	fputs(".\n", o);
-	if (fclose(o) || send_reply(fd, text, len, fds, nfds))
+	if (fclose(o) || send_reply(fd, text, len, fds, nfds)) {
 		fprintf(stderr, "xdp-fwd: handover: the reply did not go out (%s); stopping all the same\n",
 			strerror(errno));
-	else
+	} else {
+		timeline_mark(&tl, "reply sent");
 		fprintf(stderr, "xdp-fwd: handed over to a new xdp-fwd (%d descriptors); stopping\n", nfds);
+		fprintf(stderr, "xdp-fwd: handover timing, ms since the request: %s\n", tl.text);
+	}
 	free(text);
 	if (cfd >= 0)
 		close(cfd);

@@ -3,8 +3,9 @@
  * --takeover: a new xdp-fwd takes the interfaces over from the one serving the control socket,
  * so that a restart (an upgrade, options that cannot change live) is not an outage.
  *
- * The new instance prepares what needs no interface (the UMEM area, the pools, the config),
- * then sends "handover 1" on the control socket. The old one stops its workers, takes its
+ * The new instance prepares what needs no interface (the UMEM area, faulted in and registered
+ * as UMEM by its first port created unbound, the pools, the config), then sends "handover 1"
+ * on the control socket. The old one stops its workers, takes its
  * sockets out of the steering program's socket map, closes its ports, releases its interface
  * locks, and answers with what the new one continues from (handover.c: the reply's lines), the
  * descriptors going with it (SCM_RIGHTS): each interface's bpf_link, the listening control and
@@ -49,6 +50,13 @@ int fwd_handover_probe(const struct fwd_config *cfg, struct fwd_handover **out);
  * old instance refused or stalled (-ETIMEDOUT), or the locks could not be taken (a message says
  * so; nothing attached). */
 int fwd_handover_take(struct fwd_ctx *ctx);
+/* Where the takeover's time went (after fwd_handover_take): a step of set-up marked (printf
+ * format), in ms since the takeover began; then the line on stderr, with the gap (the old
+ * instance's workers stopped to this one's sockets in the map), once they are in. No-ops
+ * without a takeover. */
+__attribute__((format(printf, 2, 3)))
+void fwd_handover_mark(struct fwd_ctx *ctx, const char *fmt, ...);
+void fwd_handover_timing(struct fwd_ctx *ctx);
 /* The control and metrics sockets, the handed-over ones where they came (after setup). */
 void fwd_handover_listeners(struct fwd_ctx *ctx);
 /* The old instance's totals taken off start (counts since start continue from them). */

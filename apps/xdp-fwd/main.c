@@ -59,8 +59,7 @@ static int64_t teardown(struct fwd_ctx *ctx)
 	fwd_offload_fini(ctx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		fwd_iface_steer_close(ctx, &ctx->ifaces[f]);
-	for (uint32_t i = ctx->nr_ports; i-- > 0;)
-		fwd_port_close(ctx, i);
+	fwd_ports_close(ctx);
 	out += (int64_t)ctx->abandoned;
 	for (uint32_t k = ctx->nr_workers; k-- > 0;) {
 		if (ctx->workers[k].pool) {
@@ -131,12 +130,14 @@ static int setup(struct fwd_ctx *ctx, struct fwd_config *cfg)
 		err = fwd_port_open(ctx, i);
 		if (err)
 			return err;
+		fwd_handover_mark(ctx, "%s bound", ctx->ports[i].name);
 	}
 	for (uint32_t f = 0; fwd_wants_steering(cfg) && f < ctx->nr_ifaces; f++) {
 		err = fwd_iface_steer_open(ctx, &ctx->ifaces[f]);
 		if (err)
 			return err;
 	}
+	fwd_handover_timing(ctx);
 	err = fwd_offload_init(ctx);
 	if (err)
 		return err;

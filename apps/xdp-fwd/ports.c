@@ -39,45 +39,78 @@ bool fwd_iface_open(const struct fwd_ctx *ctx, const struct fwd_iface *f)
 
 #define FWD_TX_DRAIN_MS 500u /* a closing port waits this long for its TX ring to be read */
 
-int fwd_port_open(struct fwd_ctx *ctx, uint32_t i)
+/* Port i's options (a create from the main thread, parked workers or not). */
+static void port_opts(struct fwd_ctx *ctx, uint32_t i, struct umem_port_opts *opts)
 {
 	const struct fwd_config *cfg = ctx->cfg;
-	const struct fwd_port_spec *spec = &cfg->ports[i];
-	struct fwd_port *p = &ctx->ports[i];
-	UMEM_OPTS(umem_port_opts, opts, .rx_size = cfg->rx_ring, .tx_size = cfg->tx_ring,
+	UMEM_OPTS(umem_port_opts, o, .rx_size = cfg->rx_ring, .tx_size = cfg->tx_ring,
 		  .fill_size = cfg->fill_ring, .comp_size = cfg->comp_ring,
 		  .chunk_size = cfg->unaligned ? cfg->chunk_size : 0,
 		  .busy_poll_usecs = cfg->busy_poll_usecs,
 		  .busy_poll_budget = cfg->busy_poll_budget ? cfg->busy_poll_budget : cfg->batch);
 
-	opts.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
-		     (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
+	o.flags = (cfg->need_wakeup ? 0 : UMEM_PORT_F_NO_NEED_WAKEUP) |
+		  (cfg->multi_buffer ? UMEM_PORT_F_MULTI_BUFFER : 0);
 	if (fwd_wants_steering(cfg))
-		opts.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
-	opts.xdp_attach = cfg->xdp_attach;
-	opts.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
-			cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
+		o.xdp_prog = UMEM_PORT_PROG_NONE; /* the steering program feeds the socket */
+	o.xdp_attach = cfg->xdp_attach;
+	o.zerocopy = cfg->bind == FWD_BIND_ZEROCOPY ? UMEM_PORT_ZC_REQUIRE :
+		     cfg->bind == FWD_BIND_COPY ? UMEM_PORT_ZC_OFF : UMEM_PORT_ZC_AUTO;
 	/* Opened live (live.c parks the workers): a queue that a socket closed just before still
 	 * holds is waited for with the workers running, not with every port stopped for it. */
 	if (atomic_load(&ctx->park)) {
-		opts.rebind_wait = fwd_workers_run_for;
-		opts.rebind_wait_arg = ctx;
+		o.rebind_wait = fwd_workers_run_for;
+		o.rebind_wait_arg = ctx;
+	} else {
+		o.rebind_wait = ctx->open_wait;
+		o.rebind_wait_arg = ctx->open_wait_arg;
 	}
-	snprintf(p->name, sizeof(p->name), "%s@%u", spec->ifname, spec->queue);
-	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
-	if (!p->port) {
-		int err = errno;
+	snprintf(ctx->ports[i].name, sizeof(ctx->ports[i].name), "%s@%u", cfg->ports[i].ifname, cfg->ports[i].queue);
+	*opts = o;
+}
 
-		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(err));
-		if (err == EOPNOTSUPP && cfg->bind == FWD_BIND_ZEROCOPY)
+int fwd_port_prepare(struct fwd_ctx *ctx, uint32_t i)
+{
+	const struct fwd_port_spec *spec = &ctx->cfg->ports[i];
+	struct fwd_port *p = &ctx->ports[i];
+	struct umem_port_opts opts;
+
+	port_opts(ctx, i, &opts);
+	opts.flags |= UMEM_PORT_F_UNBOUND;
+	p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
+	return p->port ? 0 : -errno;
+}
+
+int fwd_port_open(struct fwd_ctx *ctx, uint32_t i)
+{
+	const struct fwd_config *cfg = ctx->cfg;
+	const struct fwd_port_spec *spec = &cfg->ports[i];
+	struct fwd_port *p = &ctx->ports[i];
+	struct umem_port_opts opts;
+	int err = 0;
+
+	if (p->port) { /* prepared (--takeover): its bind is what is left */
+		err = umem_port__bind(p->port);
+		if (err) {
+			umem_port__destroy(p->port);
+			p->port = NULL;
+		}
+	} else {
+		port_opts(ctx, i, &opts);
+		p->port = umem_port__create(ctx->area, ctx->workers[p->worker].pool, spec->ifname, spec->queue, &opts);
+		err = p->port ? 0 : -errno;
+	}
+	if (err) {
+		fprintf(stderr, "xdp-fwd: cannot open port %s: %s\n", p->name, strerror(-err));
+		if (err == -EOPNOTSUPP && cfg->bind == FWD_BIND_ZEROCOPY)
 			fprintf(stderr, "xdp-fwd: %s has no AF_XDP zero-copy: run without -z (zero-copy where "
 				"the driver has it, copy mode elsewhere) or with --copy\n", spec->ifname);
-		if (err == ENOMEM && cfg->frames)
+		if (err == -ENOMEM && cfg->frames)
 			fprintf(stderr, "xdp-fwd: --frames %u is too few: the rings need %llu frames (the fill "
 				"and TX rings of %u ports, plus the pools' caches); raise --frames or shrink "
 				"--fill-ring/--tx-ring\n", cfg->frames,
 				(unsigned long long)fwd_frames_needed(cfg, ctx->nr_workers), cfg->nr_ports);
-		return -err;
+		return err;
 	}
 	return 0;
 }
@@ -118,19 +151,45 @@ void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i)
 		fwd_count(&p->ctr.drop[FWD_DROP_TX_UNSENT], (uint64_t)unsent);
 }
 
-void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+/* Port i counted for the last time and taken off it, to be destroyed (NULL: not open). */
+static struct umem_port *port_release(struct fwd_ctx *ctx, uint32_t i)
 {
 	struct fwd_port *p = &ctx->ports[i];
-	int left;
+	struct umem_port *port = p->port;
 
-	if (!p->port)
-		return;
-	fwd_port_settle(ctx, i);
-	fwd_port_save_kernel_stats(p);
-	left = umem_port__destroy(p->port);
+	if (!port)
+		return NULL;
+	if (umem_port__fd(port) >= 0) { /* a port prepared and never bound has nothing to count */
+		fwd_port_settle(ctx, i);
+		fwd_port_save_kernel_stats(p);
+	}
 	p->port = NULL;
+	return port;
+}
+
+static void count_abandoned(struct fwd_ctx *ctx, int left)
+{
 	if (left > 0) /* the kernel never completed them: they cannot come home */
 		ctx->abandoned += (uint64_t)left;
+}
+
+void fwd_port_close(struct fwd_ctx *ctx, uint32_t i)
+{
+	struct umem_port *port = port_release(ctx, i);
+
+	if (port)
+		count_abandoned(ctx, umem_port__destroy(port));
+}
+
+void fwd_ports_close(struct fwd_ctx *ctx)
+{
+	struct umem_port *ports[FWD_MAX_PORTS];
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < ctx->nr_ports; i++)
+		if ((ports[n] = port_release(ctx, i)))
+			n++;
+	count_abandoned(ctx, umem_port__destroy_bulk(ports, n));
 }
 
 /* Groups (fwd_port_spec.group) are dealt to workers in contiguous blocks: without queue ranges

@@ -21,12 +21,19 @@ void fwd_ifaces_map(struct fwd_ctx *ctx);
 /* Whether any port of f is open. */
 bool fwd_iface_open(const struct fwd_ctx *ctx, const struct fwd_iface *f);
 
-/* Ports (ports.c). */
+/* Ports (ports.c). Opening a prepared port binds it. */
 int fwd_port_open(struct fwd_ctx *ctx, uint32_t i);
+/* --takeover: port i (the area's first) created unbound before the handover, so that the
+ * area's registration as UMEM (every page pinned) is not in the gap. 0 or -errno (then it is
+ * opened as any other). */
+int fwd_port_prepare(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the port still holds (unread RX: down; unread TX: tx_unsent); workers stopped. */
 void fwd_port_settle(struct fwd_ctx *ctx, uint32_t i);
 /* Counts what the kernel still held (received, or queued and never sent) and destroys it. */
 void fwd_port_close(struct fwd_ctx *ctx, uint32_t i);
+/* The same for every open port, destroyed together (one grace period, the sockets closed at
+ * once: umem_port__destroy_bulk): a stop, a handover. */
+void fwd_ports_close(struct fwd_ctx *ctx);
 /* Deals the ports to the workers (set-up). */
 void fwd_ports_assign(struct fwd_ctx *ctx);
 /* -i IFNAME@all: a port (closed) for a queue `ethtool -L` added (workers parked): its index

@@ -13,5 +13,8 @@
 /* port.c: the next this many binds fail with EBUSY, as a queue does that a closed socket still
  * holds until the kernel's deferred release (xp_release_deferred) runs. */
 extern uint32_t umem__fault_bind_busy __attribute__((visibility("hidden")));
+/* port.c: how many times an area was registered as UMEM (XDP_UMEM_REG), counted: a test sees
+ * that binds of a busy queue are retried on one registration. */
+extern uint32_t umem__fault_umem_regs __attribute__((visibility("hidden")));
 
 #endif

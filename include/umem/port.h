@@ -82,6 +82,12 @@ enum umem_port_flags {
 	/* Receive only: no TX ring (tx_burst answers -EOPNOTSUPP); the completion ring the kernel
 	 * wants at bind stays empty. Per port. */
 	UMEM_PORT_F_RX_ONLY = 1u << 3,
+	/* Created unbound: create registers the area as UMEM (it pins every page of the area:
+	 * milliseconds for tens of MiB) and binds nothing; umem_port__bind() does the rest. For a
+	 * restart that takes over queues another process is about to release: the registration
+	 * done before, only the bind after. An area's first port only (EINVAL otherwise); until it
+	 * is bound, its area takes no other port (EBUSY). Per port. */
+	UMEM_PORT_F_UNBOUND = 1u << 4,
 };
 
 /* Zero-copy policy (UMEM-wide). */
@@ -184,6 +190,13 @@ UMEM_API struct umem_port *umem_port__create(struct umem_area *area, struct umem
 					     const char *ifname, uint32_t queue,
 					     const struct umem_port_opts *opts);
 
+/* Binds a port created with UMEM_PORT_F_UNBOUND: the socket, its rings, the bind (a busy queue
+ * waited for as create does, with create's rebind_wait), the fill ring, the program or map;
+ * errors as create's. Before it the port has no socket (fd -1): destroy is all it takes. On
+ * failure before the kernel's bind the port stays unbound (bind again, or destroy it); after
+ * it, destroy it. -EINVAL: NULL, or a port bound already. */
+UMEM_API int umem_port__bind(struct umem_port *port);
+
 /* RX queues of interface ifname in the caller's network namespace: the queue ids a port can
  * bind to are 0 .. count - 1. Read with the ETHTOOL_GCHANNELS ioctl (combined + RX-only
  * channels; veth reports its real RX queues), else, when the driver has no channel query, the
@@ -228,6 +241,12 @@ UMEM_API int64_t umem_port__pages_needed(uint32_t nr_ports, uint32_t extra_frame
  * open, unbound from traffic, until the area's last port is destroyed. NULL is a no-op.
  * Destroy ports before their pools (and every port of an area before the area). */
 UMEM_API int umem_port__destroy(struct umem_port *port);
+/* Destroys n ports as destroy does each (NULL entries are skipped; each port once), in less
+ * time: all leave their maps first, one RCU grace period covers them all, and their sockets are
+ * closed at once (each close waits for a grace period in the kernel: one after the other, n
+ * ports would wait 2n). For a restart or a shutdown that stops every port together. Returns the
+ * buffers abandoned in all, or -EINVAL (ports NULL with n > 0: nothing destroyed). */
+UMEM_API int umem_port__destroy_bulk(struct umem_port *const *ports, uint32_t n);
 /* Before destroy, for an application that counts what it loses: kicks and completes TX for up
  * to timeout_ms, then takes back the descriptors the kernel never read (a socket whose device
  * was deleted or left the namespace never reads them) and puts their buffers back. Returns the

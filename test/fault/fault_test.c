@@ -468,7 +468,9 @@ static int test_ifdel(void)
 }
 
 /* A queue in deferred release for 1 s (200 binds 5 ms apart): create waits, says it waits,
- * and binds once the queue is free. It used to give up after 500 ms. */
+ * and binds once the queue is free. It used to give up after 500 ms. Every bind is retried on
+ * the one registration of the area (it used to register the area again for each, pinning it
+ * again: milliseconds of a restart's gap per try). */
 static int test_rebind(void)
 {
 	UMEM_OPTS(umem_port_opts, po, .rx_size = 256, .tx_size = 256);
@@ -476,10 +478,12 @@ static int test_rebind(void)
 
 	world_init(&w, 1, 1024, 2048, 0);
 	umem__fault_bind_busy = 200;
+	uint32_t regs = umem__fault_umem_regs;
 	long long t0 = now_ms();
 	struct umem_port *p = port_up(&w, &po);
 	long long took = now_ms() - t0;
 	CHECK_EQ(umem__fault_bind_busy, 0);
+	CHECK_EQ(umem__fault_umem_regs - regs, 1);
 	expect_log("the kernel has not released yet: waiting up to 5 s for it");
 	int pk = peer_packet_socket(&w, 0);
 	flow_ok(&w, p, pk, 0, 32);
