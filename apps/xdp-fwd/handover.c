@@ -16,7 +16,7 @@
  *   c capture - FIELD VALUE
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +36,11 @@
 #include "metrics.h"
 #include "ports.h"
 #include "report.h"
+#include "service.h"
 #include "sys.h"
 #include "worker.h"
 
-#define MAX_FDS (2 + FWD_MAX_PORTS)
+#define MAX_FDS FWD_CONTROL_MAX_FDS
 
 struct old_rule {
 	char ifname[IF_NAMESIZE];
@@ -573,68 +574,45 @@ void fwd_handover_free(struct fwd_ctx *ctx)
 
 /* ---- the old instance's side ---- */
 
-/* The whole reply in one message, the descriptors on it; blocking, bounded. 0 or -errno. */
-static int send_reply(int fd, const char *text, size_t len, const int *fds, int nfds)
-{
-	union {
-		char b[CMSG_SPACE(MAX_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct timeval tv = { .tv_sec = FWD_HANDOVER_TIMEOUT_MS / 1000 };
-	size_t sent = 0;
-
-	memset(&u, 0, sizeof(u));
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	while (sent < len) {
-		struct iovec iov = { (char *)text + sent, len - sent };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n;
-
-		if (!sent && nfds) {
-			struct cmsghdr *c;
-
-			msg.msg_control = u.b;
-			msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-			c = CMSG_FIRSTHDR(&msg);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-		}
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		sent += (size_t)n;
-	}
-	return 0;
-}
-
 static void refuse(int fd, const char *why)
 {
-	char line[256];
-	int n = snprintf(line, sizeof(line), "error: %s\n.\n", why);
+	fwd_control_answer(fd, why, NULL);
+}
 
-	send_reply(fd, line, (size_t)n, NULL, 0);
+/* The asker closed its end (it died, or a restart stopped it, its request still queued): to
+ * hand over to it would leave nobody forwarding. */
+static bool asker_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
-		       const struct fwd_samples *start)
+		       const struct fwd_samples *start, pid_t successor)
 {
 	static struct fwd_samples cur; /* large: static, one request at a time */
 	int fds[MAX_FDS], nfds = 0, cfd;
-	char *text = NULL;
+	char *text = NULL, why[128];
+	struct ucred cr = { .pid = 0 };
+	socklen_t crlen = sizeof(cr);
 	size_t len = 0;
 	FILE *o;
 
 	if (version != FWD_HANDOVER_VERSION) {
-		char why[128];
-
 		snprintf(why, sizeof(why), "handover: protocol version %u; this xdp-fwd speaks %d", version,
 			 FWD_HANDOVER_VERSION);
 		refuse(fd, why);
+		return;
+	}
+	/* A restart's successor is the one to take over: the control socket admits others too. */
+	if (successor > 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid != successor)) {
+		snprintf(why, sizeof(why), "handover: a restart is under way (pid %d takes over)", (int)successor);
+		refuse(fd, why);
+		return;
+	}
+	if (asker_gone(fd)) {
+		fprintf(stderr, "xdp-fwd: handover: the asker is gone before the reply; nothing changed\n");
 		return;
 	}
 	/* The pinned table is put back at each stop, to values the next instance would read as the
@@ -674,7 +652,10 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
 			fprintf(o, "rule %s %u %s\n", fi->name, fi->rule_id[r], ctx->cfg->rule_text[r]);
 	}
-	/* From here on this instance stops, whatever the new one does with the reply. */
+	/* From here on this instance stops, whatever the new one does with the reply. The
+	 * service manager follows a restart's successor before it can say READY=1 (restart.h). */
+	if (successor > 0)
+		fwd_service_main_pid(successor);
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
@@ -689,7 +670,7 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	fputs("bind\n", o);
 	put_counters(o, ctx, start, &cur);
 	fputs(".\n", o);
-	if (fclose(o) || send_reply(fd, text, len, fds, nfds))
+	if (fclose(o) || fwd_control_send(fd, text, len, fds, nfds))
 		fprintf(stderr, "xdp-fwd: handover: the reply did not go out (%s); stopping all the same\n",
 			strerror(errno));
 	else
