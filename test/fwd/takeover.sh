@@ -28,23 +28,10 @@ scraped_rx() {
 in_mid() { ip netns exec "$TOPO_MID" "$@"; }
 # total FILE PORT FIELD: a port's count in a `--json stats` reply.
 total() { grep -o "\"name\":\"$2\",[^}]*" "$1" | grep -o "\"$3\":[0-9]*" | head -1 | cut -d: -f2; }
-# ping_lost FILE: packets transmitted - received in a ping summary.
-ping_lost() {
-	sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$1" | awk '{ print $1 - $2 }'
-}
 
 fwd_start "${ARGS[@]}"
 log "before: the same restart as a plain stop and start, under the 10 ms ping"
-netns_bg PING_PID "$TOPO_H0" ping -i 0.01 -c 300 -W 1 "$TOPO_IP1" >"$WORK/ping-plain" 2>&1
-sleep 1 # the ping under way: a window, nothing to await
-fwd_stop
-fwd_start "${ARGS[@]}"
-wait "$PING_PID"
-PLAIN=$(ping_lost "$WORK/ping-plain")
-log "pings lost across a plain stop and start: $PLAIN of 300"
-# The bound: 2 pings (20 ms), or a tenth of the plain restart's loss on a machine so loaded
-# that the sockets' close and bind alone take longer.
-MAX_LOST=$((PLAIN / 10 > 2 ? PLAIN / 10 : 2))
+restart_bound "${ARGS[@]}"
 ctl rules add udp dport 7777 '->' drop >"$WORK/add" 2>&1 || fail "rules add: $(cat "$WORK/add")"
 RID=$(sed -n "s/^$TOPO_IF0: rule \([0-9]*\): udp dport 7777 -> drop$/\1/p" "$WORK/add")
 [ -n "$RID" ] || fail "rules add: $(cat "$WORK/add")"
