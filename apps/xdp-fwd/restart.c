@@ -188,7 +188,10 @@ static int stop_successor(void)
 
 	kill(rs.pid, SIGTERM);
 	for (int i = 0; i < 100; i++) {
-		relay(50);
+		if (rs.out >= 0)
+			relay(50);
+		else
+			poll(NULL, 0, 50);
 		if (waitpid(rs.pid, &status, WNOHANG) == rs.pid)
 			return status;
 	}

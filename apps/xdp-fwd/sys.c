@@ -51,6 +51,9 @@ void fwd_signals(sigset_t *set)
 	 * reported (--pcap, the stats); the signals' default would end xdp-fwd attached. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
+	/* Inherited as ignored, it would reap a restart's failed successor before its exit status
+	 * is read (restart.c). */
+	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
