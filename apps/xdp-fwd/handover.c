@@ -579,13 +579,14 @@ static void refuse(int fd, const char *why)
 	fwd_control_answer(fd, why, NULL);
 }
 
-/* The asker closed its end (it died, or a restart stopped it, its request still queued): to
- * hand over to it would leave nobody forwarding. */
+/* The asker closed its socket (it died, or a restart stopped it, its request still queued): to
+ * hand over to it would leave nobody forwarding. POLLHUP: both directions shut, which a
+ * peer's close does and a half-close after the request (a client's shutdown(SHUT_WR)) does not. */
 static bool asker_gone(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	struct pollfd p = { .fd = fd };
 
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
