@@ -6,7 +6,8 @@
 # of `xdp-fwdctl --json stats` going on from the old instance's, a rule added at run time still
 # there (with its hits) and the configuration's rule there once. The old instance exits 0 with
 # every frame back. Then the bad cases: a handover of an unknown protocol version is refused
-# (the instance runs on), --takeover with nobody on the socket is a normal start.
+# (the instance runs on), so is one whose asker closed its socket before the reply, --takeover
+# with nobody on the socket is a normal start.
 # Nothing is left: no process, no XDP program, no socket file.
 . "$(dirname "$0")/lib.sh"
 CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
@@ -145,6 +146,21 @@ EOF
 [ "$reply" = "error: handover: protocol version 9; this xdp-fwd speaks 1" ] || fail "handover 9: '$reply'"
 kill -0 "$FWD_PID" || fail "xdp-fwd stopped after a refused handover"
 ctl version >/dev/null || fail "the control socket is gone after a refused handover"
+
+log "bad cases: a handover whose asker is gone before the reply (its request queued) changes nothing"
+# Stopped, xdp-fwd takes the connection, the request and the close together once continued.
+kill -STOP "$FWD_PID"
+python3 - "$SOCK" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1]); s.sendall(b"handover 1\n"); s.close()
+EOF
+kill -CONT "$FWD_PID"
+wait_for 5 grep -q "handover: the asker is gone before the reply; nothing changed" "$WORK/fwd.err" ||
+	fail "no word of the asker gone: $(tail -3 "$WORK/fwd.err")"
+kill -0 "$FWD_PID" || fail "xdp-fwd stopped after a handover to nobody"
+ctl version >/dev/null || fail "the control socket is gone after a handover to nobody"
+in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after a handover to nobody"
 fwd_stop
 no_xdp_left || fail "an XDP program is left after the last instance stopped"
 [ -e "$SOCK" ] && fail "the socket file is left"
