@@ -21,8 +21,6 @@
 #include "service.h"
 #include "sys.h"
 
-extern char **environ;
-
 /* The successor's real stderr: this descriptor in it (its fd 2 is the pipe until set up). */
 #define CHILD_STDERR_FD 3
 
@@ -54,8 +52,8 @@ static void resolve(const char *argv0)
 	if (argv0[0] == '/') {
 		snprintf(exe, sizeof(exe), "%s", argv0);
 	} else if (strchr(argv0, '/')) {
-		if (getcwd(cwd, sizeof(cwd)))
-			snprintf(exe, sizeof(exe), "%s/%s", cwd, argv0);
+		if (getcwd(cwd, sizeof(cwd)) && snprintf(exe, sizeof(exe), "%s/%s", cwd, argv0) >= (int)sizeof(exe))
+			exe[0] = '\0';
 	} else if (argv0[0]) {
 		const char *path = getenv("PATH");
 
