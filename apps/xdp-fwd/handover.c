@@ -466,6 +466,15 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", ctx->ifaces[f].name);
 		h->ifs[f].link_fd = -1;
 		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
+		/* Asked, the old instance would stop, and this one could not go on from its program:
+		 * an outage. Not asked, nothing changes. */
+		if (!h->ifs[f].steer && errno == EPERM && !ctx->cfg->pinned) {
+			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the running steering program (the kernel "
+				"opens a program by id for CAP_SYS_ADMIN only); nothing asked, the running xdp-fwd "
+				"runs on\n", ctx->ifaces[f].name);
+			h->nr_ifs = f + 1;
+			return -EPERM;
+		}
 	}
 	h->nr_ifs = ctx->nr_ifaces;
 	h->fd = connect_to(h->path);

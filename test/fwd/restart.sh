@@ -10,6 +10,9 @@
 # pid, every exit 0, every frame back. Before that, the restarts that fail: a configuration
 # made invalid on disk (its successor exits 2) and a binary made non-executable: each reply
 # names why, the instance runs on and forwards, RELOADING=1 is followed by READY=1 from it.
+# Its successors open the running steering program by id, which the kernel allows with
+# CAP_SYS_ADMIN only: xdp-fwd runs without CAP_BPF in its bounding set, so that CAP_SYS_ADMIN
+# stands in and is kept; an instance that keeps no CAP_SYS_ADMIN refuses a restart at once.
 # Nothing is left: no process, no XDP program, no socket file.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 not installed" >&2; exit 77; }
@@ -44,14 +47,23 @@ forwards() { in_host 0 ping -c 1 -W 2 "$TOPO_IP1" >/dev/null; }
 log "the bound: a plain stop and start under the 10 ms ping"
 fwd_start "${ARGS[@]}"
 restart_bound "${ARGS[@]}"
+# Root with CAP_BPF keeps no CAP_SYS_ADMIN after set-up (privs.c), and the successor would
+# need it to open the steering program handed over: refused at once, nothing spawned.
+log "a restart without CAP_SYS_ADMIN kept: refused, the instance runs on"
+ctl_expect 1 "$WORK/r-caps" restart
+grep -q "restart: a successor could not open the steering program handed over" "$WORK/r-caps" ||
+	fail "the reply does not name the missing capability: $(cat "$WORK/r-caps")"
+forwards || fail "no path through xdp-fwd after a refused restart"
 fwd_stop
 
 log "xdp-fwd as a unit's main process: READY=1, its watchdog"
 : >"$WORK/fwd.out"
 : >"$WORK/fwd.err"
 : >"$LOG"
+# Without CAP_BPF and CAP_PERFMON in its bounding set, CAP_SYS_ADMIN stands in for them and
+# is the capability kept (privs.c): its successors can open the program by id.
 WATCHDOG_USEC=400000 netns_bg SUP_PID "$TOPO_MID" python3 "$SRC/test/fwd/notify_listen.py" --service "$NSOCK" "$LOG" \
-	-- "$BIN" "${ARGS[@]}" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
+	-- setpriv --bounding-set=-bpf,-perfmon -- "$BIN" "${ARGS[@]}" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
 wait_for 5 grep -q "^start " "$LOG" || fail "notify_listen.py did not start xdp-fwd: $(cat "$LOG")"
 OLD=$(sed -n 's/^start //p' "$LOG")
 wait_for 10 said "$OLD" "READY=1" || fail "no READY=1 from pid $OLD: $(cat "$LOG") $(cat "$WORK/fwd.err")"
