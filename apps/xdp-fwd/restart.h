@@ -43,7 +43,8 @@ void fwd_restart_set_up(void);
 /* A restart request: fd the requester's connection (the reply goes there, then it is closed;
  * -1: SIGUSR2, the outcome goes to stderr only), json its --json. Refused at once (nothing
  * changes) when one is under way, with --pinned or --control none, after --no-reattach
- * dropped every capability, or when the binary cannot be run. */
+ * dropped every capability, without CAP_SYS_ADMIN kept (the successor opens the steering
+ * program by id: fwd_privs_kept_open_by_id), or when the binary cannot be run. */
 void fwd_restart_begin(struct fwd_ctx *ctx, int fd, bool json);
 /* The successor's output to wait for, into pfd[0..max); how many. */
 int fwd_restart_pollfds(struct pollfd *pfd, int max);
