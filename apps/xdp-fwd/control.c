@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* --control: the control socket's server (control.h; the protocol and its parser: ctl.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <umem/port.h>
@@ -39,8 +41,9 @@ struct fwd_control {
 	gid_t group;
 	bool has_group;
 	struct ctl_conn conn[FWD_CONTROL_CONNS];
-	int handover_fd; /* a "handover" request's connection, for the run loop (handover.c) */
-	uint32_t handover_version;
+	/* A request the run loop answers itself (handover, restart): its connection, taken out. */
+	int taken_fd;
+	struct fwd_control_taken taken;
 	/* The run (fwd_control_attach). */
 	struct fwd_ctx *ctx;
 	const struct fwd_samples *start;
@@ -55,7 +58,7 @@ static const char *const cmd_names[FWD_CTL_CMD_COUNT] = {
 	[FWD_CTL_MAC] = "mac",		 [FWD_CTL_RULES_LIST] = "rules list", [FWD_CTL_RULES_ADD] = "rules add",
 	[FWD_CTL_RULES_REMOVE] = "rules remove", [FWD_CTL_RELOAD] = "reload", [FWD_CTL_LATENCY] = "latency",
 	[FWD_CTL_PORTS_ADD] = "ports add", [FWD_CTL_PORTS_REMOVE] = "ports remove",
-	[FWD_CTL_HANDOVER] = "handover",
+	[FWD_CTL_HANDOVER] = "handover", [FWD_CTL_RESTART] = "restart",
 };
 
 /* An existing file at path: a socket nobody answers on (a crashed run's) is removed; anything
@@ -162,7 +165,7 @@ struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->fd = c->handover_fd = -1;
+	c->fd = c->taken_fd = -1;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		c->conn[i].fd = -1;
 	c->owner = geteuid();
@@ -296,16 +299,15 @@ static void conn_send(struct ctl_conn *k)
 	conn_close(k);
 }
 
-/* The reply framed (ctl.h): status line, body with '.'-stuffed lines, terminator. */
-static void conn_reply(struct ctl_conn *k, const char *error, const char *body, size_t blen)
+/* The reply framed (ctl.h) into *out: status line, body with '.'-stuffed lines, terminator.
+ * 0, or -1 (no memory; *out freed). */
+static int frame(char **out, size_t *nout, const char *error, const char *body, size_t blen)
 {
-	FILE *f = open_memstream(&k->out, &k->nout);
+	FILE *f = open_memstream(out, nout);
 	bool bol = true;
 
-	if (!f) {
-		conn_close(k);
-		return;
-	}
+	if (!f)
+		return -1;
 	if (error)
 		fprintf(f, "error: %s\n", error);
 	else
@@ -320,11 +322,74 @@ static void conn_reply(struct ctl_conn *k, const char *error, const char *body, 
 		fputc('\n', f);
 	fputs(".\n", f);
 	if (fclose(f)) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void conn_reply(struct ctl_conn *k, const char *error, const char *body, size_t blen)
+{
+	if (frame(&k->out, &k->nout, error, body, blen)) {
 		conn_close(k);
 		return;
 	}
 	k->sent = 0;
 	conn_send(k);
+}
+
+int fwd_control_send(int fd, const char *text, size_t len, const int *fds, int nfds)
+{
+	union {
+		char b[CMSG_SPACE(FWD_CONTROL_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct timeval tv = { .tv_sec = FWD_CONTROL_TIMEOUT_MS / 1000 };
+	size_t sent = 0;
+
+	if (nfds > FWD_CONTROL_MAX_FDS)
+		return -EINVAL;
+	memset(&u, 0, sizeof(u));
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	while (sent < len) {
+		struct iovec iov = { (char *)text + sent, len - sent };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t n;
+
+		if (!sent && nfds) {
+			struct cmsghdr *c;
+
+			msg.msg_control = u.b;
+			msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+			c = CMSG_FIRSTHDR(&msg);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+		}
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		sent += (size_t)n;
+	}
+	return 0;
+}
+
+int fwd_control_answer(int fd, const char *error, const char *body)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	if (frame(&text, &len, error, body, body ? strlen(body) : 0))
+		return -ENOMEM;
+	r = fwd_control_send(fd, text, len, NULL, 0);
+	free(text);
+	return r;
 }
 
 /* ---- the commands: each writes its body to out, or returns an error message. ---- */
@@ -799,15 +864,18 @@ static void conn_request(struct fwd_control *c, struct ctl_conn *k, size_t len, 
 		conn_reply(k, "xdp-fwd is still setting up", NULL, 0);
 		return;
 	}
-	/* A handover is its own exchange, with descriptors (the run loop's): no reply buffer,
-	 * so it is taken before one is opened (one opened for it leaked). */
-	if (req.cmd == FWD_CTL_HANDOVER) {
-		if (c->handover_fd >= 0) {
-			conn_reply(k, "handover: another one is under way", NULL, 0);
+	/* A handover (its own exchange, with descriptors) and a restart (answered when its
+	 * successor is done) are the run loop's: no reply buffer, so they are taken before one is
+	 * opened (one opened for a handover leaked). */
+	if (req.cmd == FWD_CTL_HANDOVER || req.cmd == FWD_CTL_RESTART) {
+		if (c->taken_fd >= 0) {
+			snprintf(r.err, sizeof(r.err), "%s: a %s is under way; try again", cmd_names[req.cmd],
+				 cmd_names[c->taken.cmd]);
+			conn_reply(k, r.err, NULL, 0);
 			return;
 		}
-		c->handover_fd = k->fd;
-		c->handover_version = req.version;
+		c->taken_fd = k->fd;
+		c->taken = (struct fwd_control_taken){ .cmd = req.cmd, .version = req.version, .json = req.json };
 		k->fd = -1;
 		conn_close(k);
 		return;
@@ -910,13 +978,13 @@ void fwd_control_serve(struct fwd_control *c, uint64_t now)
 	}
 }
 
-int fwd_control_handover(struct fwd_control *c, uint32_t *version)
+int fwd_control_take(struct fwd_control *c, struct fwd_control_taken *t)
 {
-	int fd = c ? c->handover_fd : -1;
+	int fd = c ? c->taken_fd : -1;
 
 	if (fd >= 0) {
-		*version = c->handover_version;
-		c->handover_fd = -1;
+		*t = c->taken;
+		c->taken_fd = -1;
 	}
 	return fd;
 }
@@ -940,8 +1008,8 @@ void fwd_control_close(struct fwd_control *c)
 		return;
 	for (int i = 0; i < FWD_CONTROL_CONNS; i++)
 		conn_close(&c->conn[i]);
-	if (c->handover_fd >= 0)
-		close(c->handover_fd);
+	if (c->taken_fd >= 0)
+		close(c->taken_fd);
 	if (c->fd >= 0) {
 		close(c->fd);
 		if (!stat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)

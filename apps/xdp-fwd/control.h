@@ -13,11 +13,13 @@
 #include <poll.h>
 #include <stdint.h>
 
+#include "ctl.h"
 #include "fwd.h"
 #include "stats.h"
 
 #define FWD_CONTROL_CONNS 8          /* clients served at once; more are told so and closed */
 #define FWD_CONTROL_TIMEOUT_MS 5000  /* a whole exchange, request to the reply's last byte */
+#define FWD_CONTROL_MAX_FDS (2 + FWD_MAX_PORTS) /* descriptors on one reply (a handover's) */
 
 struct fwd_ctx;
 struct fwd_control;
@@ -32,9 +34,20 @@ struct fwd_control *fwd_control_open_fd(const struct fwd_config *cfg, int fd);
 /* The listening socket (-1 when off), given up: the connections are served on, no new one is
  * taken, and the file stays at close (handover.c sends it to the next instance). */
 int fwd_control_release(struct fwd_control *c);
-/* The connection of a "handover" request fwd_control_serve took (its version in *version), the
- * caller's now (handover.c answers on it); -1 when none came. */
-int fwd_control_handover(struct fwd_control *c, uint32_t *version);
+/* A request the run loop answers itself: a handover (handover.c) or a restart (restart.c). */
+struct fwd_control_taken {
+	enum fwd_ctl_cmd cmd;
+	uint32_t version; /* handover: the asker's protocol version */
+	bool json;
+};
+/* The connection of such a request fwd_control_serve took (what it asks in *t), the caller's
+ * now: it answers on it and closes it; -1 when none came. */
+int fwd_control_take(struct fwd_control *c, struct fwd_control_taken *t);
+/* On a connection taken out of the server: text whole, the descriptors fds[0..nfds) riding on
+ * its first byte (SCM_RIGHTS); blocking, FWD_CONTROL_TIMEOUT_MS at most. 0 or -errno. */
+int fwd_control_send(int fd, const char *text, size_t len, const int *fds, int nfds);
+/* The same with a reply framed as the server frames it (ctl.h): error, or "ok" and body. */
+int fwd_control_answer(int fd, const char *error, const char *body);
 /* What the commands need of the run: the stats' start sample, the command line a reload reads
  * again (main.c's). */
 void fwd_control_attach(struct fwd_control *c, struct fwd_ctx *ctx, const struct fwd_samples *start, int argc,

@@ -21,6 +21,8 @@ const char fwd_ctl_help[] =
 	"rules remove ID       removes a rule added at run time\n"
 	"reload                reads --config again (as SIGHUP does)\n"
 	"latency LEVEL         saver, balanced or low, applied live where it can be\n"
+	"restart               starts this xdp-fwd's binary again (an upgraded one) with --takeover;\n"
+	"                      answers once it took over, or why not (this one then runs on)\n"
 	"handover VERSION      (xdp-fwd --takeover's) hand the interfaces over and stop\n"
 	"version               xdp-fwd's version\n"
 	"help                  this list\n";
@@ -64,6 +66,7 @@ static const struct {
 	{ "help", FWD_CTL_HELP },       { "version", FWD_CTL_VERSION }, { "stats", FWD_CTL_STATS },
 	{ "workers", FWD_CTL_WORKERS }, { "flows", FWD_CTL_FLOWS },
 	{ "mac", FWD_CTL_MAC },         { "reload", FWD_CTL_RELOAD },
+	{ "restart", FWD_CTL_RESTART },
 };
 
 /* words[from..n) joined by one space into out (it holds FWD_CTL_MAX_LINE + 1: the words come

@@ -24,6 +24,10 @@
 #define FWD_CTL_DIR "/run/xdp-fwd"    /* the default socket's folder (the locks' too: lock.c) */
 #define FWD_CTL_SUFFIX ".sock"
 #define FWD_CTL_PATH_MAX 108          /* sizeof(sockaddr_un.sun_path) */
+/* restart: the successor's start, up to its handover request, before the server gives up on it
+ * (restart.h); the client waits for that, the handover and its set-up (10 s each) by default. */
+#define FWD_CTL_RESTART_TIMEOUT_MS 30000
+#define FWD_CTL_RESTART_WAIT_S 60
 
 enum fwd_ctl_cmd {
 	FWD_CTL_HELP,
@@ -41,6 +45,7 @@ enum fwd_ctl_cmd {
 	FWD_CTL_PORTS_ADD,
 	FWD_CTL_PORTS_REMOVE,
 	FWD_CTL_HANDOVER, /* "handover 1": a new xdp-fwd --takeover asks (handover.h) */
+	FWD_CTL_RESTART,  /* the successor started from here takes over (restart.h) */
 	FWD_CTL_CMD_COUNT
 };
 

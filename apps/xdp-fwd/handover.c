@@ -40,10 +40,11 @@
 #include "metrics.h"
 #include "ports.h"
 #include "report.h"
+#include "service.h"
 #include "sys.h"
 #include "worker.h"
 
-#define MAX_FDS (2 + FWD_MAX_PORTS)
+#define MAX_FDS FWD_CONTROL_MAX_FDS
 
 struct old_rule {
 	char ifname[IF_NAMESIZE];
@@ -569,6 +570,15 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", ctx->ifaces[f].name);
 		h->ifs[f].link_fd = -1;
 		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
+		/* Asked, the old instance would stop, and this one could not go on from its program:
+		 * an outage. Not asked, nothing changes. */
+		if (!h->ifs[f].steer && errno == EPERM && !ctx->cfg->pinned) {
+			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the running steering program (the kernel "
+				"opens a program by id for CAP_SYS_ADMIN only); nothing asked, the running xdp-fwd "
+				"runs on\n", ctx->ifaces[f].name);
+			h->nr_ifs = f + 1;
+			return -EPERM;
+		}
 	}
 	h->nr_ifs = ctx->nr_ifaces;
 	timeline_mark(&h->tl, "programs opened");
@@ -691,71 +701,51 @@ void fwd_handover_free(struct fwd_ctx *ctx)
 
 /* ---- the old instance's side ---- */
 
-/* The whole reply in one message, the descriptors on it; blocking, bounded. 0 or -errno. */
-static int send_reply(int fd, const char *text, size_t len, const int *fds, int nfds)
-{
-	union {
-		char b[CMSG_SPACE(MAX_FDS * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct timeval tv = { .tv_sec = FWD_HANDOVER_TIMEOUT_MS / 1000 };
-	size_t sent = 0;
-
-	memset(&u, 0, sizeof(u));
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	while (sent < len) {
-		struct iovec iov = { (char *)text + sent, len - sent };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n;
-
-		if (!sent && nfds) {
-			struct cmsghdr *c;
-
-			msg.msg_control = u.b;
-			msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-			c = CMSG_FIRSTHDR(&msg);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-		}
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		sent += (size_t)n;
-	}
-	return 0;
-}
-
 static void refuse(int fd, const char *why)
 {
-	char line[256];
-	int n = snprintf(line, sizeof(line), "error: %s\n.\n", why);
+	fwd_control_answer(fd, why, NULL);
+}
 
-	send_reply(fd, line, (size_t)n, NULL, 0);
+/* The asker closed its socket (it died, a restart stopped it, or it gave up waiting while this
+ * instance was stopped or stalled, its request still queued): to hand over to it would leave
+ * nobody forwarding. POLLHUP: both directions shut, which a
+ * peer's close does and a half-close after the request (a client's shutdown(SHUT_WR)) does not. */
+static bool asker_gone(int fd)
+{
+	struct pollfd p = { .fd = fd };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
-		       const struct fwd_samples *start)
+		       const struct fwd_samples *start, pid_t successor)
 {
 	static struct fwd_samples cur; /* large: static, one request at a time */
 	struct fwd_timeline tl = { .t0 = fwd_clock_ns(CLOCK_MONOTONIC) };
 	uint64_t stopped;
 	uint32_t nr_open = 0;
 	int fds[MAX_FDS], nfds = 0, cfd;
-	char *text = NULL;
+	char *text = NULL, why[128];
+	struct ucred cr = { .pid = 0 };
+	socklen_t crlen = sizeof(cr);
 	size_t len = 0;
 	FILE *o;
 
 	if (version != FWD_HANDOVER_VERSION) {
-		char why[128];
-
 		snprintf(why, sizeof(why), "handover: protocol version %u; this xdp-fwd speaks %d", version,
 			 FWD_HANDOVER_VERSION);
 		refuse(fd, why);
+		return;
+	}
+	/* A restart's successor is the one to take over: the control socket admits others too. */
+	if (successor > 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) || cr.pid != successor)) {
+		snprintf(why, sizeof(why), "handover: a restart is under way (pid %d takes over)", (int)successor);
+		refuse(fd, why);
+		return;
+	}
+	if (asker_gone(fd)) {
+		fprintf(stderr, "xdp-fwd: handover: the asker is gone before the reply (its connection is closed); nothing "
+			"changed, this one runs on\n");
 		return;
 	}
 	/* The pinned table is put back at each stop, to values the next instance would read as the
@@ -763,13 +753,6 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	if (ctx->cfg->pinned) {
 		refuse(fd, "handover: not with --pinned (the pins keep the program attached: stop this "
 			   "xdp-fwd, then start the next)");
-		return;
-	}
-	/* The request waited while this instance was stopped or stalled, and the new one gave up
-	 * (closed its end) meanwhile: stopping now would leave nobody forwarding. */
-	if (recv(fd, &(char){ 0 }, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
-		fprintf(stderr, "xdp-fwd: handover: the new xdp-fwd gave up waiting (its connection is closed): "
-			"this one runs on\n");
 		return;
 	}
 	if (!(o = open_memstream(&text, &len))) {
@@ -802,8 +785,11 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
 			fprintf(o, "rule %s %u %s\n", fi->name, fi->rule_id[r], ctx->cfg->rule_text[r]);
 	}
-	/* From here on this instance stops, whatever the new one does with the reply. */
+	/* From here on this instance stops, whatever the new one does with the reply. The
+	 * service manager follows a restart's successor before it can say READY=1 (restart.h). */
 	stopped = fwd_clock_ns(CLOCK_MONOTONIC); /* what arrives from here on is lost to forwarding */
+	if (successor > 0)
+		fwd_service_main_pid(successor);
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
 	timeline_mark(&tl, "workers joined");
@@ -823,7 +809,7 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	fputs("bind\n", o);
 	put_counters(o, ctx, start, &cur);
 	fputs(".\n", o);
-	if (fclose(o) || send_reply(fd, text, len, fds, nfds)) {
+	if (fclose(o) || fwd_control_send(fd, text, len, fds, nfds)) {
 		fprintf(stderr, "xdp-fwd: handover: the reply did not go out (%s); stopping all the same\n",
 			strerror(errno));
 	} else {

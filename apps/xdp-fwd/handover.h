@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "stats.h"
 
@@ -65,9 +66,11 @@ void fwd_handover_carry(struct fwd_ctx *ctx, struct fwd_samples *start);
 void fwd_handover_free(struct fwd_ctx *ctx);
 
 /* The old instance's side: the request on connection fd of the control socket c (the run loop
- * gets it from fwd_control_handover). Stops the workers, closes the ports, answers; the run
- * loop then ends (ctx->stop). A version it does not speak: refused, nothing changes. */
+ * gets it from fwd_control_take). Stops the workers, closes the ports, answers; the run loop
+ * then ends (ctx->stop). A version it does not speak, or an asker gone: refused, nothing
+ * changes. successor: a restart's (restart.h), the only peer (SO_PEERCRED) it hands over to,
+ * and the one the service manager is told to follow (MAINPID=); 0: none under way. */
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
-		       const struct fwd_samples *start);
+		       const struct fwd_samples *start, pid_t successor);
 
 #endif

@@ -10,7 +10,7 @@
  * then the pools; the frames still out at that point are reported and must be zero. A SIGINT or
  * SIGTERM during start-up undoes it and exits 128 + the signal. Signals are blocked in every thread and taken by the main thread with sigtimedwait(), which also paces
  * the stats output (SIGUSR1: print them now, in l2 mode with the MAC table), SIGHUP (--config
- * read again: reload.c), the control socket's requests (--control: control.c, served here
+ * read again: reload.c), SIGUSR2 (a successor started: restart.c), the control socket's requests (--control: control.c, served here
  * between the ticks, never by a worker) and the handling of live interface changes (live.c).
  */
 #include <errno.h>
@@ -39,6 +39,7 @@
 #include "reload.h"
 #include "privs.h"
 #include "report.h"
+#include "restart.h"
 #include "rules.h"
 #include "service.h"
 #include "sizing.h"
@@ -188,17 +189,19 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 
 	while (!atomic_load(&ctx->stop)) {
 		uint64_t now = fwd_now_ns(), wait = next > now ? next - now : 0;
+		struct fwd_control_taken taken;
 		struct timespec ts;
-		uint32_t hver;
-		int sig, hfd;
+		int sig, tfd;
 
 		if (wait > FWD_TICK_NS)
 			wait = FWD_TICK_NS;
 		ts = (struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull) };
 		if (sig_fd >= 0) {
-			struct pollfd pfd[2 + 1 + FWD_CONTROL_CONNS] = { { .fd = sig_fd, .events = POLLIN },
-									   { .fd = ctl_fd, .events = POLLIN } };
+			struct pollfd pfd[2 + 1 + FWD_CONTROL_CONNS + 1] = { { .fd = sig_fd, .events = POLLIN },
+									       { .fd = ctl_fd, .events = POLLIN } };
 			int n = 2 + fwd_control_pollfds(ctx->control, pfd + 2, 1 + FWD_CONTROL_CONNS);
+
+			n += fwd_restart_pollfds(pfd + n, 1);
 
 			poll(pfd, (nfds_t)n, (int)((wait + 999999) / 1000000));
 			ts = (struct timespec){ 0 }; /* the signal, if one came, is pending: take it */
@@ -208,15 +211,22 @@ static void run(struct fwd_ctx *ctx, const sigset_t *sigs, const struct fwd_samp
 		if (ctx->mode->control)
 			ctx->mode->control(ctx, now);
 		fwd_control_serve(ctx->control, now);
-		if ((hfd = fwd_control_handover(ctx->control, &hver)) >= 0) {
-			fwd_handover_give(ctx, ctx->control, hfd, hver, start); /* stops on success */
-			close(hfd);
+		if ((tfd = fwd_control_take(ctx->control, &taken)) >= 0 && taken.cmd == FWD_CTL_HANDOVER) {
+			/* Stops on success; a restart's requester is answered once its successor is set up. */
+			fwd_handover_give(ctx, ctx->control, tfd, taken.version, start, fwd_restart_successor());
+			close(tfd);
+			fwd_restart_handed_over(ctx);
+		} else if (tfd >= 0) {
+			fwd_restart_begin(ctx, tfd, taken.json);
 		}
+		fwd_restart_poll(ctx, now);
 		if (atomic_load(&ctx->stop)) /* handed over to a new instance */
 			break;
 		fwd_out_pump();
 		if (sig == SIGUSR1) {
 			now_asked = true; /* the stats of the interval so far, at once */
+		} else if (sig == SIGUSR2) {
+			fwd_restart_begin(ctx, -1, false); /* `systemctl kill -s USR2`: no one to answer */
 		} else if (sig == SIGHUP) {
 			/* A reload, never a stop: systemd's ExecReload=kill -HUP must not take the link
 			 * down. Without --config there is nothing to read again. */
@@ -357,6 +367,7 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 		fwd_service_ready(ctx);
 		run(ctx, sigs, &start, &first, argc, argv);
 	}
+	fwd_restart_fini(); /* a successor that did not take over goes with this instance */
 	fwd_service_stopping();
 	atomic_store(&ctx->stop, 1);
 	fwd_workers_join(ctx);
@@ -408,6 +419,7 @@ int main(int argc, char **argv)
 	/* Before anything can open a descriptor. */
 	if (fwd_std_fds())
 		return 1;
+	fwd_restart_init(argc, argv);
 	/* Before anything that can block or leave state: a signal of the start-up never ends
 	 * xdp-fwd with a lock file or a program left (SIGPIPE and SIGXFSZ ignored: sys.c). */
 	fwd_signals(&sigs);
@@ -453,6 +465,8 @@ int main(int argc, char **argv)
 		goto teardown;
 	if (ctx.handover)
 		fwd_handover_listeners(&ctx);
+	/* A restart's successor: set up; the old instance answers its requester and exits. */
+	fwd_restart_set_up();
 	ret = fwd_live_open(&ctx);
 	if (ret)
 		fprintf(stderr, "xdp-fwd: cannot watch link changes (rtnetlink): %s; interfaces deleted "

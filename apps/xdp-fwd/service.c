@@ -9,6 +9,8 @@
 #include "service.h"
 
 static uint64_t watchdog_ns, last_ping;
+/* MAINPID= sent: the successor is the unit's main process; this one says nothing more. */
+static bool moved;
 
 void fwd_service_ready(const struct fwd_ctx *ctx)
 {
@@ -25,7 +27,7 @@ void fwd_service_ready(const struct fwd_ctx *ctx)
 
 void fwd_service_tick(uint64_t now)
 {
-	if (!watchdog_ns || now - last_ping < watchdog_ns)
+	if (moved || !watchdog_ns || now - last_ping < watchdog_ns)
 		return;
 	last_ping = now;
 	sd_notify(0, "WATCHDOG=1");
@@ -33,7 +35,20 @@ void fwd_service_tick(uint64_t now)
 
 void fwd_service_stopping(void)
 {
-	sd_notify(0, "STOPPING=1");
+	/* Not for a unit whose main process is the successor now: it would stop the unit. */
+	if (!moved)
+		sd_notify(0, "STOPPING=1");
+}
+
+void fwd_service_restarting(pid_t successor)
+{
+	sd_notifyf(0, "RELOADING=1\nSTATUS=restarting: pid %d takes over", (int)successor);
+}
+
+void fwd_service_main_pid(pid_t successor)
+{
+	sd_notifyf(0, "MAINPID=%d\nSTATUS=handing over to pid %d", (int)successor, (int)successor);
+	moved = true;
 }
 
 void fwd_service_status(const char *fmt, ...)

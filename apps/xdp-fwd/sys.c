@@ -51,14 +51,19 @@ void fwd_signals(sigset_t *set)
 	 * reported (--pcap, the stats); the signals' default would end xdp-fwd attached. */
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
+	/* Inherited as ignored, it would reap a restart's failed successor before its exit status
+	 * is read (restart.c). */
+	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
 	/* Until they are blocked, their default would end xdp-fwd with its lock files (and, later,
 	 * its programs) left. A stop is recorded and interrupts what blocks (no SA_RESTART: the
-	 * --pcap FIFO's open); SIGHUP and SIGUSR1 have nothing to act on yet, and restart it. */
+	 * --pcap FIFO's open); SIGHUP, SIGUSR1 and SIGUSR2 have nothing to act on yet, and restart
+	 * it. */
 	sigfillset(&stop.sa_mask);
 	sigfillset(&later.sa_mask);
 	later.sa_flags = SA_RESTART;
@@ -66,6 +71,7 @@ void fwd_signals(sigset_t *set)
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &later, NULL);
 	sigaction(SIGUSR1, &later, NULL);
+	sigaction(SIGUSR2, &later, NULL);
 }
 
 int fwd_startup_stopped(void)

@@ -31,9 +31,9 @@ int fwd_std_fds(void);
 /* Ignores SIGPIPE and SIGXFSZ (a closed stats or --pcap reader, a file past ulimit -f: the write
  * fails and says so, rather than ending the forwarder attached) and fills set with the
  * signals the main thread takes: SIGINT, SIGTERM stop; SIGHUP reloads; SIGUSR1 prints the stats
- * now. Called first: until set is blocked, handlers record a SIGINT/SIGTERM (interrupting a
- * blocking call) and ignore SIGHUP/SIGUSR1, so that no signal of the start-up ends xdp-fwd
- * with state left behind. */
+ * now; SIGUSR2 restarts (restart.h). Called first: until set is blocked, handlers record a
+ * SIGINT/SIGTERM (interrupting a blocking call) and ignore SIGHUP/SIGUSR1/SIGUSR2, so that no
+ * signal of the start-up ends xdp-fwd with state left behind. */
 void fwd_signals(sigset_t *set);
 /* The SIGINT or SIGTERM that arrived during start-up (recorded, or pending once blocked), or 0:
  * the start-up is to be undone. */

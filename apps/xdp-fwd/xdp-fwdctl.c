@@ -32,12 +32,12 @@ static void usage(FILE *out)
 		"  -n, --name NAME     the socket " FWD_CTL_DIR "/NAME" FWD_CTL_SUFFIX
 		" (NAME: the --config file's name, or the first interface)\n"
 		"  -j, --json          the reply as JSON\n"
-		"  -t, --timeout SECS  wait at most SECS for the reply (default 10)\n"
+		"  -t, --timeout SECS  wait at most SECS for the reply (default 10; restart: %d)\n"
 		"  -h, --help          this help\n\n"
 		"Commands:\n%s\n"
 		"Exit status: 0 ok, 1 xdp-fwd answered with an error, 2 usage or no answer.\n"
 		"See xdp-fwdctl(8).\n",
-		fwd_ctl_help);
+		FWD_CTL_RESTART_WAIT_S, fwd_ctl_help);
 }
 
 static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 	};
 	char path[FWD_CTL_PATH_MAX + 64] = "", req[FWD_CTL_MAX_LINE + 2], *reply = NULL;
 	double timeout = 10;
-	bool json = false;
+	bool json = false, timeout_given = false;
 	size_t rlen = 0, o = 0;
 	int c, fd, ret;
 
@@ -232,6 +232,7 @@ int main(int argc, char **argv)
 			timeout = strtod(optarg, &end);
 			if (*end || !(timeout > 0 && timeout <= 3600))
 				return die("-t '%s': seconds, more than 0 and at most 3600", optarg);
+			timeout_given = true;
 			break;
 		}
 		case 'h':
@@ -246,6 +247,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_NO_ANSWER;
 	}
+	/* A restart answers once its successor took over: a start and a handover. */
+	if (!timeout_given && !strcmp(argv[optind], "restart"))
+		timeout = FWD_CTL_RESTART_WAIT_S;
 	if (json)
 		o += (size_t)snprintf(req, sizeof(req), "--json");
 	for (int i = optind; i < argc; i++) {

@@ -32,7 +32,7 @@ static void test_commands(void)
 		{ "ports", FWD_CTL_PORTS },	   { "workers", FWD_CTL_WORKERS },   { "flows", FWD_CTL_FLOWS },
 		{ "mac", FWD_CTL_MAC },	   { "rules", FWD_CTL_RULES_LIST },  { "rules list", FWD_CTL_RULES_LIST },
 		{ "reload", FWD_CTL_RELOAD }, { " \tstats \t", FWD_CTL_STATS }, { "stats\r", FWD_CTL_STATS },
-		{ "ports list", FWD_CTL_PORTS },
+		{ "ports list", FWD_CTL_PORTS }, { "restart", FWD_CTL_RESTART },
 	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -97,6 +97,7 @@ static void test_refused(void)
 	refused("statz", "unknown command 'statz'");
 	refused("stats now", "stats takes no argument");
 	refused("help me", "help takes no argument");
+	refused("restart now", "restart takes no argument");
 	refused("rules drop", "is not list, add or remove");
 	refused("rules list all", "takes no argument");
 	refused("rules add", "give a rule");

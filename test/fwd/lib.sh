@@ -246,6 +246,27 @@ rx_frames() {
 	in_host "$1" cat /sys/class/net/eth0/statistics/rx_packets
 }
 
+# ping_lost FILE: packets transmitted - received in a ping summary.
+ping_lost() {
+	sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$1" | awk '{ print $1 - $2 }'
+}
+
+# restart_bound ARGS...: a plain restart of the xdp-fwd fwd_start runs with ARGS (SIGINT, then
+# the same start again, left running) under a ping from host 0 every 10 ms. Sets PLAIN to the
+# pings it lost and MAX_LOST to the bound a restart without an outage is held to: 2 pings
+# (20 ms), or a tenth of PLAIN on a machine so loaded that the sockets' close and bind alone
+# take longer.
+restart_bound() {
+	netns_bg PING_PID "$TOPO_H0" ping -i 0.01 -c 300 -W 1 "$TOPO_IP1" >"$WORK/ping-plain" 2>&1
+	sleep 1 # the ping under way: a window, nothing to await
+	fwd_stop
+	fwd_start "$@"
+	wait "$PING_PID"
+	PLAIN=$(ping_lost "$WORK/ping-plain")
+	log "pings lost across a plain stop and start: $PLAIN of 300"
+	MAX_LOST=$((PLAIN / 10 > 2 ? PLAIN / 10 : 2))
+}
+
 # iperf_server: one iperf3 server on host 1 (port 5201), $IPERF_PID, returns once it listens.
 iperf_server() {
 	netns_bg IPERF_PID "$TOPO_H1" iperf3 -s -1 -p 5201 >/dev/null 2>&1

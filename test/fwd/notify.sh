@@ -8,15 +8,7 @@ command -v python3 >/dev/null || { echo "skip: python3 not installed" >&2; exit 
 topo_up --hosts 2
 SOCK=$WORK/notify.sock
 # One line per datagram, its newlines shown as " | ".
-netns_bg LISTEN_PID "$TOPO_MID" python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as f:
-    while True:
-        f.write(s.recv(4096).decode().replace("\n", " | ") + "\n")
-        f.flush()
-' "$SOCK" "$WORK/notify.log"
+netns_bg LISTEN_PID "$TOPO_MID" python3 "$SRC/test/fwd/notify_listen.py" "$SOCK" "$WORK/notify.log"
 wait_for 5 test -S "$SOCK" || fail "the listener did not bind $SOCK"
 : >"$WORK/notify.log"
 

@@ -48,7 +48,7 @@ grep -q "xdp-fwd: --takeover: the xdp-fwd on $SOCK did not answer within 10 s (s
 	fail "the programs changed: $prog0 $prog1 before, $(prog_on "$TOPO_IF0") $(prog_on "$TOPO_IF1") after"
 [ -S "$SOCK" ] || fail "the control socket file is gone"
 kill -CONT "$OLD"
-wait_for 10 grep -q "xdp-fwd: handover: the new xdp-fwd gave up waiting (its connection is closed): this one runs on" "$WORK/fwd.err" ||
+wait_for 10 grep -q "xdp-fwd: handover: the asker is gone before the reply (its connection is closed); nothing changed, this one runs on" "$WORK/fwd.err" ||
 	fail "the old xdp-fwd does not say it runs on: $(cat "$WORK/fwd.err")"
 tx=$(port_tx "$TOPO_IF1@0")
 wait_for 10 more_tx "$TOPO_IF1@0" $((tx + 1000)) || fail "the old xdp-fwd does not forward after SIGCONT: $(ctl ports)"
