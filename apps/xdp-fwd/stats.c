@@ -22,6 +22,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_L2_SRC_GROUP] = "l2_src_group",
 	[FWD_DROP_L2_SRC_ZERO] = "l2_src_zero",
 	[FWD_DROP_L3] = "l3",
+	[FWD_DROP_GATE_DRAIN] = "gate_drain",
 	[FWD_DROP_TX_KERNEL] = "tx_dropped_kernel",
 };
 
@@ -35,7 +36,7 @@ static const struct {
 	OFF_FIELD(packets),   OFF_FIELD(bytes),     OFF_FIELD(gated),      OFF_FIELD(lost),      OFF_FIELD(installed),
 	OFF_FIELD(expired),   OFF_FIELD(invalidated), OFF_FIELD(full),     OFF_FIELD(refused),   OFF_FIELD(forced),
 	OFF_FIELD(no_target), OFF_FIELD(untracked), OFF_FIELD(csum_kept),  OFF_FIELD(csum_passed), OFF_FIELD(route_kept),
-	OFF_FIELD(flows),
+	OFF_FIELD(drained),   OFF_FIELD(flows),
 };
 #define OFFLOAD_FIELDS (sizeof(offload_fields) / sizeof(offload_fields[0]))
 _Static_assert(OFFLOAD_FIELDS * sizeof(uint64_t) == sizeof(struct fwd_offload_sample),
