@@ -146,7 +146,7 @@ static bool gate_marked(uint8_t *eth, uint32_t tag, uint32_t *seq)
 /* Whether the frame at eth (len bytes, the first buffer) is one a drain drops: it carries the
  * mark of a drain's tag, at or past its first seq, and is of its flow (a mark left in the
  * chunk by an earlier frame can sit in front of another flow's frame). */
-static bool drained(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_t len)
+static bool drain_takes(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_t len)
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
@@ -191,7 +191,7 @@ uint32_t fwd_offload_filter(struct fwd_worker *w, uint32_t in, struct umem_desc 
 
 		head = fwd_desc_last(&d[i]);
 		if (first) /* a chain goes whole, by its first buffer (the headers and the mark) */
-			drop = drained(w, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len);
+			drop = drain_takes(w, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len);
 		if (drop)
 			dropped[nd++] = d[i];
 		else

@@ -160,6 +160,10 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			fprintf(out, " csum-passed %llu", (unsigned long long)(b->csum_passed - a->csum_passed));
 		if (b->route_kept != a->route_kept)
 			fprintf(out, " route-kept %llu", (unsigned long long)(b->route_kept - a->route_kept));
+		if (b->drained != a->drained)
+			fprintf(out, " drained %llu", (unsigned long long)(b->drained - a->drained));
+		if (b->forced != a->forced)
+			fprintf(out, " forced %llu", (unsigned long long)(b->forced - a->forced));
 	}
 	if (cur->link_down)
 		fputs("  link down", out);

@@ -380,7 +380,9 @@ static void *worker_main(void *arg)
 				work += (uint32_t)n - kept;
 				n = (int)kept;
 				if (!n) {
-					flush_fed(w, in, false);
+					/* Nothing more for the outputs from this burst; and a drain
+					 * ends only once what is staged was sent (offload.c). */
+					flush_fed(w, in, true);
 					continue;
 				}
 			}
