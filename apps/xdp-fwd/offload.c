@@ -160,8 +160,8 @@ static bool drain_takes(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_
 	for (uint32_t j = 0; j < ow->nr_drains && !dr; j++)
 		if (ow->drains[j].tag == m.tag)
 			dr = &ow->drains[j];
-	if (!dr || m.seq < dr->from)
-		return false; /* below the drain: a gated frame fwd_offload_burst counts */
+	if (!dr || m.seq < dr->from || m.seq >= dr->to)
+		return false; /* outside the drain: a gated frame fwd_offload_burst counts, or userspace's again */
 	if (umem_steer_flow_key__parse(eth, len, ctx->off->ifc[ctx->ports[in].iface].ifindex, kind, &k) ||
 	    memcmp(&k, &dr->key, sizeof(k)))
 		return false;
@@ -327,6 +327,16 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 
 /* ---- per loop turn ---- */
 
+/* Flow e's gate is open, or opens at its next frame: gated, the program's count, is final, and
+ * its drain drops no frame numbered from there on (gated again after a partial checksum shut
+ * the gate: userspace's to forward). */
+static void drain_closes(struct off_worker *ow, const struct off_flow *e, uint64_t gated)
+{
+	for (uint32_t j = 0; j < ow->nr_drains; j++)
+		if (ow->drains[j].slot == (uint32_t)(e - ow->slots) && ow->drains[j].tag == e->tag)
+			ow->drains[j].to = gated < UINT32_MAX ? (uint32_t)gated : UINT32_MAX;
+}
+
 /* Arming flow e: when userspace no longer holds its frames, it reports so: the gate opens at
  * the next frame, which then cannot overtake one of ours. */
 static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
@@ -350,6 +360,8 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
 	 * has no next frame yet (a short one) needs no more turns. */
 	if (v.open || (e->have_released && v.gated <= e->released)) {
+		if (e->g.draining)
+			drain_closes(ow, e, v.gated);
 		arming_del(ow, e);
 		e->state = OFF_OFFLOADED;
 		e->since_ns = now;
@@ -371,7 +383,7 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	if (ow->nr_drains < OFF_DRAINS &&
 	    fwd_gate_drain(&e->g, v.gated, v.unmarked, now - e->since_ns > OFF_DRAIN_NS))
 		ow->drains[ow->nr_drains++] = (struct off_drain){ .key = e->key, .tag = e->tag, .from = e->g.drain,
-								  .slot = (uint32_t)(e - ow->slots), .in = e->in };
+								  .to = UINT32_MAX, .slot = (uint32_t)(e - ow->slots), .in = e->in };
 	if (fwd_gate_release(&e->g, v.gated, v.unmarked, ow->rx_full[e->in], sent, &release) &&
 	    (!e->have_released || release != e->released) && !umem_steer_flows__release(f, &e->key, release)) {
 		e->released = release;

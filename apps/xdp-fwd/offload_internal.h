@@ -67,12 +67,15 @@ struct off_flow {
 
 /* A drain (gate.h): its flow's marked frames from seq from on are dropped as they come, while
  * the flow arms and for a tail after (its frames still in the ring). Apart from the flow's slot,
- * which may be reused meanwhile. */
+ * which may be reused meanwhile. In the tail, a frame of the flow the program passed up
+ * unmarked (route_kept) into a chunk whose headroom still holds a mark of the drain (its frame
+ * dropped at the full ring, the chunk reused) is dropped too, counted as gate_drain. */
 struct off_drain {
 	struct umem_steer_flow_key key;
 	uint64_t tail_ns; /* when its flow left arming (the gate opened, or the flow went); 0: arming */
 	uint32_t tag;     /* its flow's gate tag */
 	uint32_t from;    /* the first seq dropped */
+	uint32_t to;      /* past the last: the program's gated count once the gate opened */
 	uint32_t slot;    /* its flow's slot, while arming */
 	uint16_t in;      /* the port its frames arrive on */
 };
