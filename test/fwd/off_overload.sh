@@ -11,19 +11,11 @@
 # included). On a loaded machine the generator can stall long enough for userspace to empty the
 # ring, and the gate then opens by the rule: up to 3 attempts for the overload.
 . "$(dirname "$0")/lib.sh"
-
-# The interval lines are many: show the end of the output only.
-fail() {
-	echo "FAIL: $*" >&2
-	for f in "$WORK"/fwd.out "$WORK"/*.err "$WORK"/sink.out "$WORK"/gen.out; do
-		[ -s "$f" ] && { echo "--- $f"; tail -c 1500 "$f"; echo; } >&2
-	done
-	exit 1
-}
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 # shellcheck source=offload_lib.sh
 . "$(dirname "$0")/offload_lib.sh"
+fail() { fail_tail "$@"; }
+GEN=$BUILD/tools/xsk-gen/xsk-gen
+[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 # shellcheck source=../common/xsk_gen.sh
 . "$SRC/test/common/xsk_gen.sh"
 

@@ -7,20 +7,12 @@
 # interface deleted and back is offloaded again, both ways; TCP at MTU 9000; kill -9 leaves
 # nothing attached.
 . "$(dirname "$0")/lib.sh"
-
-# The interval lines are many: show the end of the output only.
-fail() {
-	echo "FAIL: $*" >&2
-	for f in "$WORK"/fwd.out "$WORK"/*.err "$WORK"/sink.out "$WORK"/gen.out; do
-		[ -s "$f" ] && { echo "--- $f"; tail -c 1500 "$f"; echo; } >&2
-	done
-	exit 1
-}
+# shellcheck source=offload_lib.sh
+. "$(dirname "$0")/offload_lib.sh"
+fail() { fail_tail "$@"; }
 GEN=$BUILD/tools/xsk-gen/xsk-gen
 [ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
 
-# shellcheck source=offload_lib.sh
-. "$(dirname "$0")/offload_lib.sh"
 # shellcheck source=../common/xsk_gen.sh
 . "$SRC/test/common/xsk_gen.sh"
 gen() { # HOST ARGS...
