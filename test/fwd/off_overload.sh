@@ -14,10 +14,7 @@
 # shellcheck source=offload_lib.sh
 . "$(dirname "$0")/offload_lib.sh"
 fail() { fail_tail "$@"; }
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+off_need_gen
 
 AFTER=20000
 # books: sent - received - the drops counted: the sink's socket's; xdp-fwd's, as fwd-bench

@@ -10,11 +10,7 @@
 # shellcheck source=offload_lib.sh
 . "$(dirname "$0")/offload_lib.sh"
 fail() { fail_tail "$@"; }
-GEN=$BUILD/tools/xsk-gen/xsk-gen
-[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
-
-# shellcheck source=../common/xsk_gen.sh
-. "$SRC/test/common/xsk_gen.sh"
+off_need_gen
 gen() { # HOST ARGS...
 	local k=$1
 	shift

@@ -1,4 +1,11 @@
 # The offload tests' readers of xdp-fwd's JSON (sourced after lib.sh).
+# off_need_gen: GEN, the xsk-gen binary the test needs, and its helpers (test/common/xsk_gen.sh).
+off_need_gen() {
+	GEN=$BUILD/tools/xsk-gen/xsk-gen
+	[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
+	# shellcheck source=../common/xsk_gen.sh
+	. "$SRC/test/common/xsk_gen.sh"
+}
 # fail_tail MESSAGE: fail, with the end of each output only (the interval lines are many); a
 # test takes it as its fail().
 fail_tail() {
