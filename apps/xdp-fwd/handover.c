@@ -128,6 +128,7 @@ static const struct field {
 	F(K_PORT, fwd_port_sample, offload.forced), F(K_PORT, fwd_port_sample, offload.no_target),
 	F(K_PORT, fwd_port_sample, offload.untracked), F(K_PORT, fwd_port_sample, offload.csum_kept),
 	F(K_PORT, fwd_port_sample, offload.csum_passed), F(K_PORT, fwd_port_sample, offload.route_kept),
+	F(K_PORT, fwd_port_sample, offload.drained),
 	F(K_POOL, fwd_pool_sample, allocs), F(K_POOL, fwd_pool_sample, slow),
 	F(K_POOL, fwd_pool_sample, fresh), F(K_POOL, fwd_pool_sample, recycled),
 	F(K_POOL, fwd_pool_sample, sleeps), F(K_POOL, fwd_pool_sample, late_handoffs),

@@ -87,6 +87,7 @@ static const struct {
 	{ "offload_csum_kept_total", "counter", "Flows kept in (or taken back to) userspace: their frames carried partial checksums.", PORT_U64(offload.csum_kept) },
 	{ "offload_csum_passed_total", "counter", "Frames of offloaded flows the XDP program passed up: a partial checksum a redirect would not complete.", PORT_U64(offload.csum_passed) },
 	{ "offload_route_kept_total", "counter", "Frames of offloaded routed flows the XDP program did not route (TTL, IP options, MTU, VLAN tag): sent the default way.", PORT_U64(offload.route_kept) },
+	{ "offload_drained_total", "counter", "Offload gates opened by a drain: the flow's frames from a point on dropped until its RX ring had none left before them (drop reason gate_drain).", PORT_U64(offload.drained) },
 };
 
 #define POOL_U64(field) offsetof(struct fwd_pool_sample, field)

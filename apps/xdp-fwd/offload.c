@@ -116,18 +116,88 @@ static uint32_t next_tag(void)
 	return t;
 }
 
-/* Whether the frame at eth carries the gate mark of tag (steer_abi.h): the 8 bytes before it,
- * inside the chunk's XDP headroom (256 bytes before every RX frame). A mark that matches is
- * wiped, so that the chunk's next frame, if it has no metadata, cannot show it again. */
-static bool gate_marked(uint8_t *eth, uint32_t tag)
+/* Whether the frame at eth may carry a gate mark (steer_abi.h), read into *m: the 12 bytes
+ * before it, inside the chunk's XDP headroom (256 bytes before every RX frame). */
+static bool gate_mark_of(const uint8_t *eth, struct umem_steer_gate_mark *m)
+{
+	memcpy(m, eth - sizeof(*m), sizeof(*m));
+	return m->magic == UMEM_STEER_GATE_MAGIC;
+}
+
+/* A mark taken is wiped, so that the chunk's next frame, if it has no metadata, cannot show it
+ * again. */
+static void gate_unmark(uint8_t *eth)
+{
+	memset(eth - sizeof(struct umem_steer_gate_mark), 0, sizeof(struct umem_steer_gate_mark));
+}
+
+/* Whether the frame at eth carries the gate mark of tag; *seq its number. */
+static bool gate_marked(uint8_t *eth, uint32_t tag, uint32_t *seq)
 {
 	struct umem_steer_gate_mark m;
 
-	memcpy(&m, eth - sizeof(m), sizeof(m));
-	if (m.magic != UMEM_STEER_GATE_MAGIC || m.tag != tag)
+	if (!gate_mark_of(eth, &m) || m.tag != tag)
 		return false;
-	memset(eth - sizeof(m), 0, sizeof(m));
+	gate_unmark(eth);
+	*seq = m.seq;
 	return true;
+}
+
+/* Whether the frame at eth (len bytes, the first buffer) is one a drain drops: it carries the
+ * mark of a drain's tag, at or past its first seq, and is of its flow (a mark left in the
+ * chunk by an earlier frame can sit in front of another flow's frame). */
+static bool drain_takes(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_t len)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+	uint32_t kind = ctx->cfg->mode == FWD_MODE_L2 ? UMEM_STEER_FLOW_L2 : UMEM_STEER_FLOW_IPV4;
+	struct umem_steer_gate_mark m;
+	struct umem_steer_flow_key k;
+	struct off_drain *dr = NULL;
+
+	if (len < FWD_ETH_HLEN || !gate_mark_of(eth, &m))
+		return false;
+	for (uint32_t j = 0; j < ow->nr_drains && !dr; j++)
+		if (ow->drains[j].tag == m.tag)
+			dr = &ow->drains[j];
+	if (!dr || m.seq < dr->from || m.seq >= dr->to)
+		return false; /* outside the drain: a gated frame fwd_offload_burst counts, or userspace's again */
+	if (umem_steer_flow_key__parse(eth, len, ctx->off->ifc[ctx->ports[in].iface].ifindex, kind, &k) ||
+	    memcmp(&k, &dr->key, sizeof(k)))
+		return false;
+	gate_unmark(eth);
+	if (!dr->tail_ns) { /* its flow arms still: the drain's tail is out of the kernel */
+		struct off_flow *e = &ow->slots[dr->slot];
+
+		if (e->state == OFF_ARMING && e->tag == dr->tag)
+			fwd_gate_seen(&e->g, m.seq);
+	}
+	return true;
+}
+
+uint32_t fwd_offload_filter(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n,
+			    struct umem_desc *dropped)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+	uint32_t kept = 0, nd = 0;
+	bool head = true, drop = false;
+
+	ow->rx_full[in] = n >= ctx->cfg->batch;
+	if (!ow->nr_drains)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		bool first = head;
+
+		head = fwd_desc_last(&d[i]);
+		if (first) /* a chain goes whole, by its first buffer (the headers and the mark) */
+			drop = drain_takes(w, in, umem_area__ptr(ctx->area, d[i].addr), d[i].len);
+		if (drop)
+			dropped[nd++] = d[i];
+		else
+			d[kept++] = d[i];
+	}
+	return kept;
 }
 
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
@@ -189,7 +259,6 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 	bool head = true;
 
 	ow = &ctx->off->w[w->idx];
-	ow->rx_full[in] = n >= cfg->batch;
 	/* No target takes offload (two interfaces): userspace forwards as without it, at its cost. */
 	if (atomic_load_explicit(&ctx->off->nr_bad, memory_order_relaxed) >= ctx->nr_ifaces)
 		return;
@@ -236,11 +305,14 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 			if (++e->frames >= cfg->offload_after)
 				install(w, e, eth, now);
 			break;
-		case OFF_ARMING:
+		case OFF_ARMING: {
+			uint32_t seq;
+
 			e->g.frames++; /* sent with this burst */
-			if (gate_marked(eth, e->tag))
-				e->g.marked++;
+			if (gate_marked(eth, e->tag, &seq))
+				fwd_gate_seen(&e->g, seq); /* below any drain: fwd_offload_filter took those */
 			break;
+		}
 		case OFF_OFFLOADED:
 			/* Frames queued before the gate opened still arrive here, a whole RX ring of
 			 * them after an overload: not a sign that the program lost the flow. The
@@ -254,6 +326,16 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 }
 
 /* ---- per loop turn ---- */
+
+/* Flow e's gate is open, or opens at its next frame: gated, the program's count, is final, and
+ * its drain drops no frame numbered from there on (gated again after a partial checksum shut
+ * the gate: userspace's to forward). */
+static void drain_closes(struct off_worker *ow, const struct off_flow *e, uint64_t gated)
+{
+	for (uint32_t j = 0; j < ow->nr_drains; j++)
+		if (ow->drains[j].slot == (uint32_t)(e - ow->slots) && ow->drains[j].tag == e->tag)
+			ow->drains[j].to = gated < UINT32_MAX ? (uint32_t)gated : UINT32_MAX;
+}
 
 /* Arming flow e: when userspace no longer holds its frames, it reports so: the gate opens at
  * the next frame, which then cannot overtake one of ours. */
@@ -278,6 +360,8 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	/* Open, or opening at its next frame (the release covers every gated frame): a flow that
 	 * has no next frame yet (a short one) needs no more turns. */
 	if (v.open || (e->have_released && v.gated <= e->released)) {
+		if (e->g.draining)
+			drain_closes(ow, e, v.gated);
 		arming_del(ow, e);
 		e->state = OFF_OFFLOADED;
 		e->since_ns = now;
@@ -296,10 +380,41 @@ static void release_gate(struct fwd_worker *w, struct off_flow *e, uint64_t now)
 	}
 	/* Sent: nothing staged for the output port (the worker batches TX), its TX ring done. */
 	sent = !w->nstage[e->out] && !umem_port__tx_inflight(ctx->ports[e->out].port);
+	if (ow->nr_drains < OFF_DRAINS &&
+	    fwd_gate_drain(&e->g, v.gated, v.unmarked, now - e->since_ns > OFF_DRAIN_NS))
+		ow->drains[ow->nr_drains++] = (struct off_drain){ .key = e->key, .tag = e->tag, .from = e->g.drain,
+								  .to = UINT32_MAX, .slot = (uint32_t)(e - ow->slots), .in = e->in };
 	if (fwd_gate_release(&e->g, v.gated, v.unmarked, ow->rx_full[e->in], sent, &release) &&
 	    (!e->have_released || release != e->released) && !umem_steer_flows__release(f, &e->key, release)) {
 		e->released = release;
 		e->have_released = true;
+		if (release == UINT64_MAX) {
+			bump(&ctr_of(ctx, e)->drained);
+			/* A frame the program gated past the drain's start without a mark (between the
+			 * lookup above and the release) is in the ring, not dropped: its order is at
+			 * risk, as when forced, and counted so. Never seen: a driver marks all or none. */
+			if (!umem_steer_flows__lookup(f, &e->key, &v) && v.unmarked)
+				bump(&ctr_of(ctx, e)->forced);
+		}
+	}
+}
+
+/* Drains whose flow left arming (its gate opened, or it went) keep dropping their frames still
+ * in the ring for OFF_DRAIN_TAIL_NS and until a burst of the port came back short: a frame of
+ * theirs sent now would follow frames the program redirected. */
+static void drains_tick(struct off_worker *ow, uint64_t now)
+{
+	for (uint32_t j = 0; j < ow->nr_drains;) {
+		struct off_drain *dr = &ow->drains[j];
+		const struct off_flow *e = &ow->slots[dr->slot];
+
+		if (!dr->tail_ns && (e->state != OFF_ARMING || e->tag != dr->tag))
+			dr->tail_ns = now;
+		if (dr->tail_ns && now - dr->tail_ns > OFF_DRAIN_TAIL_NS && !ow->rx_full[dr->in]) {
+			*dr = ow->drains[--ow->nr_drains];
+			continue;
+		}
+		j++;
 	}
 }
 
@@ -569,6 +684,8 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	}
 	if (ow->nr_arming)
 		release_gates(w, now);
+	if (ow->nr_drains)
+		drains_tick(ow, now);
 	memset(ow->rx_full, 0, sizeof(ow->rx_full)); /* a turn without a burst drained the ring */
 	ow->turn++;
 	if (now - ow->housekeep_at >= OFF_HOUSEKEEP_NS) {
@@ -577,14 +694,15 @@ void fwd_offload_tick(struct fwd_worker *w, uint64_t now)
 	}
 }
 
-/* 1 ms while a gate or a target's trial waits for the turns; OFF_TARGET_NS while flows are in
+/* 1 ms while a gate, a drain's tail or a target's trial waits for the turns; OFF_TARGET_NS while flows are in
  * the kernel (the delivery check runs in the turns: a target that turns bad later is found
  * within a few periods); otherwise no limit. */
 int fwd_offload_max_sleep_ms(const struct fwd_worker *w)
 {
 	const struct fwd_ctx *ctx = w->ctx;
 
-	if (ctx->off->w[w->idx].nr_arming || atomic_load_explicit(&ctx->off->watching, memory_order_relaxed))
+	if (ctx->off->w[w->idx].nr_arming || ctx->off->w[w->idx].nr_drains ||
+	    atomic_load_explicit(&ctx->off->watching, memory_order_relaxed))
 		return 1;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		if (atomic_load_explicit(&ctx->off->ifc[f].ctr.flows, memory_order_relaxed) > 0)

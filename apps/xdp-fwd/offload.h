@@ -41,6 +41,11 @@ int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f);
  * without frames, in ms (its checks run in the turns), negative: no limit. Offload calls
  * nothing of the worker back. */
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
+/* Before anything else reads a burst d[0..n) received on port in: the frames of a draining gate
+ * (gate.h) moved to dropped[0..) in order, the others kept in d, in order; returns how many
+ * were kept (the worker drops the rest, counted as gate_drain). */
+uint32_t fwd_offload_filter(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n,
+			    struct umem_desc *dropped);
 void fwd_offload_tick(struct fwd_worker *w, uint64_t now);
 int fwd_offload_max_sleep_ms(const struct fwd_worker *w);
 /* Main thread, after the mode's tables changed (l3: the routing mirror applied events): the

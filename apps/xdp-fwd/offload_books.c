@@ -243,5 +243,6 @@ void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_s
 	out->no_target = atomic_load(&k->no_target);
 	out->untracked = atomic_load(&k->untracked);
 	out->csum_kept = atomic_load(&k->csum_kept);
+	out->drained = atomic_load(&k->drained);
 	out->flows = (uint64_t)atomic_load(&k->flows);
 }

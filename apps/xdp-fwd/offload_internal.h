@@ -27,6 +27,14 @@ struct redirect_probe;
 #define OFF_GATE_BUDGET 16u
 #define OFF_HOUSEKEEP_NS 250000000ull /* idle expiry, MAC checks, target drop checks */
 #define OFF_ARM_MAX_NS 1000000000ull  /* a gate still shut after this is forced open (counted) */
+/* A gate still shut after this drains (gate.h), lost gated frames or not: a backlog that never
+ * runs empty without a drop. Well above what a gate takes without an overload (6 ms at 60 kpps). */
+#define OFF_DRAIN_NS 50000000ull
+/* Drains a worker runs at once; a flow that finds none free stays gated (forced after 1 s). */
+#define OFF_DRAINS 16u
+/* A drain's frames still in the RX ring when its gate opened: dropped for this long after, and
+ * until a burst of the port came back short (the ring ran empty). */
+#define OFF_DRAIN_TAIL_NS 20000000ull
 /* The delivery check of redirect targets: a target that takes none is found within two periods,
  * and its flows leave the kernel at the next loop turn. */
 #define OFF_TARGET_NS 20000000ull
@@ -57,12 +65,28 @@ struct off_flow {
 	uint8_t told;          /* OFF_TOLD_*: the reasons it was counted not offloaded */
 };
 
+/* A drain (gate.h): its flow's marked frames from seq from on are dropped as they come, while
+ * the flow arms and for a tail after (its frames still in the ring). Apart from the flow's slot,
+ * which may be reused meanwhile. In the tail, a frame of the flow the program passed up
+ * unmarked (route_kept) into a chunk whose headroom still holds a mark of the drain (its frame
+ * dropped at the full ring, the chunk reused) is dropped too, counted as gate_drain. */
+struct off_drain {
+	struct umem_steer_flow_key key;
+	uint64_t tail_ns; /* when its flow left arming (the gate opened, or the flow went); 0: arming */
+	uint32_t tag;     /* its flow's gate tag */
+	uint32_t from;    /* the first seq dropped */
+	uint32_t to;      /* past the last: the program's gated count once the gate opened */
+	uint32_t slot;    /* its flow's slot, while arming */
+	uint16_t in;      /* the port its frames arrive on */
+};
+
 /* A flow that reached --offload-after and was not installed is counted once per reason. */
 enum { OFF_TOLD_FULL = 1, OFF_TOLD_NO_TARGET = 2, OFF_TOLD_CSUM = 4 };
 
 struct off_iface_counters {
 	_Atomic uint64_t installed, expired, invalidated, full, refused, forced, no_target, untracked;
 	_Atomic uint64_t csum_kept; /* flows kept in (or taken back to) userspace: partial checksums */
+	_Atomic uint64_t drained;   /* gates opened by a drain (gate.h) */
 	_Atomic int64_t flows;
 };
 
@@ -78,6 +102,8 @@ struct off_worker {
 	uint64_t turn; /* loop turns so far */
 	/* This turn's burst of the port filled the batch: its RX ring may hold more. */
 	bool rx_full[FWD_MAX_PORTS];
+	struct off_drain drains[OFF_DRAINS];
+	uint32_t nr_drains;
 	uint64_t housekeep_at;
 };
 

@@ -22,6 +22,7 @@ const char *const fwd_drop_names[FWD_DROP_MAX] = {
 	[FWD_DROP_L2_SRC_GROUP] = "l2_src_group",
 	[FWD_DROP_L2_SRC_ZERO] = "l2_src_zero",
 	[FWD_DROP_L3] = "l3",
+	[FWD_DROP_GATE_DRAIN] = "gate_drain",
 	[FWD_DROP_TX_KERNEL] = "tx_dropped_kernel",
 };
 
@@ -35,7 +36,7 @@ static const struct {
 	OFF_FIELD(packets),   OFF_FIELD(bytes),     OFF_FIELD(gated),      OFF_FIELD(lost),      OFF_FIELD(installed),
 	OFF_FIELD(expired),   OFF_FIELD(invalidated), OFF_FIELD(full),     OFF_FIELD(refused),   OFF_FIELD(forced),
 	OFF_FIELD(no_target), OFF_FIELD(untracked), OFF_FIELD(csum_kept),  OFF_FIELD(csum_passed), OFF_FIELD(route_kept),
-	OFF_FIELD(flows),
+	OFF_FIELD(drained),   OFF_FIELD(flows),
 };
 #define OFFLOAD_FIELDS (sizeof(offload_fields) / sizeof(offload_fields[0]))
 _Static_assert(OFFLOAD_FIELDS * sizeof(uint64_t) == sizeof(struct fwd_offload_sample),
@@ -159,6 +160,10 @@ void fwd_fmt_port_line(FILE *out, const char *name, const struct fwd_port_sample
 			fprintf(out, " csum-passed %llu", (unsigned long long)(b->csum_passed - a->csum_passed));
 		if (b->route_kept != a->route_kept)
 			fprintf(out, " route-kept %llu", (unsigned long long)(b->route_kept - a->route_kept));
+		if (b->drained != a->drained)
+			fprintf(out, " drained %llu", (unsigned long long)(b->drained - a->drained));
+		if (b->forced != a->forced)
+			fprintf(out, " forced %llu", (unsigned long long)(b->forced - a->forced));
 	}
 	if (cur->link_down)
 		fputs("  link down", out);

@@ -32,6 +32,9 @@ enum fwd_drop {
 	FWD_DROP_L2_SRC_GROUP, /* l2: from a group (multicast) source address */
 	FWD_DROP_L2_SRC_ZERO,  /* l2: from the all-zero source address */
 	FWD_DROP_L3,           /* l3: not routed (no route, unresolved, ...: the l3 stats say why) */
+	/* --offload-after: a frame of a flow whose gate drains (gate.h), which a full RX ring would
+	 * have dropped for the most part */
+	FWD_DROP_GATE_DRAIN,
 	/* Kernel: the output interface's tx_dropped (a veth frees a frame its peer's ring has no
 	 * room for, or its peer cannot take), since start; on the interface's first port only. */
 	FWD_DROP_TX_KERNEL,
@@ -70,6 +73,7 @@ struct fwd_offload_sample {
 	 * complete them): csum_kept, flows kept in or taken back to userspace (each once);
 	 * csum_passed, frames of offloaded flows the program passed up instead (in rx_packets). */
 	uint64_t csum_kept, csum_passed;
+	uint64_t drained;        /* gates opened by a drain: the flow's RX ring could not run empty */
 	/* l3: frames of offloaded flows the program did not route (a TTL to expire, IPv4 options,
 	 * over the MTU, a VLAN tag) and sent the default way (in rx_packets). */
 	uint64_t route_kept;

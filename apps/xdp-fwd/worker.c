@@ -328,6 +328,7 @@ static void *worker_main(void *arg)
 	struct fwd_worker *w = arg;
 	struct fwd_ctx *ctx = w->ctx;
 	struct umem_desc *rx = calloc(ctx->cfg->batch, sizeof(*rx));
+	struct umem_desc *drained = calloc(ctx->cfg->batch, sizeof(*drained)); /* fwd_offload_filter's */
 	uint64_t kstats_at = 0;
 	long nivcsw = 0;
 	uint64_t preempt_checked = 0; /* when preempted() was last asked */
@@ -343,7 +344,7 @@ static void *worker_main(void *arg)
 	fwd_latency_idle_opts(ctx->cfg, &io);
 	idle = umem_idle__create(&io, precise_ns());
 	preempted(&nivcsw); /* the count so far */
-	if (!rx || !idle) {
+	if (!rx || !drained || !idle) {
 		w->error = -ENOMEM;
 		atomic_store(&ctx->stop, 1);
 	} else if (ctx->mode->worker_init) {
@@ -370,6 +371,21 @@ static void *worker_main(void *arg)
 			fwd_count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);
+			if (ctx->off) {
+				/* Frames of a draining gate (offload): dropped, counted, before any use. */
+				uint32_t kept = fwd_offload_filter(w, in, rx, (uint32_t)n, drained);
+
+				if (kept < (uint32_t)n)
+					fwd_drop(w, &ctx->ports[in], FWD_DROP_GATE_DRAIN, drained, (uint32_t)n - kept);
+				work += (uint32_t)n - kept;
+				n = (int)kept;
+				if (!n) {
+					/* Nothing more for the outputs from this burst; and a drain
+					 * ends only once what is staged was sent (offload.c). */
+					flush_fed(w, in, true);
+					continue;
+				}
+			}
 			if (fwd_csum_burst(fwd_route_data, w, rx, (uint32_t)n, ctx->ports[in].skip_contd,
 					   ctx->cfg->csum_complete, &ctx->ports[in].ctr, w->csum_partial) &&
 			    !ctx->ports[in].csum_warned && fwd_csum_warn_due(&ctx->ports[in].ctr)) {
@@ -427,6 +443,7 @@ static void *worker_main(void *arg)
 		ctx->mode->worker_fini(w);
 	umem_idle__destroy(idle);
 	free(rx);
+	free(drained);
 	atomic_fetch_add(&ctx->exited, 1); /* its ports are not touched by it any more */
 	return NULL;
 }

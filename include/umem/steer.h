@@ -275,7 +275,9 @@ UMEM_API int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct u
  * next frame once sent covers every frame the program gave the caller (flow.gated). UINT64_MAX
  * opens it at the next frame whatever is still gated (the order across the switch is then the
  * caller's risk). With flow.tag set, sent can be exact: the frames seen with the flow's gate mark
- * in front of them (struct umem_steer_gate_mark) are the gated ones. */
+ * in front of them (struct umem_steer_gate_mark) are the gated ones, and the highest seq seen
+ * plus one covers those lost on the way too. UINT64_MAX is also in order once the caller drops
+ * every marked frame from some seq on and has seen one of them (sent the rest it holds). */
 UMEM_API int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
 				       uint64_t sent);
 

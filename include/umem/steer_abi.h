@@ -248,10 +248,18 @@ enum umem_steer_flow_flags {
  * bytes as an earlier frame of the chunk left them: the tag, fresh for each add, keeps a stale
  * mark from matching. Where the driver takes no metadata the frame goes unmarked and counts in
  * umem_steer_flow.unmarked instead.
+ *
+ * seq numbers the flow's gated frames from 0 (the value of gated before the frame). A flow's
+ * frames reach one RX queue, whose ring takes them in the order the program ran (the program
+ * runs for one queue on one CPU at a time, so seq needs no atomic fetch): a seq below the
+ * highest one seen that never showed was dropped on the way, at a full ring most often, and
+ * can no longer be overtaken. magic and tag sit last, right before the frame, where the mark
+ * of 8 bytes had them.
  */
 #define UMEM_STEER_GATE_MAGIC 0x47617465u /* "Gate" */
 
 struct umem_steer_gate_mark {
+	__u32 seq;   /* the gated frame's number since the add */
 	__u32 magic; /* UMEM_STEER_GATE_MAGIC */
 	__u32 tag;   /* the flow's tag */
 };

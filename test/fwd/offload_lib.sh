@@ -1,4 +1,20 @@
 # The offload tests' readers of xdp-fwd's JSON (sourced after lib.sh).
+# off_need_gen: GEN, the xsk-gen binary the test needs, and its helpers (test/common/xsk_gen.sh).
+off_need_gen() {
+	GEN=$BUILD/tools/xsk-gen/xsk-gen
+	[ -x "$GEN" ] || fail "xsk-gen not built at $GEN"
+	# shellcheck source=../common/xsk_gen.sh
+	. "$SRC/test/common/xsk_gen.sh"
+}
+# fail_tail MESSAGE: fail, with the end of each output only (the interval lines are many); a
+# test takes it as its fail().
+fail_tail() {
+	echo "FAIL: $*" >&2
+	for f in "$WORK"/fwd.out "$WORK"/*.err "$WORK"/sink.out "$WORK"/gen.out; do
+		[ -s "$f" ] && { echo "--- $f"; tail -c 1500 "$f"; echo; } >&2
+	done
+	exit 1
+}
 off_of() { # PORT FIELD < JSON lines: the field of PORT's "offload" object, one per line
 	sed 's/{"name":/\n&/g' | grep "^{\"name\":\"$1\"" | grep -o '"offload":{[^}]*}' |
 		grep -o "\"$2\":[0-9]*" | cut -d: -f2

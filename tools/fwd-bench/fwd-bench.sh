@@ -525,7 +525,7 @@ run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
 # accounting WHAT: sets ACCOUNTING to ',"unaccounted":N' for a udp64 sample through xdp-fwd
 # (runs in this shell, so that its notes reach the summary), N = frames the
 # generator sent - frames the sink received - the drops that were counted: xdp-fwd's (every
-# drop counter of its exit totals and the offload's "lost"; not xsk_fill_empty, which in copy
+# drop counter of its exit totals (gate_drain too: an offload gate's drain) and the offload's "lost"; not xsk_fill_empty, which in copy
 # mode counts frames xsk_rx_dropped already counts; tx_unsent and tx_dropped_kernel, frames in
 # tx_packets that never left, the second what the output veth freed with its peer's ring full)
 # and the sink socket's kernel counters. A note when N is not 0.
@@ -537,7 +537,7 @@ accounting() {
 	sink_drops=$(grep -o '"rx_dropped":[0-9]*\|"rx_ring_full":[0-9]*' "$LOG.sink" | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
 	fwd_drops=$(awk '/^total/ {t = 1; next}
 		t { for (i = 1; i < NF; i++) { k = $i; sub(/:$/, "", k)
-			if (k ~ /^(tx_full|no_port|invalid|xsk_rx_dropped|xsk_rx_ring_full|xsk_rx_invalid|xsk_tx_invalid|down|tx_unsent|tx_dropped_kernel|lost)$/) { v = $(i + 1); sub(/,$/, "", v); s += v } } }
+			if (k ~ /^(tx_full|no_port|invalid|xsk_rx_dropped|xsk_rx_ring_full|xsk_rx_invalid|xsk_tx_invalid|down|tx_unsent|tx_dropped_kernel|gate_drain|lost)$/) { v = $(i + 1); sub(/,$/, "", v); s += v } } }
 		END {print s + 0}' "$LOG.fwd")
 	# Without a report the sample counts as not exact (null) in the summary.
 	[ -n "$sent" ] && [ -n "$recv" ] || { ACCOUNTING=',"unaccounted":null'; note "$1: no generator or sink report"; return; }
