@@ -164,7 +164,7 @@ fwd_stop INT
 sent=$(json "$WORK/gen.out" frames)
 got=$(json "$WORK/sink.out" frames)
 own=$(sink_drops "$WORK/sink.out")
-drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
+drops=$(($(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0")))
 log "books: sent $sent, received $got, sink drops $own, xdp-fwd drops $drops"
 [ -n "$sent" ] && [ "$sent" -gt 10000 ] || fail "the generator sent ${sent:-nothing}"
 [ $((sent - got - own - drops)) = 0 ] || fail "$((sent - got - own - drops)) frames unaccounted"

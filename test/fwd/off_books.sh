@@ -43,7 +43,7 @@ sent=$(($(json "$WORK/gen1.out" frames) + $(json "$WORK/gen2.out" frames)))
 [ "$sent" = $((SMALL + BIG)) ] || fail "the generator sent $sent of $((SMALL + BIG)) frames"
 got=$(json "$WORK/sink.out" frames)
 sink_drops=$(sink_drops "$WORK/sink.out")
-fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
+fwd_drops=$(($(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0")))
 lost=$(($(off_total "$TOPO_IF0@0" lost) + $(off_total "$TOPO_IF1@0" lost)))
 log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops, lost $lost; m1 refused $nrefused"
 # The condition: the kernel refused redirected frames (not only userspace's, which a veth drops too).

@@ -76,7 +76,7 @@ in_host 0 ping -c 3 -i 0.2 -W 2 "$TOPO_IP1" >/dev/null || fail "no ping after th
 fwd_stop INT
 rx=$(( $(port_total "$TOPO_IF0@0" rx_packets) + $(port_total "$TOPO_IF1@0" rx_packets) ))
 tx=$(( $(port_total "$TOPO_IF0@0" tx_packets) + $(port_total "$TOPO_IF1@0" tx_packets) ))
-drops=$(( $(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0") ))
+drops=$(( $(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0") ))
 [ "$rx" = $((tx + drops)) ] || fail "books: rx $rx, tx $tx, drops $drops"
 [ "$drops" = 0 ] || fail "$drops frames dropped"
 no_xdp_left || fail "an XDP program left"

@@ -55,7 +55,7 @@ sent=0
 for g in 1 2 3 4; do sent=$((sent + $(json "$WORK/gen$g.out" frames))); done
 got=$(($(json "$WORK/sink1.out" frames) + $(json "$WORK/sink.out" frames)))
 sink_drops=$(sink_drops "$WORK/sink1.out" "$WORK/sink.out")
-fwd_drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0")))
+fwd_drops=$(($(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0")))
 kernel=$(port_total "$TOPO_IF1@0" tx_dropped_kernel)
 m1_drops=$((k1 - k0 + k3 - k2))
 log "sent $sent, received $got, sink drops $sink_drops, xdp-fwd drops $fwd_drops (tx_dropped_kernel ${kernel:-none}); m1 tx_dropped +$m1_drops (old +$((k1 - k0)), new +$((k3 - k2)))"
