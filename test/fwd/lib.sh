@@ -172,23 +172,25 @@ port_total() {
 	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o "\"$2\":[0-9]*" | cut -d: -f2
 }
 
-# port_drops PORT [REASON...]: the drops xdp-fwd counted on PORT (the "drops" object of its
-# total), all of them or only the REASONs named.
+# drop_counts PORT: "REASON COUNT" lines of the drops xdp-fwd counted on PORT (the "drops" object
+# of its total).
+drop_counts() {
+	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
+		grep -oE '"[a-z0-9_]+":[0-9]+' | tr -d '"' | tr ':' ' '
+}
+
+# port_drops PORT [REASON...]: their sum, all of them or only the REASONs named.
 port_drops() {
 	local port=$1 only
 	shift
 	only=$(IFS='|'; echo "${*:-[a-z0-9_]*}")
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$port\",[^}]*" | grep -o '"drops":{.*' |
-		grep -oE "\"($only)\":[0-9]+" | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
+	drop_counts "$port" | grep -E "^($only) " | awk '{ s += $2 } END { print s + 0 }'
 }
 
 # books_drops PORT: every frame xdp-fwd counted lost on PORT, each once: all the drop reasons but
 # xsk_fill_empty, whose frames the kernel counts in xsk_rx_dropped too in copy mode (a run with
 # an empty fill ring counted 96 of each for the same 96 frames).
-books_drops() {
-	grep '"type":"total"' "$WORK/fwd.out" | grep -o "\"name\":\"$1\",[^}]*" | grep -o '"drops":{.*' |
-		grep -oE '"[a-z0-9_]+":[0-9]+' | grep -v '^"xsk_fill_empty"' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'
-}
+books_drops() { drop_counts "$1" | awk '$1 != "xsk_fill_empty" { s += $2 } END { print s + 0 }'; }
 
 # kernel_drops PORT: the frames the kernel dropped on their way to PORT's socket, which xdp-fwd
 # never saw: its RX ring was full (a busy machine: the forwarder did not run in time) or the
