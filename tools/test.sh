@@ -51,7 +51,25 @@ run_suite() { # dir cmake-args... -- ctest-args...
 	fi
 	[ "${ct[*]}" = "--build-only" ] && return 0
 	echo "=== $dir: ctest ${ct[*]}"
-	ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${ct[@]}"
+	ctest_in "$dir" "${ct[@]}"
+}
+ctest_in() { # dir ctest-args...
+	ctest --test-dir "$1" --output-on-failure -j "$jobs" "${@:2}" || { digest "$1"; return 1; }
+}
+
+# digest DIR: the last lines of each failed test's output (ctest's LastTest.log), kept for the
+# end of the run: a CI log cut in its middle still shows at its end what failed and why.
+digests=()
+digest() {
+	local log=$1/Testing/Temporary/LastTest.log t
+	[ -f "$1/Testing/Temporary/LastTestsFailed.log" ] || return 0
+	for t in $(cut -d: -f2 "$1/Testing/Temporary/LastTestsFailed.log" | head -4); do
+		digests+=("--- $1: $t (its output's last 30 lines)
+$(awk -v t="$t" '$0 ~ "^[0-9]+/[0-9]+ Test: " t "$" { hdr = 1; next }
+			hdr && /^-+$/ { hdr = 0; on = 1; next }
+			on && /^<end of output>/ { exit } on { buf[n++ % 30] = $0 }
+			END { for (i = (n > 30 ? n - 30 : 0); i < n; i++) print buf[i % 30] }' "$log")")
+	done
 }
 
 # stage NAME CMD...: runs CMD as one stage of the summary; a failure is recorded, not fatal.
@@ -71,6 +89,7 @@ skip() { # NAME WHY
 	summary+=("$(printf '%-18s skipped      -   (%s)' "$1" "$2")")
 }
 finish() {
+	[ ${#digests[@]} = 0 ] || { echo "=== failed tests"; printf '%s\n' "${digests[@]}"; }
 	echo "=== summary"
 	printf '%s\n' "${summary[@]}"
 	[ $failed = 0 ] || { echo "=== some stages FAILED"; exit 1; }
@@ -79,6 +98,7 @@ finish() {
 
 ASAN_ARGS=(-DCMAKE_BUILD_TYPE=Debug -DUMEM_SANITIZE=address)
 asan_suite() { ASAN_OPTIONS=detect_leaks=1 run_suite build-asan "${ASAN_ARGS[@]}" -- "$@"; }
+asan_ctest() { ASAN_OPTIONS=detect_leaks=1 ctest_in build-asan "$@"; }
 
 if [ $load = 1 ]; then
 	# One busy loop per CPU at nice 0, as a loaded machine would be: the netns suites must
@@ -95,10 +115,9 @@ if [ $load = 1 ]; then
 		hogs+=($!)
 	done
 	echo "=== under load: ${#hogs[@]} busy loops (pids ${hogs[*]})"
-	stage "netns (load)" ctest --test-dir build --output-on-failure -j "$jobs" -L netns
+	stage "netns (load)" ctest_in build -L netns
 	[ $load_asan = 1 ] &&
-		stage "asan netns (load)" env ASAN_OPTIONS=detect_leaks=1 \
-			ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'netns|bpf'
+		stage "asan netns (load)" asan_ctest -L 'netns|bpf'
 	finish
 fi
 stage build run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo --

@@ -69,8 +69,7 @@ wait_for 10 test -s "$WORK/n" || fail "the UDP receiver did not finish"
 netns_stop "$RECV_PID"
 fwd_stop INT
 got=$(cat "$WORK/n")
-drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0") + $(port_total "$TOPO_IF0@0" xsk_rx_ring_full) +
-	$(port_total "$TOPO_IF0@0" xsk_rx_dropped) + $(off_total "$TOPO_IF1@0" lost) +
+drops=$(($(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0") + $(off_total "$TOPO_IF1@0" lost) +
 	$(snmp6 1 Udp6RcvbufErrors) - rcvbuf + $(snmp6 0 Udp6SndbufErrors) - sndbuf +
 	$(in_host 0 cat /sys/class/net/eth0/statistics/tx_dropped) - txd))
 log "UDP: sent $sent, received $got, counted drops $drops; offloaded $(off_total "$TOPO_IF0@0" packets), forced $(off_total "$TOPO_IF0@0" forced)"

@@ -13,7 +13,6 @@ command -v iperf3 >/dev/null || { echo "SKIP: no iperf3"; exit 77; }
 
 csum_errs() { echo $(($(snmp "$1" Tcp InCsumErrors) + $(snmp "$1" Udp InCsumErrors))); }
 tx_dropped() { in_host "$1" cat /sys/class/net/eth0/statistics/tx_dropped; }
-xsk_drops() { echo $(($(port_total "$1" xsk_rx_ring_full) + $(port_total "$1" xsk_rx_dropped))); }
 
 # udp_burst COUNT SPORT [BETWEEN]: COUNT datagrams from host 0 to host 1 (BETWEEN: a command run
 # after the first half, same flow); sets SENT and GOT.
@@ -33,8 +32,8 @@ udp_burst() {
 # books_udp: after fwd_stop, sent = received + every drop counted on the way.
 books_udp() {
 	local drops
-	drops=$(($(port_drops "$TOPO_IF0@0") + $(port_drops "$TOPO_IF1@0") + $(xsk_drops "$TOPO_IF0@0") +
-		$(xsk_drops "$TOPO_IF1@0") + $(off_total "$TOPO_IF0@0" lost) + $(off_total "$TOPO_IF1@0" lost) +
+	drops=$(($(books_drops "$TOPO_IF0@0") + $(books_drops "$TOPO_IF1@0") +
+		$(off_total "$TOPO_IF0@0" lost) + $(off_total "$TOPO_IF1@0" lost) +
 		$(tx_dropped 0) - TXD0 + $(snmp 1 Udp RcvbufErrors) - RCVBUF1 + $(snmp 0 Udp SndbufErrors) - SNDBUF0))
 	log "UDP: sent $SENT, received $GOT, counted drops $drops"
 	[ "$GOT" -gt 0 ] || fail "UDP: nothing received of $SENT"

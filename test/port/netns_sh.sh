@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The shell netns helpers (tools/common/netns.sh, which tests source through test/common/netns.sh)
 # work and clean up: namespaces, veths and background jobs made through
-# it are gone after the script that made them exits, on success and on failure.
+# it are gone after the script that made them exits, on success and on failure; a job that
+# ignores SIGTERM is reported with where it waits, killed, and fails its script.
 set -u
 . "${UMEM_SOURCE_DIR:-$(dirname "$0")/../..}/test/common/netns.sh"
 netns_init pt
@@ -36,6 +37,24 @@ for code in 0 5; do
 	ip netns list | grep -q -- "$b" && fail "namespace $b left behind (exit $code)"
 	kill -0 "$job" 2>/dev/null && fail "background job $job left running (exit $code)"
 done
+# A job that outlives its SIGTERM: where it waits is printed, it is killed, and the script
+# that ran it exits 1 although it passed otherwise.
+out=$(NETNS_REAP_S=1 bash -c '
+	. "$1/test/common/netns.sh"
+	netns_init pt
+	netns_add A || exit 2
+	netns_bg job "$A" bash -c "trap \"\" TERM; echo up; while :; do sleep 0.1; done" >"$2.hang"
+	wait_for 5 grep -q up "$2.hang" || exit 3
+	echo "job $job"
+	exit 0
+' child "${UMEM_SOURCE_DIR:-$(dirname "$0")/../..}" "$state" 2>&1)
+rc=$?
+[ "$rc" = 1 ] || fail "a script whose job ignored SIGTERM exited $rc, expected 1: $out"
+grep -q "still runs 1 s after SIGTERM; where its threads wait:" <<<"$out" || fail "the hung job is not named: $out"
+grep -q "wchan" <<<"$out" || fail "no wait channel of the hung job: $out"
+hung=$(sed -n 's/^job //p' <<<"$out")
+kill -0 "$hung" 2>/dev/null && fail "the hung job $hung left running"
+rm -f "$state.hang"
 wait_for 1 false && fail "wait_for succeeded on false"
 # The bounds stretch with the load: the run queue over the CPUs, rounded up, 1 to 8.
 n=$(nproc)

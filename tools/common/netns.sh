@@ -15,7 +15,9 @@
 #   netns_veth NS1 IF1 NS2 IF2   veth pair with one end in each namespace, both up
 #   netns_bg VAR NS CMD...       CMD in NS in the background, in its own process group; its PID
 #                                in VAR; killed (by PID) at cleanup
-#   netns_stop PID               stops one background job (its process group) and reaps it
+#   netns_stop PID               stops one background job (its process group: SIGTERM) and reaps
+#                                it; a job still running 30 s later is a hang: where it waits is
+#                                printed, it is killed, and the script will exit 1
 #   wait_for TIMEOUT_S CMD...    runs CMD every 50 ms until it succeeds; 1 after TIMEOUT_S
 #   netns_topo TOPO PREFIX       tools/topo.sh's topology named PREFIX also goes at cleanup
 #   netns_workdir VAR            a scratch folder (removed at cleanup); its path in VAR
@@ -32,6 +34,7 @@ NETNS_JOBS=()
 NETNS_SEQ=0
 NETNS_TOPO=()   # topo.sh path and prefix, when a script built that topology
 NETNS_WORK=""
+NETNS_HUNG=0    # 1 once a job outlived its SIGTERM by 30 s (job_reap)
 # Topology prefixes by owner: a file per script PID ("PID STARTTIME" names it, so a reused PID
 # is not its owner), one prefix a line. A script killed outright (ctest's timeout sends SIGKILL)
 # runs no trap; the next netns_init removes what it left. /run goes with the namespaces at boot.
@@ -72,15 +75,47 @@ netns_sweep() {
 	done
 }
 
+# job_term PID: SIGTERM to a job's process group, and SIGCONT after it: a job a test stopped
+# (SIGSTOP) takes the TERM only when continued.
+job_term() {
+	kill -TERM -- "-$1" 2>/dev/null
+	kill -CONT -- "-$1" 2>/dev/null
+}
+
+# job_reap PID: waits for a job that was sent SIGTERM. One still running 30 s (NETNS_REAP_S)
+# later is a hang
+# (a test's own timeout would kill the script and say nothing of it): where each of its
+# group's threads waits goes to stderr, the group gets SIGKILL, and the script's exit code
+# will be 1 (NETNS_HUNG).
+job_reap() {
+	local pid=$1 end=$((SECONDS + ${NETNS_REAP_S:-30})) st p t
+	while st=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1) && [ -n "$st" ] && [ "$st" != Z ]; do
+		if [ $SECONDS -ge "$end" ]; then
+			echo "netns: job $pid still runs ${NETNS_REAP_S:-30} s after SIGTERM; where its threads wait:" >&2
+			for p in $(pgrep -g "$pid"); do
+				echo "  pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" >&2
+				for t in /proc/"$p"/task/*; do
+					echo "    task ${t##*/} $(cut -d' ' -f3 "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)" \
+						"$(tr '\n' ' ' <"$t/stack" 2>/dev/null | cut -c1-300)" >&2
+				done
+			done
+			kill -KILL -- "-$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			NETNS_HUNG=1
+			return
+		fi
+		sleep 0.05
+	done
+	wait "$pid" 2>/dev/null
+}
+
 netns_cleanup() {
 	local pid ns
-	# SIGCONT after the TERM: a job a test stopped (SIGSTOP) takes it only when continued.
 	for pid in "${NETNS_JOBS[@]}"; do
-		kill -TERM -- "-$pid" 2>/dev/null
-		kill -CONT -- "-$pid" 2>/dev/null
+		job_term "$pid"
 	done
 	for pid in "${NETNS_JOBS[@]}"; do
-		wait "$pid" 2>/dev/null
+		job_reap "$pid"
 	done
 	NETNS_JOBS=()
 	for ns in "${NETNS_LIST[@]}"; do
@@ -94,6 +129,7 @@ netns_cleanup() {
 	fi
 	[ -n "$NETNS_WORK" ] && rm -rf "$NETNS_WORK"
 	NETNS_WORK=""
+	return $NETNS_HUNG
 }
 
 netns_topo() {
@@ -116,7 +152,8 @@ netns_init() {
 		echo "skip: ip netns unavailable" >&2
 		exit 77
 	fi
-	trap 'rc=$?; set +e; netns_cleanup; exit $rc' EXIT
+	# A job that hung at cleanup fails a run that passed otherwise.
+	trap 'rc=$?; set +e; netns_cleanup || [ $rc != 0 ] || rc=1; exit $rc' EXIT
 	trap 'exit 130' INT TERM HUP
 	netns_sweep
 }
@@ -180,9 +217,8 @@ fwd_drops() {
 
 netns_stop() {
 	local pid=$1 keep=() p
-	kill -TERM -- "-$pid" 2>/dev/null
-	kill -CONT -- "-$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	job_term "$pid"
+	job_reap "$pid"
 	for p in "${NETNS_JOBS[@]}"; do
 		[ "$p" = "$pid" ] || keep+=("$p")
 	done
