@@ -609,10 +609,14 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	}
 	if (h->fd < 0 || r != 1 || strncmp(h->buf, "ok\n", 3)) {
 		/* Gone (its link with it): this instance attaches its own program. */
+		bool was_there = h->fd >= 0;
+
 		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s did not hand over (%s): a normal "
 			"start\n", h->path, h->fd < 0 ? strerror(-h->fd) : r < 0 ? strerror(-r) : "it closed the connection");
 		drop_state(h, fds, nfds);
-		return fwd_lock_interfaces(ctx->cfg) ? -EBUSY : 0;
+		/* One that took the connection and closed it is going (killed): its interface
+		 * locks go a moment later. */
+		return fwd_lock_interfaces_within(ctx->cfg, was_there ? FWD_HANDOVER_TIMEOUT_MS : 0) ? -EBUSY : 0;
 	}
 	bind = strstr(h->buf, "\nbind\n");
 	h->part2 = (size_t)(bind - h->buf) + 6;

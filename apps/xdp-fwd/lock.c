@@ -19,6 +19,7 @@ static struct {
 	char path[96];
 } locks[FWD_MAX_PORTS];
 static uint32_t nr_locks;
+static bool quiet; /* fwd_lock_interfaces_within's tries before its last: no word of a busy one */
 
 /* Running without the lock is allowed (the library still refuses a busy queue, later and less
  * clearly), but never silently. Returns 0. */
@@ -73,6 +74,8 @@ static int lock_one(const char *ifname, unsigned long long netns)
 		n = (int)pread(fd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		close(fd);
+		if (quiet)
+			return -EBUSY;
 		fprintf(stderr, "xdp-fwd: %s is in use by another xdp-fwd (pid %ld): one xdp-fwd serves "
 			"every queue of an interface (its XDP program takes them all); give that one the "
 			"queues (-i %s@all), or stop it first\n", ifname, strtol(buf, NULL, 10), ifname);
@@ -108,6 +111,17 @@ int fwd_lock_interfaces(const struct fwd_config *cfg)
 		}
 	}
 	return 0;
+}
+
+int fwd_lock_interfaces_within(const struct fwd_config *cfg, int ms)
+{
+	int err;
+
+	quiet = true;
+	for (int waited = 0; (err = fwd_lock_interfaces(cfg)) == -EBUSY && waited < ms; waited += 20)
+		usleep(20000);
+	quiet = false;
+	return err == -EBUSY ? fwd_lock_interfaces(cfg) : err;
 }
 
 void fwd_unlock_interfaces(void)

@@ -16,6 +16,10 @@
 /* Locks every interface of cfg. 0; -EBUSY with a message when another xdp-fwd holds one (the
  * locks taken are released). Without a writable /run the check is skipped with a warning (0). */
 int fwd_lock_interfaces(const struct fwd_config *cfg);
+/* The same, retried for up to ms while another xdp-fwd holds one, which is said only if it
+ * still does then: an instance that is exiting releases its locks a moment after its sockets
+ * (the kernel frees its memory first, milliseconds for a large UMEM). */
+int fwd_lock_interfaces_within(const struct fwd_config *cfg, int ms);
 /* Releases and removes the lock files. */
 void fwd_unlock_interfaces(void);
 

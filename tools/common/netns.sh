@@ -75,11 +75,14 @@ netns_sweep() {
 	done
 }
 
-# job_term PID: SIGTERM to a job's process group, and SIGCONT after it: a job a test stopped
-# (SIGSTOP) takes the TERM only when continued.
+# job_term PID: SIGTERM to a job's process group, SIGCONT first: a job a test stopped (SIGSTOP)
+# takes the TERM only when continued. Not after the TERM: a SIGCONT discards a pending stop,
+# and an ASan build's leak check at exit stops the process's threads through ptrace (a SIGSTOP
+# each), so a SIGCONT that lands then leaves its tracer waiting for good (seen: steer_prefix's
+# receiver and an xsk-gen sink, "still runs 30 s after SIGTERM", a thread in do_wait).
 job_term() {
-	kill -TERM -- "-$1" 2>/dev/null
 	kill -CONT -- "-$1" 2>/dev/null
+	kill -TERM -- "-$1" 2>/dev/null
 }
 
 # job_reap PID: waits for a job that was sent SIGTERM. One still running 30 s (NETNS_REAP_S)
