@@ -128,9 +128,15 @@ struct umem_pool {
  * for a name the program lacks); max_entries[k] gets each one's size when not NULL. With
  * value_sizes (NULL: none), a map whose value_size differs from a non-zero value_sizes[k] is
  * another version's layout: -EPROTO with a message naming it, no fd left open. 0 or negative
- * errno (the program could not be read). */
+ * errno (the program could not be read). A map whose fd is in pool[0..nr_pool) (handed over by
+ * the process that holds the program: umem_steer__open_fds) is taken from there, copied;
+ * the others are opened by id, which the kernel allows CAP_SYS_ADMIN only (with a pool, a
+ * map refused so is an error, -EPERM, only if one of names is then not found). */
 UMEM_PRIVATE int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value_sizes, int *fds,
-				 uint32_t *max_entries, size_t n);
+				 uint32_t *max_entries, size_t n, const int *pool, uint32_t nr_pool);
+/* The fds of fds[0..n) that are open (>= 0) into out: their count, or -ENOSPC when more than
+ * max (out then holds the first max). */
+UMEM_PRIVATE int umem__fds_out(const int *fds, size_t n, int *out, uint32_t max);
 
 UMEM_PRIVATE int umem__ring_init(struct umem_ring *r, uint32_t size);
 UMEM_PRIVATE void umem__ring_fini(struct umem_ring *r);

@@ -942,3 +942,27 @@ int umem_steer__xsks_fd(const struct umem_steer *s)
 {
 	return s ? s->xsks_fd : -EINVAL;
 }
+
+int umem__fds_out(const int *fds, size_t n, int *out, uint32_t max)
+{
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (k == max)
+			return -ENOSPC;
+		out[k++] = fds[i];
+	}
+	return (int)k;
+}
+
+int umem_steer__map_fds(const struct umem_steer *s, int *out, uint32_t max)
+{
+	if (!s || (!out && max))
+		return -EINVAL;
+	int fds[] = { s->tables_fd, s->active_fd, s->xsks_fd, s->rstats_fd, s->astats_fd, s->trace_fd,
+		      s->prefix_fd[0], s->prefix_fd[1], s->pstats_fd };
+
+	return umem__fds_out(fds, sizeof(fds) / sizeof(fds[0]), out, max);
+}

@@ -25,8 +25,9 @@ _Static_assert((int)UMEM_STEER_MODE_AUTO == UMEM__ATTACH_AUTO &&
 
 /* ---- finding programs on an interface ---- */
 
-/* Map fds of an attached program of ours, by name. */
-static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
+/* Map fds of an attached program of ours (s->prog_fd), by name: from the maps handed over
+ * (s->given) or by id. */
+static int open_maps(struct umem_steer *s, uint32_t prog_id)
 {
 	static const char *const names[] = {
 		UMEM_STEER_MAP_TABLES, UMEM_STEER_MAP_ACTIVE, UMEM_STEER_MAP_XSKS,
@@ -39,12 +40,9 @@ static int open_maps_by_prog(struct umem_steer *s, uint32_t prog_id)
 	int got[NR], err;
 	uint32_t max[NR] = { 0 };
 
-	s->prog_fd = bpf_prog_get_fd_by_id(prog_id);
-	if (s->prog_fd < 0)
-		return -errno;
 	for (size_t k = 0; k < NR; k++)
 		got[k] = -1;
-	err = umem__prog_maps(s->prog_fd, names, NULL, got, max, NR);
+	err = umem__prog_maps(s->prog_fd, names, NULL, got, max, NR, s->given, s->nr_given);
 	for (size_t k = 0; k < NR; k++)
 		*fds[k] = got[k];
 	if (err)
@@ -163,13 +161,99 @@ static struct umem_steer *steer_open(const char *ifname)
 	}
 	s->mode = f.xdp_flags == XDP_FLAGS_SKB_MODE ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
 	s->attach = umem__xdp_by_link((int)s->ifindex, f.prog_id) ? UMEM_STEER_ATTACH_LINK : UMEM_STEER_ATTACH_LIBXDP;
-	if ((err = open_maps_by_prog(s, f.prog_id)))
+	s->prog_fd = bpf_prog_get_fd_by_id(f.prog_id);
+	if (s->prog_fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	if ((err = open_maps(s, f.prog_id)))
 		goto err_close;
 	return s;
 
 err_close:
 	close_fds(s);
 err_free:
+	free(s);
+	errno = -err;
+	return NULL;
+}
+
+/* The handle's copies of the maps handed over. */
+static int take_given(struct umem_steer *s, const int *fds, uint32_t n)
+{
+	if (!n)
+		return 0;
+	if (!fds || !(s->given = calloc(n, sizeof(*s->given))))
+		return fds ? -ENOMEM : -EINVAL;
+	for (; s->nr_given < n; s->nr_given++)
+		if ((s->given[s->nr_given] = fcntl(fds[s->nr_given], F_DUPFD_CLOEXEC, 0)) < 0)
+			return -errno;
+	return 0;
+}
+
+static void close_given(struct umem_steer *s)
+{
+	for (uint32_t i = 0; i < s->nr_given; i++)
+		close(s->given[i]);
+	free(s->given);
+	s->given = NULL;
+	s->nr_given = 0;
+}
+
+/* The steering program attached to ifname, from descriptors of it that another process
+ * handed over (no lookup by id: that needs CAP_SYS_ADMIN). The program must be the one the
+ * interface runs now. */
+static struct umem_steer *steer_open_fds(const char *ifname, const struct umem_steer_fds *in)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info pi = {};
+	uint32_t len = sizeof(pi);
+	struct umem_steer *s;
+	int err;
+
+	if (!in || !OPTS_CHECK(in, umem_steer_fds, "steer open_fds") || !OPTS_HAS(in, prog_fd) || in->prog_fd < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(s = opened_new(ifname)))
+		return NULL;
+	if (bpf_obj_get_info_by_fd(in->prog_fd, &pi, &len)) {
+		err = -errno;
+		pr_warn("%s: descriptor %d handed over is no BPF program: %s\n", s->who, in->prog_fd, strerror(errno));
+		goto err_free;
+	}
+	if ((err = bpf_xdp_query((int)s->ifindex, 0, &q)) < 0)
+		goto err_free;
+	if (strcmp(pi.name, UMEM_STEER_PROG_NAME) || (pi.id != q.drv_prog_id && pi.id != q.skb_prog_id)) {
+		pr_warn("%s: the program handed over (id %u, '%s') is not the umem_steer program attached to "
+			"it\n", s->who, pi.id, pi.name);
+		err = -ENOENT;
+		goto err_free;
+	}
+	s->xdp_flags = pi.id == q.skb_prog_id ? XDP_FLAGS_SKB_MODE : 0;
+	s->mode = pi.id == q.skb_prog_id ? UMEM_STEER_MODE_GENERIC : UMEM_STEER_MODE_NATIVE;
+	s->attach = UMEM_STEER_ATTACH_LIBXDP;
+	if (OPTS_GET(in, link_fd, -1) >= 0) {
+		struct bpf_link_info li = {};
+		uint32_t llen = sizeof(li);
+
+		if (!bpf_obj_get_info_by_fd(in->link_fd, &li, &llen) && li.type == BPF_LINK_TYPE_XDP &&
+		    li.prog_id == pi.id && li.xdp.ifindex == s->ifindex)
+			s->attach = UMEM_STEER_ATTACH_LINK;
+	}
+	if ((s->prog_fd = fcntl(in->prog_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	if ((err = take_given(s, OPTS_GET(in, map_fds, NULL), OPTS_GET(in, nr_map_fds, 0))) ||
+	    (err = open_maps(s, pi.id)))
+		goto err_close;
+	return s;
+
+err_close:
+	close_fds(s);
+err_free:
+	close_given(s);
 	free(s);
 	errno = -err;
 	return NULL;
@@ -409,6 +493,7 @@ void umem_steer__detach(struct umem_steer *s)
 	if (s->skel)
 		steer__destroy(s->skel);
 	close_fds(s);
+	close_given(s);
 	free(s->pin_dir);
 	free(s->added);
 	free(s);
@@ -699,6 +784,11 @@ int umem_steer__unpin(const char *dir)
 struct umem_steer *umem_steer__open_pinned(const char *dir, const char *ifname)
 {
 	return WITH_LIB_PRINT(steer_open_pinned(dir, ifname));
+}
+
+struct umem_steer *umem_steer__open_fds(const char *ifname, const struct umem_steer_fds *fds)
+{
+	return WITH_LIB_PRINT(steer_open_fds(ifname, fds));
 }
 
 struct umem_steer *umem_steer__open(const char *ifname)

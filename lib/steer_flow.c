@@ -42,12 +42,25 @@ static void close_all(int *fds, size_t n)
 		}
 }
 
+/* A copy of the pool's fd of map id, or -1 when the pool has none. */
+static int pool_fd(const int *pool, uint32_t nr_pool, uint32_t id)
+{
+	for (uint32_t i = 0; i < nr_pool; i++) {
+		struct bpf_map_info mi = {};
+		uint32_t mlen = sizeof(mi);
+
+		if (!bpf_obj_get_info_by_fd(pool[i], &mi, &mlen) && mi.id == id)
+			return fcntl(pool[i], F_DUPFD_CLOEXEC, 0);
+	}
+	return -1;
+}
+
 int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value_sizes, int *fds,
-		    uint32_t *max_entries, size_t n)
+		    uint32_t *max_entries, size_t n, const int *pool, uint32_t nr_pool)
 {
 	struct bpf_prog_info pi = {};
 	uint32_t ids[32], len = sizeof(pi);
-	int err = 0;
+	int err = 0, denied = 0;
 
 	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
 	pi.map_ids = (uintptr_t)ids;
@@ -56,9 +69,15 @@ int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value
 	for (uint32_t i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
 		struct bpf_map_info mi = {};
 		uint32_t mlen = sizeof(mi);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
+		int fd = pool_fd(pool, nr_pool, ids[i]);
 		size_t k;
 
+		if (fd < 0)
+			fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0 && (errno == EPERM || errno == EACCES) && nr_pool) {
+			denied = -errno; /* a map not handed over: an error only if it is one of names */
+			continue;
+		}
 		if (fd < 0 && (errno == EPERM || errno == EACCES)) {
 			err = -errno;
 			pr_warn("cannot open the maps of BPF program by id: %s (needs CAP_SYS_ADMIN)\n", strerror(errno));
@@ -89,6 +108,13 @@ int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value
 		if (k == n)
 			close(fd);
 	}
+	/* A name not found may be a map that could not be opened (its name is not known then). */
+	for (size_t k = 0; k < n && denied && !err; k++)
+		if (fds[k] < 0) {
+			err = denied;
+			pr_warn("cannot open map %s of the BPF program: not handed over, and by id it needs "
+				"CAP_SYS_ADMIN\n", names[k]);
+		}
 	if (err)
 		close_all(fds, n);
 	return err;
@@ -144,7 +170,7 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 			fds[k] = fds[k] < 0 ? -1 : fds[k];
 		}
 	} else {
-		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, NR_FLOW_MAPS);
+		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, NR_FLOW_MAPS, s->given, s->nr_given);
 	}
 	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
 	f->l2src_fd = fds[5];
@@ -164,6 +190,13 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	free(f);
 	errno = -err;
 	return NULL;
+}
+
+int umem_steer_flows__map_fds(const struct umem_steer_flows *f, int *out, uint32_t max)
+{
+	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd, f->l2src_fd };
+
+	return umem__fds_out(fds, sizeof(fds) / sizeof(fds[0]), out, max);
 }
 
 void umem_steer_flows__close(struct umem_steer_flows *f)

@@ -30,6 +30,8 @@ struct umem_steer {
 	int prefix_fd[2];            /* LPM tries of prefix rules, by enum umem_steer_prefix_dir */
 	int pstats_fd;               /* prefix rules' counters, by rule id */
 	int own_fds;                 /* the map/prog fds were opened by id or pin (umem_steer__open*) */
+	int *given;                  /* umem_steer__open_fds: copies of the maps handed over, from */
+	uint32_t nr_given;           /* which umem_steer_flows__open takes its own too */
 	char *pin_dir;               /* umem_steer__open_pinned: where the maps are (flows too) */
 	bool pinned;                 /* this handle pinned what it attached: the pins keep the lock file */
 	uint32_t ifindex;

@@ -342,38 +342,44 @@ static void conn_reply(struct ctl_conn *k, const char *error, const char *body, 
 int fwd_control_send(int fd, const char *text, size_t len, const int *fds, int nfds)
 {
 	union {
-		char b[CMSG_SPACE(FWD_CONTROL_MAX_FDS * sizeof(int))];
+		char b[CMSG_SPACE(FWD_CONTROL_FDS_PER_MSG * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct timeval tv = { .tv_sec = FWD_CONTROL_TIMEOUT_MS / 1000 };
-	size_t sent = 0;
+	size_t sent = 0, chunks = ((size_t)nfds + FWD_CONTROL_FDS_PER_MSG - 1) / FWD_CONTROL_FDS_PER_MSG;
+	int given = 0; /* descriptors sent so far */
 
-	if (nfds > FWD_CONTROL_MAX_FDS)
+	/* A chunk of descriptors rides on one byte of the text at least. */
+	if (nfds < 0 || nfds > FWD_CONTROL_MAX_FDS || chunks > len)
 		return -EINVAL;
 	memset(&u, 0, sizeof(u));
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		return -errno;
 	while (sent < len) {
-		struct iovec iov = { (char *)text + sent, len - sent };
+		/* Until every descriptor went: one message per chunk, the last with the rest of the
+		 * text (the receiver reads a chunk per message, in order). */
+		int k = nfds - given < FWD_CONTROL_FDS_PER_MSG ? nfds - given : FWD_CONTROL_FDS_PER_MSG;
+		struct iovec iov = { (char *)text + sent, k && given + k < nfds ? 1 : len - sent };
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t n;
 
-		if (!sent && nfds) {
+		if (k) {
 			struct cmsghdr *c;
 
 			msg.msg_control = u.b;
-			msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+			msg.msg_controllen = CMSG_SPACE((size_t)k * sizeof(int));
 			c = CMSG_FIRSTHDR(&msg);
 			c->cmsg_level = SOL_SOCKET;
 			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-			memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+			c->cmsg_len = CMSG_LEN((size_t)k * sizeof(int));
+			memcpy(CMSG_DATA(c), fds + given, (size_t)k * sizeof(int));
 		}
 		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EPIPE;
+		given += k; /* they went with the message's first byte */
 		sent += (size_t)n;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 
 #include <poll.h>
 #include <stdint.h>
+#include <umem/steer.h>
 
 #include "ctl.h"
 #include "fwd.h"
@@ -19,7 +20,11 @@
 
 #define FWD_CONTROL_CONNS 8          /* clients served at once; more are told so and closed */
 #define FWD_CONTROL_TIMEOUT_MS 5000  /* a whole exchange, request to the reply's last byte */
-#define FWD_CONTROL_MAX_FDS (2 + FWD_MAX_PORTS) /* descriptors on one reply (a handover's) */
+/* Descriptors on one reply (a handover's: the control and metrics sockets, and per interface
+ * its link, its program and its maps). */
+#define FWD_CONTROL_MAX_FDS (2 + FWD_MAX_PORTS * (2 + 2 * UMEM_STEER_MAP_FDS_MAX))
+/* The kernel's limit on one message (SCM_MAX_FD): more go on several. */
+#define FWD_CONTROL_FDS_PER_MSG 253
 
 struct fwd_ctx;
 struct fwd_control;
@@ -44,7 +49,8 @@ struct fwd_control_taken {
  * now: it answers on it and closes it; -1 when none came. */
 int fwd_control_take(struct fwd_control *c, struct fwd_control_taken *t);
 /* On a connection taken out of the server: text whole, the descriptors fds[0..nfds) riding on
- * its first byte (SCM_RIGHTS); blocking, FWD_CONTROL_TIMEOUT_MS at most. 0 or -errno. */
+ * its first bytes (SCM_RIGHTS, FWD_CONTROL_FDS_PER_MSG a byte); blocking,
+ * FWD_CONTROL_TIMEOUT_MS at most. 0 or -errno. */
 int fwd_control_send(int fd, const char *text, size_t len, const int *fds, int nfds);
 /* The same with a reply framed as the server frames it (ctl.h): error, or "ok" and body. */
 int fwd_control_answer(int fd, const char *error, const char *body);

@@ -44,7 +44,7 @@ enum fwd_ctl_cmd {
 	FWD_CTL_LATENCY,
 	FWD_CTL_PORTS_ADD,
 	FWD_CTL_PORTS_REMOVE,
-	FWD_CTL_HANDOVER, /* "handover 1": a new xdp-fwd --takeover asks (handover.h) */
+	FWD_CTL_HANDOVER, /* "handover 1" or 2: a new xdp-fwd --takeover asks (handover.h) */
 	FWD_CTL_RESTART,  /* the successor started from here takes over (restart.h) */
 	FWD_CTL_CMD_COUNT
 };

@@ -7,6 +7,9 @@
  *   control FD                      the listening control socket
  *   metrics FD ADDR                 the listening --metrics socket and its address
  *   iface IFNAME FD                 the interface's steering program's bpf_link
+ *   steer IFNAME FD FD...           the program, then its maps (the steering table's, the flow
+ *                                   table's): opened from these, not by id, a successor needs
+ *                                   no CAP_SYS_ADMIN (version 2)
  *   rule IFNAME ID TEXT             a rule of the old configuration (run-time ones are not
  *                                   named: they stay in the table as they are)
  *   c port NAME FIELD VALUE         the old instance's totals (since its start), by name, so
@@ -38,6 +41,7 @@
 #include "handover.h"
 #include "lock.h"
 #include "metrics.h"
+#include "offload.h"
 #include "ports.h"
 #include "report.h"
 #include "service.h"
@@ -94,7 +98,11 @@ struct fwd_handover {
 		int link_fd;
 		bool adopted;
 		struct umem_steer *steer; /* opened before the exchange: not in the gap */
+		/* The "steer" line's: the program and its maps handed over, or -1 / 0. */
+		int prog_fd, map_fds[2 * UMEM_STEER_MAP_FDS_MAX];
+		uint32_t nr_map_fds;
 	} ifs[FWD_MAX_PORTS];
+	bool need_fds; /* a program could not be opened by id (no CAP_SYS_ADMIN): version 2 */
 	uint32_t nr_ifs;
 	struct old_rule rules[FWD_MAX_PORTS * FWD_MAX_RULES];
 	uint32_t nr_rules;
@@ -371,6 +379,21 @@ static int fd_at(const int *fds, int nfds, const char *word)
 	return *end || i < 0 || i >= nfds ? -1 : fds[i];
 }
 
+/* The reply's slot for interface name (a new one if need be), FWD_MAX_PORTS when full. */
+static uint32_t iface_slot(struct fwd_handover *h, const char *name)
+{
+	uint32_t f = 0;
+
+	while (f < h->nr_ifs && strcmp(h->ifs[f].name, name))
+		f++;
+	if (f < FWD_MAX_PORTS && f == h->nr_ifs) {
+		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", name);
+		h->ifs[f].link_fd = h->ifs[f].prog_fd = -1;
+		h->nr_ifs++;
+	}
+	return f;
+}
+
 static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int nfds)
 {
 	char *save = NULL;
@@ -399,17 +422,21 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 		} else if (sscanf(line, "metrics %255s %255s", a, h->metrics_addr) == 2) {
 			h->metrics_fd = fd_at(fds, nfds, a);
 		} else if (sscanf(line, "iface %15s %255s", b, a) == 2) {
-			uint32_t f = 0;
+			uint32_t f = iface_slot(h, b);
 
-			while (f < h->nr_ifs && strcmp(h->ifs[f].name, b))
-				f++;
+			if (f < FWD_MAX_PORTS)
+				h->ifs[f].link_fd = fd_at(fds, nfds, a);
+		} else if (sscanf(line, "steer %15s %255s %n", b, a, &off) == 2 && off) {
+			uint32_t f = iface_slot(h, b);
+			char *w, *wsave = NULL;
+
 			if (f == FWD_MAX_PORTS)
 				continue;
-			if (f == h->nr_ifs) {
-				memcpy(h->ifs[f].name, b, IF_NAMESIZE); /* %15s: terminated within */
-				h->nr_ifs++;
-			}
-			h->ifs[f].link_fd = fd_at(fds, nfds, a);
+			h->ifs[f].prog_fd = fd_at(fds, nfds, a);
+			for (w = strtok_r(line + off, " ", &wsave); w && h->ifs[f].nr_map_fds < 2 * UMEM_STEER_MAP_FDS_MAX;
+			     w = strtok_r(NULL, " ", &wsave))
+				if (fd_at(fds, nfds, w) >= 0)
+					h->ifs[f].map_fds[h->ifs[f].nr_map_fds++] = fd_at(fds, nfds, w);
 		} else if (sscanf(line, "rule %15s %u %n", b, &id, &off) == 2 && off &&
 			   h->nr_rules < sizeof(h->rules) / sizeof(h->rules[0])) {
 			struct old_rule *r = &h->rules[h->nr_rules];
@@ -453,6 +480,27 @@ static void prefault(struct fwd_ctx *ctx)
 			"does it, in the gap\n", strerror(errno));
 }
 
+/* The program's and maps' descriptors of the reply: the handle opened from them has copies. */
+static void close_handed(struct fwd_handover *h, uint32_t i)
+{
+	if (h->ifs[i].prog_fd >= 0)
+		close(h->ifs[i].prog_fd);
+	for (uint32_t m = 0; m < h->ifs[i].nr_map_fds; m++)
+		close(h->ifs[i].map_fds[m]);
+	h->ifs[i].prog_fd = -1;
+	h->ifs[i].nr_map_fds = 0;
+}
+
+/* A program not opened ahead (by id: a successor without CAP_SYS_ADMIN cannot): from the
+ * descriptors that came with the reply, else by id. */
+static struct umem_steer *open_handed(struct fwd_handover *h, uint32_t i)
+{
+	UMEM_OPTS(umem_steer_fds, in, .prog_fd = h->ifs[i].prog_fd, .link_fd = h->ifs[i].link_fd,
+		  .map_fds = h->ifs[i].map_fds, .nr_map_fds = h->ifs[i].nr_map_fds);
+
+	return in.prog_fd >= 0 ? umem_steer__open_fds(h->ifs[i].name, &in) : umem_steer__open(h->ifs[i].name);
+}
+
 /* The program handed over for interface f (its link came with the reply): given to ports.c as
  * f->adopt, with the configuration's rules reconciled by text: a rule the old configuration had
  * too keeps its id (and counter), the old configuration's others are removed; run-time rules
@@ -464,11 +512,14 @@ static void adopt(struct fwd_ctx *ctx, struct fwd_handover *h, struct fwd_iface 
 	for (uint32_t i = 0; i < h->nr_ifs; i++) {
 		if (strcmp(h->ifs[i].name, fi->name) || h->ifs[i].link_fd < 0)
 			continue;
-		fi->adopt = h->ifs[i].steer ? h->ifs[i].steer : umem_steer__open(fi->name);
+		fi->adopt = h->ifs[i].steer ? h->ifs[i].steer : open_handed(h, i);
+		int err = errno;
+
 		h->ifs[i].steer = NULL;
+		close_handed(h, i);
 		if (!fi->adopt) {
 			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the program handed over: %s\n", fi->name,
-				strerror(errno));
+				strerror(err));
 			return;
 		}
 		h->ifs[i].adopted = true;
@@ -546,8 +597,8 @@ void fwd_handover_timing(struct fwd_ctx *ctx)
 
 int fwd_handover_take(struct fwd_ctx *ctx)
 {
-	static const char req[] = "handover 1\n";
 	struct fwd_handover *h = ctx->handover;
+	char req[32];
 	struct timeval tv = { .tv_sec = FWD_HANDOVER_TIMEOUT_MS / 1000 };
 	int fds[MAX_FDS], nfds = 0, r = 0, err;
 	uint64_t t0 = fwd_clock_ns(CLOCK_MONOTONIC);
@@ -569,23 +620,19 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	 * the ones handed over if a link for them comes with the reply. */
 	for (uint32_t f = 0; f < ctx->nr_ifaces && f < FWD_MAX_PORTS; f++) {
 		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", ctx->ifaces[f].name);
-		h->ifs[f].link_fd = -1;
+		h->ifs[f].link_fd = h->ifs[f].prog_fd = -1;
 		h->ifs[f].steer = ctx->cfg->pinned ? NULL : umem_steer__open(ctx->ifaces[f].name);
-		/* Asked, the old instance would stop, and this one could not go on from its program:
-		 * an outage. Not asked, nothing changes. */
-		if (!h->ifs[f].steer && errno == EPERM && !ctx->cfg->pinned) {
-			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot open the running steering program (the kernel "
-				"opens a program by id for CAP_SYS_ADMIN only); nothing asked, the running xdp-fwd "
-				"runs on\n", ctx->ifaces[f].name);
-			h->nr_ifs = f + 1;
-			return -EPERM;
-		}
+		/* The kernel opens a program by id for CAP_SYS_ADMIN only: then it comes with the
+		 * reply (version 2), which an older instance refuses (nothing changes). */
+		h->need_fds |= !h->ifs[f].steer && errno == EPERM && !ctx->cfg->pinned;
 	}
 	h->nr_ifs = ctx->nr_ifaces;
 	timeline_mark(&h->tl, "programs opened");
+	/* Version 1 where it suffices: an instance from before version 2 hands over to it. */
+	snprintf(req, sizeof(req), "handover %d\n", h->need_fds ? FWD_HANDOVER_VERSION : FWD_HANDOVER_VERSION_MIN);
 	h->fd = connect_to(h->path);
 	if (h->fd >= 0 && (setsockopt(h->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-			   send(h->fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(req) - 1)))
+			   send(h->fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req)))
 		r = -errno;
 	if (h->fd >= 0 && !r) {
 		timeline_mark(&h->tl, "request sent");
@@ -594,7 +641,8 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	if (r == 1 && !strncmp(h->buf, "error: ", 7)) {
 		h->buf[strcspn(h->buf, "\n")] = '\0';
 		fprintf(stderr, "xdp-fwd: --takeover: the xdp-fwd on %s refused: %s; it runs on, nothing "
-			"changed\n", h->path, h->buf + 7);
+			"changed%s\n", h->path, h->buf + 7, h->need_fds ? " (this xdp-fwd needs its steering "
+			"programs handed over: it cannot open them by id without CAP_SYS_ADMIN)" : "");
 		drop_state(h, fds, nfds);
 		return -EBUSY;
 	}
@@ -628,8 +676,11 @@ int fwd_handover_take(struct fwd_ctx *ctx)
 	for (int i = 0; i < nfds; i++) {
 		bool named = fds[i] == h->control_fd || fds[i] == h->metrics_fd;
 
-		for (uint32_t f = 0; f < h->nr_ifs; f++)
-			named |= fds[i] == h->ifs[f].link_fd;
+		for (uint32_t f = 0; f < h->nr_ifs; f++) {
+			named |= fds[i] == h->ifs[f].link_fd || fds[i] == h->ifs[f].prog_fd;
+			for (uint32_t m = 0; m < h->ifs[f].nr_map_fds; m++)
+				named |= fds[i] == h->ifs[f].map_fds[m];
+		}
 		if (!named)
 			close(fds[i]);
 	}
@@ -690,6 +741,7 @@ void fwd_handover_free(struct fwd_ctx *ctx)
 		umem_steer__detach(h->ifs[f].steer); /* opened ahead, not handed over: only closed */
 		if (h->ifs[f].link_fd >= 0)
 			close(h->ifs[f].link_fd);
+		close_handed(h, f);
 	}
 	if (h->control_fd >= 0)
 		close(h->control_fd);
@@ -722,6 +774,25 @@ static bool asker_gone(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
+/* The "steer" line of interface fi: its program's and maps' descriptors, the ones this
+ * instance holds (it may not be able to open them by id either). */
+static void put_steer(FILE *o, struct fwd_ctx *ctx, const struct fwd_iface *fi, int *fds, int *nfds)
+{
+	int m[2 * UMEM_STEER_MAP_FDS_MAX], n = umem_steer__map_fds(fi->steer, m, UMEM_STEER_MAP_FDS_MAX), k;
+
+	/* Else the successor opens them by id, or says why it cannot. */
+	if (n < 0 || (k = fwd_offload_map_fds(ctx, fi->idx, m + n, UMEM_STEER_MAP_FDS_MAX)) < 0 ||
+	    *nfds + 1 + n + k > MAX_FDS)
+		return;
+	fprintf(o, "steer %s %d", fi->name, *nfds);
+	fds[(*nfds)++] = umem_steer__prog_fd(fi->steer);
+	for (int i = 0; i < n + k; i++) {
+		fprintf(o, " %d", *nfds);
+		fds[(*nfds)++] = m[i];
+	}
+	fputc('\n', o);
+}
+
 void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint32_t version,
 		       const struct fwd_samples *start, pid_t successor)
 {
@@ -736,9 +807,9 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 	size_t len = 0;
 	FILE *o;
 
-	if (version != FWD_HANDOVER_VERSION) {
-		snprintf(why, sizeof(why), "handover: protocol version %u; this xdp-fwd speaks %d", version,
-			 FWD_HANDOVER_VERSION);
+	if (version < FWD_HANDOVER_VERSION_MIN || version > FWD_HANDOVER_VERSION) {
+		snprintf(why, sizeof(why), "handover: protocol version %u; this xdp-fwd speaks %d to %d", version,
+			 FWD_HANDOVER_VERSION_MIN, FWD_HANDOVER_VERSION);
 		refuse(fd, why);
 		return;
 	}
@@ -787,6 +858,7 @@ void fwd_handover_give(struct fwd_ctx *ctx, struct fwd_control *c, int fd, uint3
 			continue;
 		fprintf(o, "iface %s %d\n", fi->name, nfds);
 		fds[nfds++] = lfd;
+		put_steer(o, ctx, fi, fds, &nfds);
 		for (uint32_t r = 0; r < ctx->cfg->nr_rules; r++)
 			fprintf(o, "rule %s %u %s\n", fi->name, fi->rule_id[r], ctx->cfg->rule_text[r]);
 	}

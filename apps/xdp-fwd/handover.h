@@ -5,7 +5,7 @@
  *
  * The new instance prepares what needs no interface (the UMEM area, faulted in and registered
  * as UMEM by its first port created unbound, the pools, the config), then sends "handover 1"
- * on the control socket. The old one stops its workers, takes its
+ * on the control socket ("handover 2" when it cannot open a steering program by id). The old one stops its workers, takes its
  * sockets out of the steering program's socket map, closes its ports, releases its interface
  * locks, and answers with what the new one continues from (handover.c: the reply's lines), the
  * descriptors going with it (SCM_RIGHTS): each interface's bpf_link, the listening control and
@@ -34,7 +34,10 @@
 
 #include "stats.h"
 
-#define FWD_HANDOVER_VERSION 1
+/* 2 adds the "steer" lines (the programs' and maps' descriptors), which a successor without
+ * CAP_SYS_ADMIN needs; an instance speaking 2 answers 1 the same way (1's askers skip them). */
+#define FWD_HANDOVER_VERSION 2
+#define FWD_HANDOVER_VERSION_MIN 1
 #define FWD_HANDOVER_TIMEOUT_MS 10000 /* the old instance's stop and reply */
 
 struct fwd_config;

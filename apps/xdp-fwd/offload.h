@@ -53,6 +53,9 @@ int fwd_offload_max_sleep_ms(const struct fwd_worker *w);
  * now, their frames back to userspace, which forwards them by the new tables; each worker checks
  * its own flows again at its next turn (a flow it installed from the old tables meanwhile). */
 void fwd_offload_routes_changed(struct fwd_ctx *ctx);
+/* Main thread: the descriptors of interface f's flow table maps into out (a handover's): their
+ * count, 0 without offload; -ENOSPC when more than max. */
+int fwd_offload_map_fds(struct fwd_ctx *ctx, uint32_t f, int *out, uint32_t max);
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 

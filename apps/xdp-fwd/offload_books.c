@@ -133,6 +133,13 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 	return 0;
 }
 
+int fwd_offload_map_fds(struct fwd_ctx *ctx, uint32_t f, int *out, uint32_t max)
+{
+	if (!ctx->off || !ctx->off->ifc[f].main_flows)
+		return 0;
+	return umem_steer_flows__map_fds(ctx->off->ifc[f].main_flows, out, max);
+}
+
 void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 {
 	struct fwd_offload *off = ctx->off;

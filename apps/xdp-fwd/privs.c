@@ -168,14 +168,6 @@ int fwd_privs_raise(bool on)
 	return err;
 }
 
-bool fwd_privs_kept_open_by_id(void)
-{
-	for (int i = 0; i < nr_kept; i++)
-		if (kept[i] == CAP_SYS_ADMIN)
-			return true;
-	return false;
-}
-
 const char *fwd_privs_kept(void)
 {
 	return kept_names;

@@ -16,10 +16,6 @@ int fwd_privs_check(const struct fwd_config *cfg);
 int fwd_privs_drop(bool keep_reopen);
 /* Makes the kept capabilities effective (on) or not (off). 0 or negative errno. */
 int fwd_privs_raise(bool on);
-/* Whether the kept capabilities open a BPF program or map by id (CAP_SYS_ADMIN: the kernel's
- * BPF_PROG_GET_FD_BY_ID and BPF_MAP_GET_FD_BY_ID ask for it alone), as a --takeover successor
- * started from this process must to open the steering program handed over. */
-bool fwd_privs_kept_open_by_id(void);
 /* The kept capabilities, comma-separated, for the log ("" when none). */
 const char *fwd_privs_kept(void);
 /* No capability left in any of the process's sets. */

@@ -224,11 +224,6 @@ static const char *cannot(const struct fwd_ctx *ctx)
 	if (!fwd_privs_kept()[0])
 		return "restart: every capability was dropped after set-up (--no-reattach): a successor could not set "
 		       "up; stop this xdp-fwd, then start the next";
-	/* Checked here, not found by the successor: with it, nothing is spawned. */
-	if (fwd_wants_steering(ctx->cfg) && !fwd_privs_kept_open_by_id())
-		return "restart: a successor could not open the steering program handed over (the kernel opens a "
-		       "program by id for CAP_SYS_ADMIN only, which this xdp-fwd does not keep); stop this xdp-fwd, "
-		       "then start the next";
 	if (!exe[0])
 		return "restart: the path this xdp-fwd was started from is not known";
 	return NULL;

@@ -109,6 +109,31 @@ UMEM_API struct umem_steer *umem_steer__open(const char *ifname);
  * attachment (detach only closes it); table edits take the writers' lock as any handle. */
 UMEM_API struct umem_steer *umem_steer__open_pinned(const char *dir, const char *ifname);
 
+/* Descriptors of a steering program that another process holds (umem_steer__open_fds). */
+struct umem_steer_fds {
+	size_t sz;          /* sizeof(struct umem_steer_fds) */
+	int prog_fd;        /* the program: umem_steer__prog_fd() of the holder's handle */
+	int link_fd;        /* its bpf_link, or -1 (then UMEM_STEER_ATTACH_LIBXDP is assumed) */
+	const int *map_fds; /* its maps, any order: umem_steer__map_fds() and, with a flow */
+	uint32_t nr_map_fds; /* table, umem_steer_flows__map_fds() of the holder's handles */
+};
+
+/* Opens the steering program attached to ifname from descriptors that the process holding it
+ * handed over (SCM_RIGHTS over a unix socket: a restart's successor): as umem_steer__open, but
+ * with no lookup by id, which the kernel allows CAP_SYS_ADMIN only; the maps need no
+ * capability at all then. The handle keeps copies of the descriptors (the caller closes its
+ * own), and umem_steer_flows__open on it takes the flow maps from them too. The program must
+ * be the umem_steer program ifname runs now. NULL and errno: EINVAL fds (a bad sz, no
+ * prog_fd), ENOENT not the program attached to ifname, or a map it needs not handed over and
+ * not to be opened by id (EPERM then). */
+UMEM_API struct umem_steer *umem_steer__open_fds(const char *ifname, const struct umem_steer_fds *fds);
+
+/* The descriptors of the handle's maps into out (not copies: the handle's own, for sending),
+ * for umem_steer__open_fds in another process. Their count, -ENOSPC when out holds fewer than
+ * UMEM_STEER_MAP_FDS_MAX, -EINVAL no handle. */
+UMEM_API int umem_steer__map_fds(const struct umem_steer *s, int *out, uint32_t max);
+#define UMEM_STEER_MAP_FDS_MAX 16
+
 /* Removes what umem_steer_opts.pin_dir pinned in dir (the pins, the folder, the writers' lock
  * file): once no process holds the link any more, the kernel detaches the program. -ENOENT no
  * pins there, -EPROTO dir holds something else (left as it is). */
@@ -257,6 +282,10 @@ struct umem_steer_flows;
 
 UMEM_API struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s);
 UMEM_API void umem_steer_flows__close(struct umem_steer_flows *f);
+/* The descriptors of the flow table's maps into out (the handle's own), for
+ * umem_steer__open_fds in another process. Their count, -ENOSPC when out holds fewer than
+ * UMEM_STEER_MAP_FDS_MAX. */
+UMEM_API int umem_steer_flows__map_fds(const struct umem_steer_flows *f, int *out, uint32_t max);
 
 /* Adds a flow (counters start at zero). -EINVAL a malformed key (unknown kind, unused bytes not
  * zero, group MAC, not TCP/UDP) or flow (unknown action or flags, a tag without

@@ -164,7 +164,7 @@ s.connect(sys.argv[1]); s.settimeout(5); s.sendall(b"handover 9\n")
 print(s.recv(4096).decode().splitlines()[0])
 EOF
 )
-[ "$reply" = "error: handover: protocol version 9; this xdp-fwd speaks 1" ] || fail "handover 9: '$reply'"
+[ "$reply" = "error: handover: protocol version 9; this xdp-fwd speaks 1 to 2" ] || fail "handover 9: '$reply'"
 kill -0 "$FWD_PID" || fail "xdp-fwd stopped after a refused handover"
 ctl version >/dev/null || fail "the control socket is gone after a refused handover"
 

@@ -16,7 +16,9 @@
 #include <net/if.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -830,6 +832,81 @@ static int record_msg(enum umem_print_level level, const char *fmt, va_list args
 
 /* A foreign program: refused, left in place; replaced when asked. A missing interface, and
  * native mode where there is none: an error and nothing attached. */
+/* The effective set with CAP_SYS_ADMIN (on) or without it (it stays permitted). */
+static void sys_admin(bool on)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	CHECK(!syscall(SYS_capget, &h, d), "capget: %s", strerror(errno));
+	if (on)
+		d[CAP_SYS_ADMIN / 32].effective |= 1u << (CAP_SYS_ADMIN % 32);
+	else
+		d[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
+	CHECK(!syscall(SYS_capset, &h, d), "capset: %s", strerror(errno));
+}
+
+/* umem_steer__open_fds: what a process without CAP_SYS_ADMIN opens from the descriptors that
+ * the holder of program s hands over (a restart's successor), where open by id is refused. */
+static void test_open_fds(struct umem_steer *s)
+{
+	struct umem_steer_flows *fl = umem_steer_flows__open(s), *fl2;
+	int m[2 * UMEM_STEER_MAP_FDS_MAX], n, k, pipefd[2];
+	struct umem_steer_rule r, got[4];
+	struct umem_steer *o;
+
+	CHECK(fl, "flows: %s", strerror(errno));
+	n = umem_steer__map_fds(s, m, UMEM_STEER_MAP_FDS_MAX);
+	CHECK(n >= 9, "map fds: %d", n);
+	CHECK(umem_steer__map_fds(s, m, 2) == -ENOSPC, "map fds into 2");
+	k = umem_steer_flows__map_fds(fl, m + n, UMEM_STEER_MAP_FDS_MAX);
+	CHECK(k >= 5, "flow map fds: %d", k);
+
+	UMEM_OPTS(umem_steer_fds, in, .prog_fd = umem_steer__prog_fd(s), .link_fd = umem_steer__link_fd(s),
+		  .map_fds = m, .nr_map_fds = (uint32_t)(n + k));
+	sys_admin(false);
+	CHECK(!umem_steer__open("lo") && errno == EPERM, "opened by id without CAP_SYS_ADMIN: %d", errno);
+	o = umem_steer__open_fds("lo", &in);
+	CHECK(o, "open_fds: %s", strerror(errno));
+	/* An edit through one handle shows through the other: one program, one table. */
+	CHECK(!umem_steer_rule__parse("udp dport 4242 -> drop", &r) && !umem_steer__add_rule(o, &r), "add: %s",
+	      strerror(errno));
+	CHECK(umem_steer__rules(s, got, 4) == 1 && got[0].id == r.id, "the rule added through the fds' handle");
+	CHECK(!umem_steer__remove_rule(o, r.id, NULL), "remove");
+	/* The flow maps come from the descriptors too. */
+	fl2 = umem_steer_flows__open(o);
+	CHECK(fl2, "flows of the fds' handle: %s", strerror(errno));
+	umem_steer_flows__close(fl2);
+	/* Without the flow maps' descriptors, the flow table cannot be opened (not by id either). */
+	in.nr_map_fds = (uint32_t)n;
+	umem_steer__detach(o);
+	o = umem_steer__open_fds("lo", &in);
+	CHECK(o, "open_fds without the flow maps: %s", strerror(errno));
+	CHECK(!umem_steer_flows__open(o) && errno == EPERM, "flows opened by id without CAP_SYS_ADMIN: %d", errno);
+	umem_steer__detach(o);
+	/* Without the steering table's: refused. */
+	in.nr_map_fds = 0;
+	CHECK(!umem_steer__open_fds("lo", &in) && errno == EPERM, "open_fds without maps: %d", errno);
+	sys_admin(true);
+
+	/* Bad input: nothing opened, errno says why. */
+	in.nr_map_fds = (uint32_t)(n + k);
+	CHECK(!umem_steer__open_fds("lo", NULL) && errno == EINVAL, "NULL fds: %d", errno);
+	CHECK(!umem_steer__open_fds("st-nonexistent", &in) && errno == ENODEV, "no interface: %d", errno);
+	in.prog_fd = m[0]; /* a map */
+	CHECK(!umem_steer__open_fds("lo", &in), "a map as the program");
+	CHECK(!pipe(pipefd), "pipe");
+	in.prog_fd = pipefd[0];
+	CHECK(!umem_steer__open_fds("lo", &in), "a pipe as the program");
+	close(pipefd[0]);
+	close(pipefd[1]);
+	in.prog_fd = umem_steer__prog_fd(s);
+	CHECK(!umem_steer__open_fds("stq1", &in) && errno == ENOENT, "another interface's program: %d", errno);
+	in.sz = 4; /* short of its own field */
+	CHECK(!umem_steer__open_fds("lo", &in) && errno == EINVAL, "a bad sz: %d", errno);
+	umem_steer_flows__close(fl);
+}
+
 static void test_attach(void)
 {
 	const struct bpf_insn ret_pass[] = {
@@ -860,6 +937,7 @@ static void test_attach(void)
 	/* A second steerer while the first lives: refused. */
 	CHECK(!umem_steer__attach("lo", &o) && errno == EBUSY, "second attach: %d", errno);
 	umem_steer__detach(seen);
+	test_open_fds(s);
 	umem_steer__detach(s);
 	CHECK(bpf_xdp_query(lo, 0, &q) == 0 && q.skb_prog_id == 0, "still attached");
 
