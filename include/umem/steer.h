@@ -123,9 +123,10 @@ struct umem_steer_fds {
  * with no lookup by id, which the kernel allows CAP_SYS_ADMIN only; the maps need no
  * capability at all then. The handle keeps copies of the descriptors (the caller closes its
  * own), and umem_steer_flows__open on it takes the flow maps from them too. The program must
- * be the umem_steer program ifname runs now. NULL and errno: EINVAL fds (a bad sz, no
- * prog_fd), ENOENT not the program attached to ifname, or a map it needs not handed over and
- * not to be opened by id (EPERM then). */
+ * be the umem_steer program ifname runs now, attached by a bpf_link or directly (not one
+ * behind libxdp's dispatcher: the interface runs the dispatcher's id). NULL and errno: EINVAL
+ * fds (a bad sz, no prog_fd), ENOENT not the program attached to ifname, EPERM a map it needs
+ * not handed over and not to be opened by id. */
 UMEM_API struct umem_steer *umem_steer__open_fds(const char *ifname, const struct umem_steer_fds *fds);
 
 /* The descriptors of the handle's maps into out (not copies: the handle's own, for sending),
