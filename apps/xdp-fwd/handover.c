@@ -387,7 +387,10 @@ static uint32_t iface_slot(struct fwd_handover *h, const char *name)
 	while (f < h->nr_ifs && strcmp(h->ifs[f].name, name))
 		f++;
 	if (f < FWD_MAX_PORTS && f == h->nr_ifs) {
-		snprintf(h->ifs[f].name, IF_NAMESIZE, "%s", name);
+		size_t l = strnlen(name, IF_NAMESIZE - 1);
+
+		memcpy(h->ifs[f].name, name, l);
+		h->ifs[f].name[l] = '\0';
 		h->ifs[f].link_fd = h->ifs[f].prog_fd = -1;
 		h->nr_ifs++;
 	}
