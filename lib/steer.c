@@ -28,8 +28,8 @@ int umem__steer_table_read(struct umem_steer *s, struct umem_steer_table *t, uin
 {
 	uint32_t zero = 0;
 
-	if (bpf_map_lookup_elem(s->active_fd, &zero, bank) || *bank > 1 ||
-	    bpf_map_lookup_elem(s->tables_fd, bank, t)) {
+	if (bpf_map_lookup_elem(s->map_fd[SM_ACTIVE], &zero, bank) || *bank > 1 ||
+	    bpf_map_lookup_elem(s->map_fd[SM_TABLES], bank, t)) {
 		pr_warn("steer %s: cannot read the rule table: %s\n", s->ifname, strerror(errno));
 		return -errno ? -errno : -EIO;
 	}
@@ -157,8 +157,8 @@ static int table_publish(struct umem_steer *s, struct umem_steer_table *t, uint3
 	uint32_t idle = !bank, zero = 0;
 
 	t->generation++;
-	if (bpf_map_update_elem(s->tables_fd, &idle, t, BPF_ANY) ||
-	    bpf_map_update_elem(s->active_fd, &zero, &idle, BPF_ANY)) {
+	if (bpf_map_update_elem(s->map_fd[SM_TABLES], &idle, t, BPF_ANY) ||
+	    bpf_map_update_elem(s->map_fd[SM_ACTIVE], &zero, &idle, BPF_ANY)) {
 		int err = -errno;
 
 		pr_warn("steer %s: cannot update the rule table: %s\n", s->ifname, strerror(errno));
@@ -244,7 +244,7 @@ static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct ume
 /* A prefix rule's counter (steer_pstats: one value, not per CPU). */
 static int pstats_read(struct umem_steer *s, uint32_t id, struct umem_steer_counter *out)
 {
-	return bpf_map_lookup_elem(s->pstats_fd, &id, out) ? -errno : 0;
+	return bpf_map_lookup_elem(s->map_fd[SM_PSTATS], &id, out) ? -errno : 0;
 }
 
 /* Deletes every prefix rule's counter, or with zero set, zeroes each. */
@@ -256,10 +256,10 @@ static int pstats_walk(struct umem_steer *s, bool zero)
 
 	/* The next key is taken before this one goes: after a deleted key, a hash map's walk
 	 * starts over from its first bucket (quadratic over a full map). */
-	for (more = !bpf_map_get_next_key(s->pstats_fd, NULL, &k); more && !err; k = nk) {
-		more = !bpf_map_get_next_key(s->pstats_fd, &k, &nk);
+	for (more = !bpf_map_get_next_key(s->map_fd[SM_PSTATS], NULL, &k); more && !err; k = nk) {
+		more = !bpf_map_get_next_key(s->map_fd[SM_PSTATS], &k, &nk);
 		/* Zeroed in place (BPF_EXIST): one removed meanwhile is not brought back. */
-		if (zero ? bpf_map_update_elem(s->pstats_fd, &k, z, BPF_EXIST) : bpf_map_delete_elem(s->pstats_fd, &k))
+		if (zero ? bpf_map_update_elem(s->map_fd[SM_PSTATS], &k, z, BPF_EXIST) : bpf_map_delete_elem(s->map_fd[SM_PSTATS], &k))
 			err = errno == ENOENT ? 0 : -errno;
 	}
 	if (!err && errno != ENOENT)
@@ -317,7 +317,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		return err;
 	umem__steer_prefix_format(pf, text, sizeof(text));
 	/* An exact-length lookup finds this prefix only if it is there: a shorter one has another key. */
-	if (!bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) && v.prefixlen != k.prefixlen)
+	if (!bpf_map_lookup_elem(s->map_fd[SM_PSRC + dir], &k, &v) && v.prefixlen != k.prefixlen)
 		v = (struct umem_steer_prefix_rules){ .prefixlen = k.prefixlen };
 	if (v.nr >= UMEM_STEER_PREFIX_SLOTS) {
 		pr_warn("steer %s: %s %s holds %u rules already (the most one prefix takes)\n", s->ifname,
@@ -338,7 +338,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		nt.next_prefix_id = 0;
 	nt.nr_prefix_rules[dir]++;
 	/* Before the table: a refusal here changes nothing. */
-	if (bpf_map_update_elem(s->pstats_fd, &v.slots[pos].rule.id, &(struct umem_steer_counter){}, BPF_ANY)) {
+	if (bpf_map_update_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id, &(struct umem_steer_counter){}, BPF_ANY)) {
 		err = -errno;
 		if (err == -E2BIG) /* the hash map is full */
 			pr_warn("steer %s: cannot add a rule for %s %s: the tries hold %u prefix rules already "
@@ -350,10 +350,10 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		return err == -E2BIG ? -ENOSPC : err;
 	}
 	if ((err = table_publish(s, &nt, bank))) {
-		bpf_map_delete_elem(s->pstats_fd, &v.slots[pos].rule.id);
+		bpf_map_delete_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id);
 		return err;
 	}
-	if (bpf_map_update_elem(s->prefix_fd[dir], &k, &v, BPF_ANY)) {
+	if (bpf_map_update_elem(s->map_fd[SM_PSRC + dir], &k, &v, BPF_ANY)) {
 		err = -errno;
 		pr_warn("steer %s: cannot add a rule for %s %s: %s%s\n", s->ifname, dir ? "dst" : "src", text,
 			strerror(errno), errno == ENOSPC || errno == E2BIG ? " (the trie holds its most prefixes)" : "");
@@ -361,7 +361,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		 * keeps a reader's cache (xdp-fwd's stats) from missing the next edit. */
 		t.generation = nt.generation;
 		table_publish(s, &t, !bank);
-		bpf_map_delete_elem(s->pstats_fd, &v.slots[pos].rule.id);
+		bpf_map_delete_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id);
 		return err;
 	}
 	rule->id = v.slots[pos].rule.id;
@@ -383,11 +383,11 @@ static int prefix_walk_from(struct umem_steer *s, uint32_t dir, struct umem_stee
 	struct umem_steer_prefix_rules v;
 	int err;
 
-	while (*budget && !bpf_map_get_next_key(s->prefix_fd[dir], *started ? k : NULL, &nk)) {
+	while (*budget && !bpf_map_get_next_key(s->map_fd[SM_PSRC + dir], *started ? k : NULL, &nk)) {
 		*k = nk;
 		*started = 1;
 		--*budget;
-		if (bpf_map_lookup_elem(s->prefix_fd[dir], k, &v) || v.prefixlen != k->prefixlen)
+		if (bpf_map_lookup_elem(s->map_fd[SM_PSRC + dir], k, &v) || v.prefixlen != k->prefixlen)
 			continue; /* gone meanwhile */
 		if ((err = fn(s, dir, k, &v, arg)))
 			return err;
@@ -428,7 +428,7 @@ static int prefix_find_one(struct umem_steer *s, uint32_t dir, const struct umem
 		return 1;
 	memmove(&v->slots[i], &v->slots[i + 1], (v->nr - i - 1) * sizeof(v->slots[0]));
 	v->nr--;
-	if (v->nr ? bpf_map_update_elem(s->prefix_fd[dir], k, v, BPF_EXIST) : bpf_map_delete_elem(s->prefix_fd[dir], k))
+	if (v->nr ? bpf_map_update_elem(s->map_fd[SM_PSRC + dir], k, v, BPF_EXIST) : bpf_map_delete_elem(s->map_fd[SM_PSRC + dir], k))
 		return -errno;
 	return 1;
 }
@@ -460,7 +460,7 @@ static int added_find(struct umem_steer *s, struct prefix_find *f, uint32_t *dir
 	if (!i)
 		return 0;
 	*dir = s->added[i - 1].dir;
-	if (bpf_map_lookup_elem(s->prefix_fd[*dir], &s->added[i - 1].key, &v) ||
+	if (bpf_map_lookup_elem(s->map_fd[SM_PSRC + *dir], &s->added[i - 1].key, &v) ||
 	    v.prefixlen != s->added[i - 1].key.prefixlen)
 		ret = 0;
 	else
@@ -492,7 +492,7 @@ static int prefix_remove_locked(struct umem_steer *s, uint32_t id, struct umem_s
 	if (out)
 		*out = f.found.rule;
 	/* After the trie no longer holds the rule: no new frame looks for its counter. */
-	if (bpf_map_delete_elem(s->pstats_fd, &id) && errno != ENOENT)
+	if (bpf_map_delete_elem(s->map_fd[SM_PSTATS], &id) && errno != ENOENT)
 		pr_warn("steer %s: cannot delete the counter of rule %u: %s\n", s->ifname, id, strerror(errno));
 	if (t.nr_prefix_rules[dir])
 		t.nr_prefix_rules[dir]--;
@@ -504,7 +504,7 @@ static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct ume
 {
 	(void)v;
 	(void)arg;
-	return bpf_map_delete_elem(s->prefix_fd[dir], k) && errno != ENOENT ? -errno : 0;
+	return bpf_map_delete_elem(s->map_fd[SM_PSRC + dir], k) && errno != ENOENT ? -errno : 0;
 }
 
 struct prefix_list {
@@ -606,7 +606,7 @@ static int add_rule_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	t.rules[pos].id = id;
 	t.nr_rules++;
 	/* A fresh id starts from zero, not from a removed rule's counts. */
-	if ((err = zero_counter(s, s->rstats_fd, id)) || (err = table_publish(s, &t, bank)))
+	if ((err = zero_counter(s, s->map_fd[SM_RSTATS], id)) || (err = table_publish(s, &t, bank)))
 		return err;
 	rule->id = id;
 	return 0;
@@ -769,11 +769,11 @@ int umem_steer__set_socket(struct umem_steer *s, uint32_t index, int xsk_fd)
 		return -EINVAL;
 	}
 	if (xsk_fd < 0) {
-		if (bpf_map_delete_elem(s->xsks_fd, &index) && errno != ENOENT)
+		if (bpf_map_delete_elem(s->map_fd[SM_XSKS], &index) && errno != ENOENT)
 			return -errno;
 		return 0;
 	}
-	if (bpf_map_update_elem(s->xsks_fd, &index, &xsk_fd, BPF_ANY)) {
+	if (bpf_map_update_elem(s->map_fd[SM_XSKS], &index, &xsk_fd, BPF_ANY)) {
 		int err = -errno;
 
 		pr_warn("steer %s: cannot register socket fd %d at index %u: %s\n", s->ifname, xsk_fd, index,
@@ -819,7 +819,7 @@ int umem_steer__rule_counter_of(struct umem_steer *s, const struct umem_steer_ru
 	/* One lookup of its own prefix, not a walk of the trie. */
 	dir = prefix_dir(&rule->match);
 	k = prefix_key(dir ? &rule->match.dst : &rule->match.src);
-	if (bpf_map_lookup_elem(s->prefix_fd[dir], &k, &v) || v.prefixlen != k.prefixlen)
+	if (bpf_map_lookup_elem(s->map_fd[SM_PSRC + dir], &k, &v) || v.prefixlen != k.prefixlen)
 		return -ENOENT;
 	for (uint32_t i = 0; i < v.nr && i < UMEM_STEER_PREFIX_SLOTS; i++)
 		if (v.slots[i].rule.id == rule->id)
@@ -842,7 +842,7 @@ int umem_steer__rule_counter(struct umem_steer *s, uint32_t rule_id, struct umem
 	}
 	if (!s || !out || rule_id > UMEM_STEER_RULE_DEFAULT)
 		return -EINVAL;
-	return counter_sum(s, s->rstats_fd, rule_id, out);
+	return counter_sum(s, s->map_fd[SM_RSTATS], rule_id, out);
 }
 
 int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter *out)
@@ -852,7 +852,7 @@ int umem_steer__action_counters(struct umem_steer *s, struct umem_steer_counter 
 	if (!s || !out)
 		return -EINVAL;
 	for (uint32_t i = 0; i < UMEM_STEER_S_NR; i++)
-		if ((err = counter_sum(s, s->astats_fd, i, &out[i])))
+		if ((err = counter_sum(s, s->map_fd[SM_ASTATS], i, &out[i])))
 			return err;
 	return 0;
 }
@@ -864,10 +864,10 @@ int umem_steer__reset_counters(struct umem_steer *s)
 	if (!s)
 		return -EINVAL;
 	for (uint32_t i = 0; i < UMEM_STEER_NR_RULE_STATS; i++)
-		if ((err = zero_counter(s, s->rstats_fd, i)))
+		if ((err = zero_counter(s, s->map_fd[SM_RSTATS], i)))
 			return err;
 	for (uint32_t i = 0; i < UMEM_STEER_S_NR; i++)
-		if ((err = zero_counter(s, s->astats_fd, i)))
+		if ((err = zero_counter(s, s->map_fd[SM_ASTATS], i)))
 			return err;
 	/* Prefix rules' counters are apart from the tries: no table edit, no lock. */
 	return pstats_walk(s, true);
@@ -884,7 +884,7 @@ int umem_steer__trace(struct umem_steer *s, int cpu, struct umem_steer_trace *ou
 	v = calloc(s->nr_cpus, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(s->trace_fd, &zero, v))
+	if (bpf_map_lookup_elem(s->map_fd[SM_TRACE], &zero, v))
 		err = -errno;
 	else
 		*out = v[cpu];
@@ -940,7 +940,7 @@ int umem_steer__link_fd(const struct umem_steer *s)
 
 int umem_steer__xsks_fd(const struct umem_steer *s)
 {
-	return s ? s->xsks_fd : -EINVAL;
+	return s ? s->map_fd[SM_XSKS] : -EINVAL;
 }
 
 int umem__fds_out(const int *fds, size_t n, int *out, uint32_t max)
@@ -961,8 +961,5 @@ int umem_steer__map_fds(const struct umem_steer *s, int *out, uint32_t max)
 {
 	if (!s || (!out && max))
 		return -EINVAL;
-	int fds[] = { s->tables_fd, s->active_fd, s->xsks_fd, s->rstats_fd, s->astats_fd, s->trace_fd,
-		      s->prefix_fd[0], s->prefix_fd[1], s->pstats_fd };
-
-	return umem__fds_out(fds, sizeof(fds) / sizeof(fds[0]), out, max);
+	return umem__fds_out(s->map_fd, SM_NR, out, max);
 }

@@ -25,31 +25,36 @@ _Static_assert((int)UMEM_STEER_MODE_AUTO == UMEM__ATTACH_AUTO &&
 
 /* ---- finding programs on an interface ---- */
 
+const struct umem__steer_map umem__steer_maps[SM_NR] = {
+	[SM_TABLES] = { UMEM_STEER_MAP_TABLES, sizeof(struct umem_steer_table) },
+	[SM_ACTIVE] = { UMEM_STEER_MAP_ACTIVE, 0 },
+	[SM_XSKS] = { UMEM_STEER_MAP_XSKS, 0 },
+	[SM_RSTATS] = { UMEM_STEER_MAP_RULE_STATS, 0 },
+	[SM_ASTATS] = { UMEM_STEER_MAP_ACTION_STATS, 0 },
+	[SM_TRACE] = { UMEM_STEER_MAP_TRACE, 0 },
+	[SM_PSRC] = { UMEM_STEER_MAP_PREFIX_SRC, 0 },
+	[SM_PDST] = { UMEM_STEER_MAP_PREFIX_DST, 0 },
+	[SM_PSTATS] = { UMEM_STEER_MAP_PREFIX_STATS, 0 },
+};
+
 /* Map fds of an attached program of ours (s->prog_fd), by name: from the maps handed over
  * (s->given) or by id. */
 static int open_maps(struct umem_steer *s, uint32_t prog_id)
 {
-	static const char *const names[] = {
-		UMEM_STEER_MAP_TABLES, UMEM_STEER_MAP_ACTIVE, UMEM_STEER_MAP_XSKS,
-		UMEM_STEER_MAP_RULE_STATS, UMEM_STEER_MAP_ACTION_STATS, UMEM_STEER_MAP_TRACE,
-		UMEM_STEER_MAP_PREFIX_SRC, UMEM_STEER_MAP_PREFIX_DST, UMEM_STEER_MAP_PREFIX_STATS,
-	};
-	enum { NR = sizeof(names) / sizeof(names[0]) };
-	int *fds[NR] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd, &s->trace_fd,
-			 &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
-	int got[NR], err;
-	uint32_t max[NR] = { 0 };
+	const char *names[SM_NR];
+	uint32_t max[SM_NR] = { 0 };
+	int err;
 
-	for (size_t k = 0; k < NR; k++)
-		got[k] = -1;
-	err = umem__prog_maps(s->prog_fd, names, NULL, got, max, NR, s->given, s->nr_given);
-	for (size_t k = 0; k < NR; k++)
-		*fds[k] = got[k];
+	for (size_t k = 0; k < SM_NR; k++) {
+		names[k] = umem__steer_maps[k].name;
+		s->map_fd[k] = -1; /* umem__prog_maps fills only empty slots */
+	}
+	err = umem__prog_maps(s->prog_fd, names, NULL, s->map_fd, max, SM_NR, s->given, s->nr_given);
 	if (err)
 		return err;
-	s->nr_sockets = max[2];
-	for (size_t k = 0; k < NR; k++) {
-		if (got[k] < 0) {
+	s->nr_sockets = max[SM_XSKS];
+	for (size_t k = 0; k < SM_NR; k++) {
+		if (s->map_fd[k] < 0) {
 			pr_warn("steer %s: program %u lacks map %s: not a umem_steer of this version\n",
 				s->ifname, prog_id, names[k]);
 			return -ENOENT;
@@ -66,8 +71,8 @@ static int handle_new(const char *ifname, struct umem_steer **out)
 	if (!s)
 		return -ENOMEM;
 	s->link_fd = s->prog_fd = -1;
-	s->tables_fd = s->active_fd = s->xsks_fd = s->rstats_fd = s->astats_fd = s->trace_fd = -1;
-	s->prefix_fd[0] = s->prefix_fd[1] = s->pstats_fd = -1;
+	for (size_t k = 0; k < SM_NR; k++)
+		s->map_fd[k] = -1;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname ? ifname : "(none)");
 	snprintf(s->who, sizeof(s->who), "steer %s", s->ifname);
@@ -92,14 +97,13 @@ static int handle_new(const char *ifname, struct umem_steer **out)
 
 static void close_fds(struct umem_steer *s)
 {
-	int *fds[] = { &s->prog_fd, &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd,
-		       &s->astats_fd, &s->trace_fd, &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
-
 	if (!s->own_fds)
 		return;
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (*fds[i] >= 0)
-			close(*fds[i]);
+	if (s->prog_fd >= 0)
+		close(s->prog_fd);
+	for (size_t k = 0; k < SM_NR; k++)
+		if (s->map_fd[k] >= 0)
+			close(s->map_fd[k]);
 }
 
 /* Why no program of ours was found: -EPERM with a message when an XDP program is attached that
@@ -338,15 +342,8 @@ static int attach_libxdp(struct umem_steer *s, uint32_t mode)
 
 static void take_map_fds(struct umem_steer *s)
 {
-	s->tables_fd = bpf_map__fd(s->skel->maps.steer_tables);
-	s->active_fd = bpf_map__fd(s->skel->maps.steer_active);
-	s->xsks_fd = bpf_map__fd(s->skel->maps.steer_xsks);
-	s->rstats_fd = bpf_map__fd(s->skel->maps.steer_rstats);
-	s->astats_fd = bpf_map__fd(s->skel->maps.steer_astats);
-	s->trace_fd = bpf_map__fd(s->skel->maps.steer_trace);
-	s->prefix_fd[0] = bpf_map__fd(s->skel->maps.steer_psrc);
-	s->prefix_fd[1] = bpf_map__fd(s->skel->maps.steer_pdst);
-	s->pstats_fd = bpf_map__fd(s->skel->maps.steer_pstats);
+	for (size_t k = 0; k < SM_NR; k++)
+		s->map_fd[k] = bpf_object__find_map_fd_by_name(s->skel->obj, umem__steer_maps[k].name);
 }
 
 static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
@@ -366,9 +363,9 @@ static int init_table(struct umem_steer *s, const struct umem_steer_opts *opts)
 	t.nr_sockets = s->nr_sockets;
 	umem__steer_lock_sweep(); /* after clear_stale: a replaced program's file goes too */
 	/* Bank 1 then the index 0 → 1: the same path as every later change. */
-	if (bpf_map_update_elem(s->tables_fd, &zero, &t, BPF_ANY) ||
-	    bpf_map_update_elem(s->tables_fd, &one, &t, BPF_ANY) ||
-	    bpf_map_update_elem(s->active_fd, &zero, &one, BPF_ANY))
+	if (bpf_map_update_elem(s->map_fd[SM_TABLES], &zero, &t, BPF_ANY) ||
+	    bpf_map_update_elem(s->map_fd[SM_TABLES], &one, &t, BPF_ANY) ||
+	    bpf_map_update_elem(s->map_fd[SM_ACTIVE], &zero, &one, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -680,15 +677,6 @@ static int open_pinned_prog(struct umem_steer *s, const char *dir)
 
 static struct umem_steer *steer_open_pinned(const char *dir, const char *ifname)
 {
-	static const struct {
-		const char *name;
-		uint32_t value_size;
-	} maps[] = {
-		{ UMEM_STEER_MAP_TABLES, sizeof(struct umem_steer_table) }, { UMEM_STEER_MAP_ACTIVE, 0 },
-		{ UMEM_STEER_MAP_XSKS, 0 }, { UMEM_STEER_MAP_RULE_STATS, 0 }, { UMEM_STEER_MAP_ACTION_STATS, 0 },
-		{ UMEM_STEER_MAP_TRACE, 0 }, { UMEM_STEER_MAP_PREFIX_SRC, 0 }, { UMEM_STEER_MAP_PREFIX_DST, 0 },
-		{ UMEM_STEER_MAP_PREFIX_STATS, 0 },
-	};
 	struct umem_steer *s;
 	int err;
 
@@ -702,20 +690,19 @@ static struct umem_steer *steer_open_pinned(const char *dir, const char *ifname)
 	s->attach = UMEM_STEER_ATTACH_LINK;
 	s->pin_dir = strdup(dir);
 	err = s->pin_dir ? open_pinned_prog(s, dir) : -ENOMEM;
-	int *fds[] = { &s->tables_fd, &s->active_fd, &s->xsks_fd, &s->rstats_fd, &s->astats_fd,
-		       &s->trace_fd, &s->prefix_fd[0], &s->prefix_fd[1], &s->pstats_fd };
-	for (size_t k = 0; !err && k < sizeof(maps) / sizeof(maps[0]); k++) {
+	for (size_t k = 0; !err && k < SM_NR; k++) {
+		const struct umem__steer_map *m = &umem__steer_maps[k];
 		uint32_t max = 0;
-		int fd = umem__steer_pin_get(dir, maps[k].name, maps[k].value_size, &max);
+		int fd = umem__steer_pin_get(dir, m->name, m->value_size, &max);
 
 		if (fd == -ENOENT)
 			pr_warn("%s: %s lacks pin %s: pins of another libumem version; attach and pin "
-				"again\n", s->who, dir, maps[k].name);
+				"again\n", s->who, dir, m->name);
 		if (fd < 0)
 			err = fd == -ENOENT ? -EPROTO : fd;
 		else
-			*fds[k] = fd;
-		if (fds[k] == &s->xsks_fd)
+			s->map_fd[k] = fd;
+		if (k == SM_XSKS)
 			s->nr_sockets = max;
 	}
 	if (!err)

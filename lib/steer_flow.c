@@ -18,20 +18,14 @@
 #include "steer_internal.h"
 #include "steer.skel.h"
 
+/* The flow maps a handle holds, in the order of flow_maps[]; the optional sources map last. */
+enum flow_map { FM_FLOWS, FM_GATE, FM_STATS, FM_CONF, FM_DEVS, FM_L2SRC, FM_NR };
+
 struct umem_steer_flows {
-	int flows_fd, gate_fd, stats_fd, conf_fd, devs_fd, l2src_fd;
+	int fd[FM_NR];
 	uint32_t max;  /* entries of the flow map */
 	int nr_cpus;
 };
-
-static void flows_close_fds(struct umem_steer_flows *f)
-{
-	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd, f->l2src_fd };
-
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
 
 static void close_all(int *fds, size_t n)
 {
@@ -120,30 +114,30 @@ int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value
 	return err;
 }
 
-/* Order of the fds in struct umem_steer_flows; the optional sources map last. */
-static const char *const flow_maps[] = {
-	UMEM_STEER_MAP_FLOWS, UMEM_STEER_MAP_FLOW_GATE, UMEM_STEER_MAP_FLOW_STATS, UMEM_STEER_MAP_FLOW_CONF,
-	UMEM_STEER_MAP_DEVS, UMEM_STEER_MAP_L2_SOURCES,
+static const char *const flow_maps[FM_NR] = {
+	[FM_FLOWS] = UMEM_STEER_MAP_FLOWS, [FM_GATE] = UMEM_STEER_MAP_FLOW_GATE,
+	[FM_STATS] = UMEM_STEER_MAP_FLOW_STATS, [FM_CONF] = UMEM_STEER_MAP_FLOW_CONF,
+	[FM_DEVS] = UMEM_STEER_MAP_DEVS, [FM_L2SRC] = UMEM_STEER_MAP_L2_SOURCES,
 };
-#define NR_FLOW_MAPS (sizeof(flow_maps) / sizeof(flow_maps[0]))
 /* Another build's program (opened by id) must lay its flows out as this libumem does. */
-static const uint32_t flow_sizes[NR_FLOW_MAPS] = { sizeof(struct umem_steer_flow) };
+static const uint32_t flow_sizes[FM_NR] = { [FM_FLOWS] = sizeof(struct umem_steer_flow) };
 
 struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 {
-	int prog_fd = umem_steer__prog_fd(s), fds[NR_FLOW_MAPS], err;
-	uint32_t max[NR_FLOW_MAPS] = { 0 };
+	int prog_fd = umem_steer__prog_fd(s), *fds, err;
+	uint32_t max[FM_NR] = { 0 };
 	struct umem_steer_flows *f;
 
 	if (prog_fd < 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	for (size_t k = 0; k < NR_FLOW_MAPS; k++)
-		fds[k] = -1;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	fds = f->fd;
+	for (size_t k = 0; k < FM_NR; k++)
+		fds[k] = -1;
 	f->nr_cpus = libbpf_num_possible_cpus();
 	if (f->nr_cpus <= 0) {
 		err = -EIO;
@@ -151,7 +145,7 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 		/* Our own object: its fds, duplicated (no lookup by id, which needs CAP_SYS_ADMIN;
 		 * xdp-fwd holds only the capabilities the program needs). */
 		err = 0;
-		for (size_t k = 0; k < NR_FLOW_MAPS; k++) {
+		for (size_t k = 0; k < FM_NR; k++) {
 			struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, flow_maps[k]);
 
 			if (m && bpf_map__fd(m) >= 0) {
@@ -164,20 +158,18 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	} else if (s->pin_dir) {
 		/* Opened from pins: the maps' pins, as the handle's (no lookup by id either). */
 		err = 0;
-		for (size_t k = 0; k < NR_FLOW_MAPS && !err; k++) {
+		for (size_t k = 0; k < FM_NR && !err; k++) {
 			fds[k] = umem__steer_pin_get(s->pin_dir, flow_maps[k], flow_sizes[k], &max[k]);
 			err = fds[k] == -ENOENT ? 0 : fds[k] < 0 ? fds[k] : 0;
 			fds[k] = fds[k] < 0 ? -1 : fds[k];
 		}
 	} else {
-		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, NR_FLOW_MAPS, s->given, s->nr_given);
+		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, FM_NR, s->given, s->nr_given);
 	}
-	f->flows_fd = fds[0], f->gate_fd = fds[1], f->stats_fd = fds[2], f->conf_fd = fds[3], f->devs_fd = fds[4];
-	f->l2src_fd = fds[5];
-	f->max = max[0];
+	f->max = max[FM_FLOWS];
 	/* The sources map is optional (-EOPNOTSUPP from umem_steer_flows__l2_sources): a program
 	 * from a build before it still has a flow table. */
-	for (size_t k = 0; k < NR_FLOW_MAPS - 1 && !err; k++) {
+	for (size_t k = 0; k < FM_L2SRC && !err; k++) {
 		if (fds[k] < 0) {
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
 				flow_maps[k]);
@@ -186,7 +178,7 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	}
 	if (!err)
 		return f;
-	flows_close_fds(f);
+	close_all(f->fd, FM_NR);
 	free(f);
 	errno = -err;
 	return NULL;
@@ -194,16 +186,14 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 
 int umem_steer_flows__map_fds(const struct umem_steer_flows *f, int *out, uint32_t max)
 {
-	int fds[] = { f->flows_fd, f->gate_fd, f->stats_fd, f->conf_fd, f->devs_fd, f->l2src_fd };
-
-	return umem__fds_out(fds, sizeof(fds) / sizeof(fds[0]), out, max);
+	return umem__fds_out(f->fd, FM_NR, out, max);
 }
 
 void umem_steer_flows__close(struct umem_steer_flows *f)
 {
 	if (!f)
 		return;
-	flows_close_fds(f);
+	close_all(f->fd, FM_NR);
 	free(f);
 }
 
@@ -211,14 +201,14 @@ static int conf_read(struct umem_steer_flows *f, struct umem_steer_flow_conf *c)
 {
 	uint32_t zero = 0;
 
-	return bpf_map_lookup_elem(f->conf_fd, &zero, c) ? -errno : 0;
+	return bpf_map_lookup_elem(f->fd[FM_CONF], &zero, c) ? -errno : 0;
 }
 
 static int conf_write(struct umem_steer_flows *f, const struct umem_steer_flow_conf *c)
 {
 	uint32_t zero = 0;
 
-	return bpf_map_update_elem(f->conf_fd, &zero, c, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(f->fd[FM_CONF], &zero, c, BPF_ANY) ? -errno : 0;
 }
 
 static uint32_t conf_limit(const struct umem_steer_flows *f, const struct umem_steer_flow_conf *c)
@@ -329,7 +319,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 		return -EINVAL;
 	if ((err = check_key(key)) || (err = check_flow(key, flow)) || (err = conf_read(f, &c)))
 		return err;
-	if (!bpf_map_lookup_elem(f->flows_fd, key, &v))
+	if (!bpf_map_lookup_elem(f->fd[FM_FLOWS], key, &v))
 		return -EEXIST;
 	if (c.nr >= conf_limit(f, &c)) {
 		pr_debug("steer flows: table full (%u flows)\n", c.nr);
@@ -342,7 +332,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 			pr_warn("steer flows: no interface with index %u to redirect to\n", ifindex);
 			return -ENODEV;
 		}
-		if (bpf_map_update_elem(f->devs_fd, &ifindex, &ifindex, BPF_ANY)) {
+		if (bpf_map_update_elem(f->fd[FM_DEVS], &ifindex, &ifindex, BPF_ANY)) {
 			err = -errno;
 			pr_warn("steer flows: %s cannot be a redirect target: %s\n", ifname, strerror(errno));
 			return err;
@@ -355,8 +345,8 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 	memcpy(v.imac, flow->imac, 6);
 	/* No gate until the first release: frames queued before the add are not counted in
 	 * gated, so only the caller can say when it holds none of them. */
-	bpf_map_delete_elem(f->gate_fd, key);
-	if (bpf_map_update_elem(f->flows_fd, key, &v, BPF_NOEXIST))
+	bpf_map_delete_elem(f->fd[FM_GATE], key);
+	if (bpf_map_update_elem(f->fd[FM_FLOWS], key, &v, BPF_NOEXIST))
 		return -errno;
 	c.nr++;
 	c.kinds |= 1u << key->kind;
@@ -370,9 +360,9 @@ int umem_steer_flows__delete(struct umem_steer_flows *f, const struct umem_steer
 
 	if (!f || !key)
 		return -EINVAL;
-	if (bpf_map_delete_elem(f->flows_fd, key))
+	if (bpf_map_delete_elem(f->fd[FM_FLOWS], key))
 		return -errno;
-	bpf_map_delete_elem(f->gate_fd, key);
+	bpf_map_delete_elem(f->fd[FM_GATE], key);
 	if ((err = conf_read(f, &c)))
 		return err;
 	if (c.nr)
@@ -385,7 +375,7 @@ int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct umem_steer
 {
 	if (!f || !key || !out)
 		return -EINVAL;
-	return bpf_map_lookup_elem(f->flows_fd, key, out) ? -errno : 0;
+	return bpf_map_lookup_elem(f->fd[FM_FLOWS], key, out) ? -errno : 0;
 }
 
 int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key, uint64_t sent)
@@ -394,9 +384,9 @@ int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_stee
 
 	if (!f || !key)
 		return -EINVAL;
-	if (bpf_map_lookup_elem(f->flows_fd, key, &v))
+	if (bpf_map_lookup_elem(f->fd[FM_FLOWS], key, &v))
 		return -errno; /* a deleted flow gets no gate */
-	return bpf_map_update_elem(f->gate_fd, key, &sent, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(f->fd[FM_GATE], key, &sent, BPF_ANY) ? -errno : 0;
 }
 
 /* The keys of the maps map_walk goes over. */
@@ -446,8 +436,8 @@ static int flow_visit(const void *key, void *value, void *ctx)
 
 	if (!fw->expire)
 		return fw->fn ? fw->fn(key, v, fw->arg) : 0;
-	if (fw->now > v->last_ns && fw->now - v->last_ns > fw->idle_ns && !bpf_map_delete_elem(fw->f->flows_fd, key)) {
-		bpf_map_delete_elem(fw->f->gate_fd, key);
+	if (fw->now > v->last_ns && fw->now - v->last_ns > fw->idle_ns && !bpf_map_delete_elem(fw->f->fd[FM_FLOWS], key)) {
+		bpf_map_delete_elem(fw->f->fd[FM_GATE], key);
 		fw->expired++;
 		if (fw->fn)
 			fw->fn(key, v, fw->arg);
@@ -461,7 +451,7 @@ static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, ui
 {
 	struct flow_walk fw = { .f = f, .fn = fn, .arg = arg, .now = umem_steer_flows__now_ns(),
 				.idle_ns = idle_ns, .expire = expire };
-	int n = map_walk(f->flows_fd, &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
+	int n = map_walk(f->fd[FM_FLOWS], &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
 
 	if (expire) {
 		/* Recount: corrects what flows lost behind the API's back (LRU eviction). */
@@ -508,9 +498,9 @@ int umem_steer_flows__l2_sources(struct umem_steer_flows *f, umem_steer_l2_sourc
 
 	if (!f || !fn)
 		return -EINVAL;
-	if (f->l2src_fd < 0)
+	if (f->fd[FM_L2SRC] < 0)
 		return -EOPNOTSUPP; /* a program from before the map */
-	return map_walk(f->l2src_fd, &sw.v, UMEM_STEER_MAX_L2_SOURCES, source_visit, &sw);
+	return map_walk(f->fd[FM_L2SRC], &sw.v, UMEM_STEER_MAX_L2_SOURCES, source_visit, &sw);
 }
 
 int umem_steer_flows__clear(struct umem_steer_flows *f)
@@ -520,12 +510,12 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 
 	if (!f)
 		return -EINVAL;
-	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->flows_fd, NULL, &k);) {
-		bpf_map_delete_elem(f->flows_fd, &k);
-		bpf_map_delete_elem(f->gate_fd, &k);
+	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->fd[FM_FLOWS], NULL, &k);) {
+		bpf_map_delete_elem(f->fd[FM_FLOWS], &k);
+		bpf_map_delete_elem(f->fd[FM_GATE], &k);
 	}
-	for (struct umem_steer_l2_source_key k; f->l2src_fd >= 0 && !bpf_map_get_next_key(f->l2src_fd, NULL, &k);)
-		bpf_map_delete_elem(f->l2src_fd, &k);
+	for (struct umem_steer_l2_source_key k; f->fd[FM_L2SRC] >= 0 && !bpf_map_get_next_key(f->fd[FM_L2SRC], NULL, &k);)
+		bpf_map_delete_elem(f->fd[FM_L2SRC], &k);
 	if ((err = conf_read(f, &c)))
 		return err;
 	c.nr = 0;
@@ -577,7 +567,7 @@ int umem_steer_flows__counters(struct umem_steer_flows *f, struct umem_steer_cou
 	if (!v)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < UMEM_STEER_FS_NR && !err; i++) {
-		if (bpf_map_lookup_elem(f->stats_fd, &i, v)) {
+		if (bpf_map_lookup_elem(f->fd[FM_STATS], &i, v)) {
 			err = -errno;
 			break;
 		}

@@ -21,14 +21,21 @@ static inline bool umem__ipv6_exthdr(uint8_t nh)
 
 struct steer;
 
+/* The program's maps a handle holds, in the order of umem__steer_maps[]. The prefix tries
+ * follow enum umem_steer_prefix_dir (SM_PSRC + dir); SM_PSTATS counts prefix rules by id. */
+enum steer_map { SM_TABLES, SM_ACTIVE, SM_XSKS, SM_RSTATS, SM_ASTATS, SM_TRACE, SM_PSRC, SM_PDST, SM_PSTATS, SM_NR };
+struct umem__steer_map {
+	const char *name;
+	uint32_t value_size; /* checked when opened from another build (pins); 0: not checked */
+};
+UMEM_PRIVATE extern const struct umem__steer_map umem__steer_maps[SM_NR];
+
 struct umem_steer {
 	struct steer *skel;          /* set when this handle loaded the program */
 	struct xdp_program *xdp_prog; /* UMEM_STEER_ATTACH_LIBXDP */
 	int link_fd;                 /* UMEM_STEER_ATTACH_LINK */
 	int prog_fd;
-	int tables_fd, active_fd, xsks_fd, rstats_fd, astats_fd, trace_fd;
-	int prefix_fd[2];            /* LPM tries of prefix rules, by enum umem_steer_prefix_dir */
-	int pstats_fd;               /* prefix rules' counters, by rule id */
+	int map_fd[SM_NR];           /* by enum steer_map */
 	int own_fds;                 /* the map/prog fds were opened by id or pin (umem_steer__open*) */
 	int *given;                  /* umem_steer__open_fds: copies of the maps handed over, from */
 	uint32_t nr_given;           /* which umem_steer_flows__open takes its own too */

@@ -437,9 +437,12 @@ static void parse_reply(struct fwd_handover *h, char *text, const int *fds, int 
 				continue;
 			h->ifs[f].prog_fd = fd_at(fds, nfds, a);
 			for (w = strtok_r(line + off, " ", &wsave); w && h->ifs[f].nr_map_fds < 2 * UMEM_STEER_MAP_FDS_MAX;
-			     w = strtok_r(NULL, " ", &wsave))
-				if (fd_at(fds, nfds, w) >= 0)
-					h->ifs[f].map_fds[h->ifs[f].nr_map_fds++] = fd_at(fds, nfds, w);
+			     w = strtok_r(NULL, " ", &wsave)) {
+				int fd = fd_at(fds, nfds, w);
+
+				if (fd >= 0)
+					h->ifs[f].map_fds[h->ifs[f].nr_map_fds++] = fd;
+			}
 		} else if (sscanf(line, "rule %15s %u %n", b, &id, &off) == 2 && off &&
 			   h->nr_rules < sizeof(h->rules) / sizeof(h->rules[0])) {
 			struct old_rule *r = &h->rules[h->nr_rules];

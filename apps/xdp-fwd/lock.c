@@ -19,7 +19,6 @@ static struct {
 	char path[96];
 } locks[FWD_MAX_PORTS];
 static uint32_t nr_locks;
-static bool quiet; /* fwd_lock_interfaces_within's tries before its last: no word of a busy one */
 
 /* Running without the lock is allowed (the library still refuses a busy queue, later and less
  * clearly), but never silently. Returns 0. */
@@ -30,7 +29,8 @@ static int lock_skipped(const char *ifname, int err)
 	return 0;
 }
 
-static int lock_one(const char *ifname, unsigned long long netns)
+/* quiet: no word of a busy one (fwd_lock_interfaces_within's tries before its last). */
+static int lock_one(const char *ifname, unsigned long long netns, bool quiet)
 {
 	char path[96], buf[32] = "";
 	bool busy;
@@ -96,14 +96,14 @@ static int lock_one(const char *ifname, unsigned long long netns)
 	return 0;
 }
 
-int fwd_lock_interfaces(const struct fwd_config *cfg)
+static int lock_all(const struct fwd_config *cfg, bool quiet)
 {
 	struct stat st;
 
 	if (stat("/proc/self/ns/net", &st))
 		return 0;
 	for (uint32_t i = 0; i < cfg->nr_ports; i++) {
-		int err = lock_one(cfg->ports[i].ifname, (unsigned long long)st.st_ino);
+		int err = lock_one(cfg->ports[i].ifname, (unsigned long long)st.st_ino, quiet);
 
 		if (err) {
 			fwd_unlock_interfaces();
@@ -113,15 +113,18 @@ int fwd_lock_interfaces(const struct fwd_config *cfg)
 	return 0;
 }
 
+int fwd_lock_interfaces(const struct fwd_config *cfg)
+{
+	return lock_all(cfg, false);
+}
+
 int fwd_lock_interfaces_within(const struct fwd_config *cfg, int ms)
 {
 	int err;
 
-	quiet = true;
-	for (int waited = 0; (err = fwd_lock_interfaces(cfg)) == -EBUSY && waited < ms; waited += 20)
+	for (int waited = 0; (err = lock_all(cfg, true)) == -EBUSY && waited < ms; waited += 20)
 		usleep(20000);
-	quiet = false;
-	return err == -EBUSY ? fwd_lock_interfaces(cfg) : err;
+	return err == -EBUSY ? lock_all(cfg, false) : err;
 }
 
 void fwd_unlock_interfaces(void)
