@@ -22,7 +22,8 @@ static int watch_fd = -1;
 
 /* The tests' build only (xdp-fwd-faults): XDP_FWD_FAULT_BIND_BUSY=N makes the first N binds
  * after set-up, the live path's, meet a queue the kernel has not released yet;
- * XDP_FWD_FAULT_PROBE_ENOMEM=N fails the first N delivery probes of flow offload with ENOMEM. */
+ * XDP_FWD_FAULT_PROBE_ENOMEM=N fails the first N delivery probes of flow offload with ENOMEM;
+ * XDP_FWD_FAULT_INSTALL_STALL_MS=N stalls the worker N ms after each flow it offloads. */
 static void arm_faults(void)
 {
 	const char *e = getenv("XDP_FWD_FAULT_BIND_BUSY");
@@ -32,6 +33,9 @@ static void arm_faults(void)
 	e = getenv("XDP_FWD_FAULT_PROBE_ENOMEM");
 	if (e)
 		fwd_fault_probe_enomem = (uint32_t)strtoul(e, NULL, 10);
+	e = getenv("XDP_FWD_FAULT_INSTALL_STALL_MS");
+	if (e)
+		fwd_fault_install_stall_ms = (uint32_t)strtoul(e, NULL, 10);
 }
 #else
 static void arm_faults(void)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "l2.h"
 #include "mode.h"
@@ -200,6 +201,8 @@ uint32_t fwd_offload_filter(struct fwd_worker *w, uint32_t in, struct umem_desc 
 	return kept;
 }
 
+uint32_t fwd_fault_install_stall_ms; /* offload.h: the tests' hook */
+
 static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth, uint64_t now)
 {
 	struct fwd_ctx *ctx = w->ctx;
@@ -247,6 +250,8 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	e->have_released = false;
 	e->arm_idx = ow->nr_arming;
 	ow->arming[ow->nr_arming++] = (uint32_t)(e - ow->slots);
+	if (fwd_fault_install_stall_ms)
+		usleep(fwd_fault_install_stall_ms * 1000u);
 }
 
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now)

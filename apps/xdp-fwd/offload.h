@@ -59,7 +59,10 @@ int fwd_offload_map_fds(struct fwd_ctx *ctx, uint32_t f, int *out, uint32_t max)
 /* Main thread: the numbers of port i (zero unless it is the first port of its interface). */
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out);
 
-/* The tests' hook (xdp-fwd-faults, live.c): the next N delivery probes fail with ENOMEM. */
+/* The tests' hooks (xdp-fwd-faults, live.c): the next N delivery probes fail with ENOMEM; the
+ * worker sleeps this many ms right after each flow it installs (userspace stalled while the
+ * program gates the flow's frames: a sure overload of its RX ring). */
 extern uint32_t fwd_fault_probe_enomem;
+extern uint32_t fwd_fault_install_stall_ms;
 
 #endif
