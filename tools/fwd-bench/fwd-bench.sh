@@ -49,6 +49,14 @@
 #   tcp1g                      one TCP stream paced at 1 Gbit/s, MTU 1500 (the figure to read
 #                              is the forwarder's CPU at a fixed rate)
 #   idle                       no traffic (the forwarder's CPU when idle)
+#   rtchange                   (router topology, routers only) route changes under an iperf3
+#                              TCP stream: the router's route to a probe address flips between
+#                              two next hops every 5-15 ms while xsk-gen sends it 10,000 frames
+#                              a second; the figure is the 99th percentile, in microseconds, of
+#                              the time from a change's RTM_NEWROUTE to the stream's first frame
+#                              with the new next hop's MAC at the server (tools/fwd-bench/
+#                              rtchange.py: the sample also keeps p50, maximum, and frames
+#                              still sent to the old next hop after the new one's first)
 #
 # Options:
 #   --duration S     seconds per sample (default 5)
@@ -173,7 +181,9 @@ for s in "${SYS[@]}"; do
 	*) die "unknown system '$s' (bridge, xdp_redirect, xdp_fwd, xdp_fwd_b, xdp_fwd_offload, xdp_fwd_lowlat, xdp_fwd_pcap, xdp_fwd_pcap_none, xdp_fwd_scraped, dpdk_af_xdp, xsk_fwd; with --topology router: $ROUTERS)" ;; esac
 done
 for w in "${WLS[@]}"; do
-	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;; *) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle)" ;; esac
+	case "$w" in tcp1500|tcp9000|tcp64000|udp64|ping|tcp1g|idle) ;;
+	rtchange) [ "$TOPOLOGY" = router ] || die "workload 'rtchange' changes routes: it needs --topology router" ;;
+	*) die "unknown workload '$w' (tcp1500, tcp9000, tcp64000, udp64, ping, tcp1g, idle; router: rtchange)" ;; esac
 done
 if [ -n "$L3FWD" ]; then
 	[ -x "$L3FWD" ] || die "--l3fwd '$L3FWD': not an executable file"
@@ -513,6 +523,32 @@ run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per
 	ping_median_us "$LOG.ping"
 }
 
+run_rtchange() { # p99 (µs) of a route change reaching the wire, under a TCP stream; all in $LOG.rtchange
+	local net=${TOPO_GW1%.*} srv probe gen
+	local alt=$net.3 altmac=02:00:00:00:00:99 probe_ip=$net.200
+	ip -n "$MID" neigh replace "$alt" lladdr "$altmac" dev m1 nud permanent
+	netns_bg srv "$H1" "${EP[@]}" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
+	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
+	rm -f "$LOG.ready"
+	netns_bg probe "$H1" python3 "$SRC/tools/fwd-bench/rtchange.py" --dev eth0 --router-ns "$MID" --oif m1 \
+		--dst "$probe_ip" --port 7777 --gw-a "$IP1" --mac-a "$TOPO_MAC1" --gw-b "$alt" --mac-b "$altmac" \
+		--seconds "$DURATION" --ready "$LOG.ready" --trace "$LOG.rtchange.trace" >"$LOG.rtchange" 2>&1
+	wait_for 10 test -e "$LOG.ready"
+	cpu_mark
+	netns_bg gen "$H0" "${EP[@]}" "$GEN" gen -i eth0 --dst-ip "$probe_ip" "${GEN_DST_MAC[@]}" --dport 7777 \
+		--rate 10000 --duration $((DURATION + 60)) >"$LOG.gen" 2>&1
+	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t $((DURATION + 60)) >"$LOG.client" 2>&1 &
+	local client=$!
+	wait "$probe" 2>/dev/null || true
+	cpu_mark
+	kill "$client" 2>/dev/null; wait "$client" 2>/dev/null
+	netns_stop "$gen" || true
+	netns_stop "$srv" || true
+	ip -n "$MID" route del "$probe_ip/32" 2>/dev/null
+	ip -n "$MID" neigh del "$alt" dev m1 2>/dev/null
+	grep -o '"p99_us": [0-9.]*' "$LOG.rtchange" | cut -d' ' -f2
+}
+
 run_idle() { # the forwarder's CPU with no traffic; the figure is that CPU %
 	cpu_mark
 	sleep "$DURATION"
@@ -553,9 +589,13 @@ sample() {
 	tcp1g) mtu=1500; unit=Gbit/s ;;
 	tcp*) mtu=${wl#tcp}; unit=Gbit/s ;;
 	udp64) mtu=1500; unit=Mpps ;;
-	ping) mtu=1500; unit=us ;;
+	ping|rtchange) mtu=1500; unit=us ;;
 	idle) mtu=1500; unit=cpu% ;;
 	esac
+	if [ "$wl" = rtchange ] && [ "$TOPOLOGY" = router ]; then
+		case " $ROUTERS " in *" $sys "*) ;; *) note "rtchange/$sys skipped: it does not route"; return 0 ;; esac
+		[ "$sys" != dpdk_l3fwd ] || { note "rtchange/dpdk_l3fwd skipped: its routes are its own, set at start"; return 0; }
+	fi
 	LOG=$OUT/logs/$wl-$sys-$rep
 	set_mtu "$mtu"
 	start_system "$sys" "$mtu" || return 0
@@ -566,6 +606,7 @@ sample() {
 	udp64) value=$(run_udp64) || value="" ;;
 	ping) value=$(run_ping) || value="" ;;
 	idle) value=$(run_idle) || value="" ;;
+	rtchange) RTCHANGE=""; value=$(run_rtchange) || value=""; RTCHANGE=$(grep -o '{.*}' "$LOG.rtchange" 2>/dev/null | tail -1) ;;
 	esac
 	read -r t0 p0 s0 q0 < <(head -1 "$LOG.cpu")
 	read -r t1 p1 s1 q1 < <(tail -1 "$LOG.cpu")
@@ -597,6 +638,9 @@ sample() {
 			accounting "$wl/$sys repeat $rep"
 			extra=$extra$ACCOUNTING
 		fi
+	fi
+	if [ "$wl" = rtchange ] && [ -n "$RTCHANGE" ]; then
+		extra=$extra,\"rtchange\":$(tr -d ' ' <<<"$RTCHANGE")
 	fi
 	if [ "$wl" = udp64 ]; then
 		extra=$extra$(printf ',"sent_mpps":%s,"loss_pct":%s' \

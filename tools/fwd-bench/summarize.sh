@@ -13,7 +13,7 @@ shift 4 || shift $#
 [ -s "$dir/samples.json" ] || { echo "summarize.sh: no $dir/samples.json" >&2; exit 2; }
 
 SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_b xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
-WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle"
+WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle rtchange"
 
 # One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
 # (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
@@ -78,6 +78,16 @@ target() { # LABEL WORKLOAD BASE OP LIMIT [SYSTEM [min]]: SYSTEM's (default xdp_
 	fi
 }
 
+abs_target() { # LABEL WORKLOAD SYSTEM LIMIT UNIT: SYSTEM's median at most LIMIT
+	local m
+	m=$(awk -v w="$2" -v s="$3" '$1 == w && $2 == s {x = $4} END { printf "%s", x }' "$dir/stats.txt")
+	if [ -z "$m" ]; then
+		echo "| $1 | not measured |"
+	else
+		echo "| $1 | $(printf %.1f "$m") $5 (target ≤ $4 $5: $(verdict "$m" le "$4")) |"
+	fi
+}
+
 cpu_target() { # LABEL WORKLOAD LIMIT: xdp_fwd's median forwarder CPU %
 	local c
 	c=$(cpu_of "$2" xdp_fwd)
@@ -108,6 +118,8 @@ router_summary() {
 	target "ping RTT: l3 vs wire" ping xdp_fwd le 1.0 xdp_fwd_l3
 	target "TCP MTU 1500: l3, full table vs 10 routes" tcp1500 xdp_fwd_l3 ge 0.95 xdp_fwd_l3_full
 	target "UDP 64 B pps: l3, full table vs 10 routes" udp64 xdp_fwd_l3 ge 0.95 xdp_fwd_l3_full
+	abs_target "route change on the wire, p99 (median of the samples): l3" rtchange xdp_fwd_l3 10000 µs
+	abs_target "route change on the wire, p99 (median of the samples): l3 with offload" rtchange xdp_fwd_l3_offload 10000 µs
 }
 
 {
