@@ -68,7 +68,7 @@ def main():
     ap.add_argument("--mac-b", required=True)
     ap.add_argument("--seconds", type=float, default=5.0, help="changes are made for this long")
     ap.add_argument("--ready", help="a file made once the tap is open")
-    ap.add_argument("--trace", help="a file for one line per change: its time (ns, CLOCK_REALTIME), the ack's and the first new frame's delay (ns), frames to the old next hop in between")
+    ap.add_argument("--trace", help="a file for one line per change: its time (ns, CLOCK_REALTIME), the ack's and the first new frame's delay (ns), frames to the old next hop in between, the number and delay of the last frame before the first new one, that one's number")
     a = ap.parse_args()
     macs = {bytes.fromhex(a.mac_a.replace(":", "")): "a", bytes.fromhex(a.mac_b.replace(":", "")): "b"}
 
@@ -124,12 +124,16 @@ def main():
         t0 = time.time_ns()
         route_replace(nl, seq, a.dst, a.gw_b if new == "b" else a.gw_a, oif)
         ack.append(time.time_ns() - t0)
-        first, old_between = None, 0
+        first, first_seq, old_between = None, -1, 0
+        prev_seq, prev_ts = seen["last"], 0
         for ts, m in frames(time.monotonic_ns() + 10**9):
             if first is None and m == cur and ts > t0:
                 old_between += 1
+            if first is None and m != new:
+                prev_seq, prev_ts = seen["last"], ts
             if m == new and first is None:
                 first = ts
+                first_seq = seen["last"]
                 lat.append(max(ts - t0, 0))
                 stop = time.monotonic_ns() + 10 * 10**6  # stale frames: 10 ms more
             elif first is not None and m == cur and ts > first:
@@ -139,7 +143,7 @@ def main():
         if first is None:
             missed += 1
         if trace:
-            print(t0, ack[-1], first - t0 if first is not None else -1, old_between, file=trace)
+            print(t0, ack[-1], first - t0 if first is not None else -1, old_between, prev_seq, prev_ts - t0, first_seq, file=trace)
         cur = new
     route_replace(nl, seq + 1, a.dst, a.gw_a, oif)
     lat.sort()
