@@ -9,7 +9,8 @@ destination MAC (an AF_PACKET tap, kernel timestamps). A change's latency is the
 before its RTM_NEWROUTE is sent to the first frame of the stream with the new next hop's MAC;
 frames with the old MAC after that one are counted as stale. xsk-gen numbers its frames: the
 stream's frames missing at the server between the first and last seen during the changes are
-counted as lost, those behind a later one as reordered. Prints one JSON object.
+counted as lost, those behind a later one as reordered, those to neither next hop as other_mac.
+Prints one JSON object.
 """
 import argparse, ctypes, json, os, random, select, socket, struct, sys, time
 
@@ -102,9 +103,10 @@ def main():
                 seen["hi"] = max(seen["hi"], seq)
                 seen["reordered"] += seq < seen["last"]
                 seen["last"] = seq
+                seen["other"] += data[:6] not in macs
             yield (ts[0] * 10**9 + ts[1]) if ts else time.time_ns(), macs.get(data[:6])
 
-    seen = {"n": 0, "lo": 1 << 64, "hi": -1, "last": -1, "reordered": 0}
+    seen = {"n": 0, "lo": 1 << 64, "hi": -1, "last": -1, "reordered": 0, "other": 0}
     seq, cur = 1, "a"
     route_replace(nl, seq, a.dst, a.gw_a, oif)
     got = next((m for _, m in frames(time.monotonic_ns() + 30 * 10**9) if m == "a"), None)
@@ -112,7 +114,7 @@ def main():
         print(json.dumps({"error": "no frame of the stream to %s within 30 s" % a.mac_a}))
         return 1
     lat, ack, stale, missed = [], [], 0, 0
-    seen.update(n=0, lo=1 << 64, hi=-1, reordered=0)  # the stream's books from the first change on
+    seen.update(n=0, lo=1 << 64, hi=-1, reordered=0, other=0)  # the stream's books from the first change on
     trace = open(a.trace, "w") if a.trace else None
     end = time.monotonic_ns() + int(a.seconds * 1e9)
     while time.monotonic_ns() < end:
@@ -153,7 +155,7 @@ def main():
                       "p50_us": pct(lat, 0.5), "p99_us": pct(lat, 0.99), "max_us": pct(lat, 1.0),
                       "ack_p50_us": pct(ack, 0.5), "stale": stale,
                       "frames": seen["n"], "lost": seen["hi"] - seen["lo"] + 1 - seen["n"] if seen["n"] else None,
-                      "reordered": seen["reordered"]}))
+                      "reordered": seen["reordered"], "other_mac": seen["other"]}))
     return 0
 
 
