@@ -41,9 +41,9 @@ fwd=$(snap_port "$TOPO_IF1@0" tx_packets)
 log "flood: $fwd frames forwarded, $sleeps sleeps ($(awk -v s="$sleeps" -v f="$fwd" 'BEGIN { printf "%.5f", s / f }') per frame)"
 # Not a timing bound: a count per frame. A worker that slept in every empty turn would sleep
 # about once per burst (1/64 per frame at most); the bound leaves room for a generator that a
-# loaded machine deschedules: a CI run beside other suites slept once per 278 frames (an idle
-# machine: once per 2000).
-[ $((sleeps * 150)) -le "$fwd" ] || fail "a saturated worker slept $sleeps times for $fwd frames"
+# loaded machine deschedules: a CI run beside other suites slept once per 278 frames, the ASan
+# build next to two busy loops once per 140 (an idle machine: once per 2000).
+[ $((sleeps * 100)) -le "$fwd" ] || fail "a saturated worker slept $sleeps times for $fwd frames"
 sink_wait
 fwd_stop
 
