@@ -4,7 +4,8 @@
 #    FWD_HANDOVER_TIMEOUT_MS (10 s), exits 1 naming the stall and attaches nothing; the old one,
 #    continued (SIGCONT), finds the request's connection closed and runs on, forwarding, its
 #    programs and control socket as they were; the stream's books balance (what the kernel
-#    dropped while it was stopped is counted: xsk_rx_ring_full). It used to take the stale
+#    dropped while it was stopped is counted: xsk_rx_ring_full, a ping's frames among the
+#    stream's). It used to take the stale
 #    request up and stop, leaving nobody forwarding;
 #  - it is killed (SIGKILL) with the request pending: its programs go with it, and the new
 #    instance starts as at any start (its own program), forwards, and leaves nothing at its stop.
@@ -36,6 +37,9 @@ prog0=$(prog_on "$TOPO_IF0") prog1=$(prog_on "$TOPO_IF1")
 kill -STOP "$OLD"
 t0=$SECONDS
 takeover_start
+# Frames of the hosts' own beside the stream's, dropped at the full ring with them: the books
+# tell them apart (hosts_tx).
+in_host 0 ping -c 5 -i 0.2 -W 1 "$TOPO_IP1" >/dev/null 2>&1 && fail "a ping crossed the stopped xdp-fwd"
 wait_for 40 ended "$NEW_PID" || fail "the new xdp-fwd still runs $((SECONDS - t0)) s after its --takeover: $(cat "$WORK/new.err")"
 rc=0
 wait "$NEW_PID" || rc=$?
