@@ -227,6 +227,7 @@ gen_books() {
 	for p in "$@"; do BOOKS_DROPS=$((BOOKS_DROPS + $(books_drops "$p"))); done
 	[ -n "$BOOKS_SENT" ] && [ -n "$BOOKS_GOT" ] || fail "no generator or sink report: $(cat "$gen" "$sink")"
 	[ -z "${BOOKS_MARK:-}" ] || other=$(($(hosts_tx) - BOOKS_MARK - BOOKS_SENT))
+	[ "$other" -ge 0 ] || fail "the hosts' veths sent $((-other)) frames fewer than the generator counted sent (dropped at the veth: $(leg_drops))"
 	log "books: sent $BOOKS_SENT, received $BOOKS_GOT, sink drops $own, xdp-fwd drops $BOOKS_DROPS (the hosts' other frames: $other)"
 	over=$((BOOKS_GOT + own + BOOKS_DROPS - BOOKS_SENT))
 	[ $over -ge 0 ] ||
