@@ -57,7 +57,6 @@ fwd_start --config "$CONF"
 grep -q "control socket $SOCK" "$WORK/fwd.err" || fail "the banner does not name the socket"
 
 log "a UDP stream through xdp-fwd while the client works"
-BOOKS_MARK=$(hosts_tx)
 sink_start "$TOPO_H1" --idle 3
 netns_bg GEN_PID "$TOPO_H0" "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --rate 20000 --duration 8 \
 	>"$WORK/gen.out" 2>"$WORK/gen.err"

@@ -30,7 +30,6 @@ log "idle: $(snap_sleeps) sleeps in the last interval"
 # Saturated: a flood at full speed. The interval is the flood's: snapshots right before and
 # right after the generator.
 COUNT=400000
-BOOKS_MARK=$(hosts_tx)
 sink_start "$TOPO_H1" --idle 2
 snapshot
 in_host 0 "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --count "$COUNT" >"$WORK/gen.out" 2>"$WORK/gen.err" ||

@@ -84,7 +84,6 @@ ping_ok() { in_host "$1" ping -c 3 -i 0.2 -W 2 "$(eval echo "\$TOPO_IP$2")" >/de
 # (default --idle 3: the sink ends 3 s after the last frame) for a stream that pauses longer.
 stream_start() {
 	[ $# -gt 0 ] || set -- --idle 3
-	BOOKS_MARK=$(hosts_tx)
 	sink_start "$TOPO_H1" "$@"
 	netns_bg GEN_PID "$TOPO_H0" "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --rate 20000 --duration 0 \
 		>"$WORK/gen.out" 2>"$WORK/gen.err"
@@ -122,6 +121,7 @@ fwd_start() {
 	read -ra extra <<<"${FWD_TEST_ARGS:-}"
 	: >"$WORK/fwd.out"
 	: >"$WORK/fwd.err"
+	BOOKS_MARK=$(hosts_tx) # xdp-fwd's drops count from here: so do the hosts' frames (gen_books)
 	netns_bg FWD_PID "$TOPO_MID" "$FWD" "$@" "${extra[@]}" >"$WORK/fwd.out" 2>"$WORK/fwd.err"
 	wait_for 10 grep -q "Ctrl-C stops" "$WORK/fwd.err" || fail "xdp-fwd did not start: $(cat "$WORK/fwd.err")"
 }
@@ -203,7 +203,7 @@ kernel_drops() { port_drops "$1" xsk_rx_ring_full xsk_rx_dropped; }
 # among them: an AF_XDP socket's frames count on its veth too).
 hosts_tx() {
 	local k s=0
-	for ((k = 0; k < TOPO_HOSTS; k++)); do s=$((s + $(in_host $k cat /sys/class/net/eth0/statistics/tx_packets))); done
+	for ((k = 0; k < ${TOPO_HOSTS:-0}; k++)); do s=$((s + $(in_host $k cat /sys/class/net/eth0/statistics/tx_packets))); done
 	echo $s
 }
 
@@ -213,10 +213,10 @@ hosts_tx() {
 # them). Logs the four numbers; fails on a frame unaccounted. BOOKS_SENT, BOOKS_GOT and
 # BOOKS_DROPS (xdp-fwd's) hold them for the caller's further checks.
 # The drops count every frame, and the hosts' kernels send a few of their own beside the stream
-# (ARP probes of a neighbour entry going stale, and their answers): with BOOKS_MARK (hosts_tx at
-# the stream's start, as stream_start takes it) the drops may exceed the stream's loss by at most
-# the frames the hosts sent besides the generator's. A stream through a stopped xdp-fwd once
-# counted 3 of them dropped at its full RX ring.
+# (ARP probes of a neighbour entry going stale, and their answers): with BOOKS_MARK (hosts_tx
+# when fwd_start started the xdp-fwd whose drops these are) the drops may exceed the stream's
+# loss by at most the frames the hosts sent besides the generator's since then. A stream
+# through a stopped xdp-fwd once counted 3 of them dropped at its full RX ring.
 gen_books() {
 	local gen=$1 sink=$2 own p other=0 over
 	shift 2
@@ -241,7 +241,7 @@ gen_books() {
 # ring full on a busy machine; path_drops says what else counts there).
 leg_drops() {
 	local k h m legs=()
-	for ((k = 0; k < TOPO_HOSTS; k++)); do
+	for ((k = 0; k < ${TOPO_HOSTS:-0}; k++)); do
 		h="TOPO_H$k" m="TOPO_IF$k"
 		legs+=("${!h} eth0" "$TOPO_MID ${!m}")
 	done
