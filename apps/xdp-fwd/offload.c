@@ -512,14 +512,14 @@ static void housekeep(struct fwd_worker *w, uint64_t now)
 			refresh_sources(ctx, now);
 		pthread_mutex_unlock(&ctx->off->lock);
 	}
-	for (uint32_t s = 0; s < ow->nr_slots; s++) {
-		struct off_flow *e = &ow->slots[s];
+	for (uint32_t i = ow->nr_live; i-- > 0;) { /* from the end: it frees as it goes */
+		struct off_flow *e = &ow->slots[ow->live[i]];
 		struct umem_steer_flow v, fl = { 0 };
 		uint32_t out;
 
 		if (e->state == OFF_COUNTING || e->state == OFF_REFUSED) {
 			if (now - e->seen_ns > idle_ns)
-				e->state = OFF_FREE;
+				fwd_off_slot_free(ow, e);
 			continue;
 		}
 		if (e->state != OFF_ARMING && e->state != OFF_OFFLOADED)
@@ -570,8 +570,8 @@ static void recheck_routes(struct fwd_worker *w, uint64_t now)
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 
-	for (uint32_t s = 0; s < ow->nr_slots; s++) {
-		struct off_flow *e = &ow->slots[s];
+	for (uint32_t i = 0; i < ow->nr_live; i++) {
+		struct off_flow *e = &ow->slots[ow->live[i]];
 		struct umem_steer_flow v = { .index = e->out_ifindex, .mtu = e->mtu };
 
 		if (e->state != OFF_ARMING && e->state != OFF_OFFLOADED)
@@ -653,8 +653,8 @@ static void drop_bad(struct fwd_worker *w, uint64_t now)
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 
-	for (uint32_t s = 0; s < ow->nr_slots; s++) {
-		struct off_flow *e = &ow->slots[s];
+	for (uint32_t i = 0; i < ow->nr_live; i++) {
+		struct off_flow *e = &ow->slots[ow->live[i]];
 
 		if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) &&
 		    atomic_load_explicit(&ctx->off->ifc[ctx->ports[e->out].iface].bad_target, memory_order_relaxed))

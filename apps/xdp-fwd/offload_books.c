@@ -8,6 +8,7 @@
 
 #include "offload.h"
 #include "offload_internal.h"
+#include "offload_slots.h"
 
 /* Adds what the program behind flows counted, by outcome, to sum[UMEM_STEER_FS_NR]. */
 static void add_program_counters(struct umem_steer_flows *flows, struct umem_steer_counter *sum)
@@ -120,7 +121,8 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 		off->w[k].nr_slots = slots;
 		off->w[k].slots = calloc(slots, sizeof(*off->w[k].slots));
 		off->w[k].arming = calloc(slots, sizeof(*off->w[k].arming));
-		if (!off->w[k].slots || !off->w[k].arming)
+		off->w[k].live = calloc(slots, sizeof(*off->w[k].live));
+		if (!off->w[k].slots || !off->w[k].arming || !off->w[k].live)
 			return -ENOMEM;
 	}
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
@@ -150,16 +152,15 @@ void fwd_offload_iface_down(struct fwd_ctx *ctx, uint32_t f)
 	add_program_counters(off->ifc[f].main_flows, off->ifc[f].gone);
 	for (uint32_t k = 0; k < ctx->nr_workers; k++) {
 		struct fwd_worker *w = &ctx->workers[k];
+		struct off_worker *ow = &off->w[k];
 
-		for (uint32_t s = 0; s < off->w[k].nr_slots; s++) {
-			struct off_flow *e = &off->w[k].slots[s];
+		for (uint32_t i = ow->nr_live; i-- > 0;) { /* from the end: it frees as it goes */
+			struct off_flow *e = &ow->slots[ow->live[i]];
 			bool installed = e->state == OFF_ARMING || e->state == OFF_OFFLOADED;
 
-			if (e->state == OFF_FREE)
-				continue;
 			if (ctx->ports[e->in].iface == f) {
 				fwd_off_to_counting(w, e, now, false); /* its table goes with the program */
-				e->state = OFF_FREE;
+				fwd_off_slot_free(ow, e);
 			} else if (installed && ctx->ports[e->out].iface == f) {
 				fwd_off_to_counting(w, e, now, true); /* the kernel dropped its devmap entry */
 			}
@@ -175,8 +176,8 @@ void fwd_offload_port_down(struct fwd_ctx *ctx, uint32_t i)
 	uint64_t now = fwd_now_ns();
 
 	for (uint32_t k = 0; off && k < ctx->nr_workers; k++)
-		for (uint32_t s = 0; s < off->w[k].nr_slots; s++) {
-			struct off_flow *e = &off->w[k].slots[s];
+		for (uint32_t j = 0; j < off->w[k].nr_live; j++) {
+			struct off_flow *e = &off->w[k].slots[off->w[k].live[j]];
 
 			if ((e->state == OFF_ARMING || e->state == OFF_OFFLOADED) && (e->in == i || e->out == i))
 				fwd_off_to_counting(&ctx->workers[k], e, now, true);
@@ -207,6 +208,7 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 	for (uint32_t k = 0; k < FWD_MAX_WORKERS; k++) {
 		free(off->w[k].slots);
 		free(off->w[k].arming);
+		free(off->w[k].live);
 	}
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++)
 		close_flows(off, f);

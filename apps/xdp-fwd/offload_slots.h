@@ -43,10 +43,27 @@ static inline struct off_flow *fwd_off_slot_of(struct off_worker *ow, const stru
 		}
 	}
 	if (victim) {
+		uint32_t live_idx = victim->live_idx;
+
 		*gone = *victim;
-		*victim = (struct off_flow){ .key = *k, .state = OFF_COUNTING };
+		*victim = (struct off_flow){ .key = *k, .state = OFF_COUNTING, .live_idx = live_idx };
+		if (gone->state == OFF_FREE) {
+			victim->live_idx = ow->nr_live;
+			ow->live[ow->nr_live++] = (uint32_t)(victim - ow->slots);
+		}
 	}
 	return victim;
+}
+
+/* Slot e (not FREE, not in the kernel) becomes FREE. The last live slot takes its place in the
+ * live list: a walk that frees as it goes runs that list from its end. */
+static inline void fwd_off_slot_free(struct off_worker *ow, struct off_flow *e)
+{
+	uint32_t last = ow->live[--ow->nr_live];
+
+	ow->live[e->live_idx] = last;
+	ow->slots[last].live_idx = e->live_idx;
+	e->state = OFF_FREE;
 }
 
 #endif

@@ -71,6 +71,9 @@
 #                    on it (an ip rule to table 200 while they run, xdp-fwd --table 200), the
 #                    others on the main table: 10 routes (the topology's 2, the next hops'
 #                    links' 4, 4 of the prefixes). Loaded once per run; no prefix is in 10/8.
+#   --rtchange-alone rtchange without its iperf3 TCP stream: the probe stream alone, so the
+#                    figure is the router's own path from a change to the wire, not the wake-up
+#                    of its threads on CPUs the stream keeps busy
 #   --pin P          where the work runs: "fwd" (default) xdp-fwd's worker on CPU 1 (--cpus 1),
 #                    the rest where the scheduler puts it; "none" xdp-fwd without --cpus; "all"
 #                    xdp-fwd's worker on CPU 1 and the endpoints' programs (iperf3, ping,
@@ -131,6 +134,7 @@ FWD_B=""
 FWD_ARGS=""
 RECEIVER_GRO=""
 HOST_OFFLOADS=""
+RTCHANGE_ALONE=""
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "fwd-bench: $*" >&2; exit 2; }
@@ -152,6 +156,7 @@ while [ $# -gt 0 ]; do
 	--pin) PIN=${2:?}; shift 2 ;;
 	--l3fwd) L3FWD=${2:?}; shift 2 ;;
 	--routes) ROUTES=${2:?}; shift 2 ;;
+	--rtchange-alone) RTCHANGE_ALONE=1; shift ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
 	-h|--help) usage 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
@@ -523,7 +528,7 @@ run_ping() { # median RTT (microseconds) of one echo every 5 ms, from ping's per
 	ping_median_us "$LOG.ping"
 }
 
-run_rtchange() { # p99 (µs) of a route change reaching the wire, under a TCP stream; all in $LOG.rtchange
+run_rtchange() { # p99 (µs) of a route change reaching the wire, under a TCP stream (none with --rtchange-alone); all in $LOG.rtchange
 	local net=${TOPO_GW1%.*} srv probe gen
 	local alt=$net.3 altmac=02:00:00:00:00:99 probe_ip=$net.200
 	ip -n "$MID" neigh replace "$alt" lladdr "$altmac" dev m1 nud permanent
@@ -537,11 +542,14 @@ run_rtchange() { # p99 (µs) of a route change reaching the wire, under a TCP st
 	cpu_mark
 	netns_bg gen "$H0" "${EP[@]}" "$GEN" gen -i eth0 --dst-ip "$probe_ip" "${GEN_DST_MAC[@]}" --dport 7777 \
 		--rate 10000 --duration $((DURATION + 60)) >"$LOG.gen" 2>&1
-	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t $((DURATION + 60)) >"$LOG.client" 2>&1 &
-	local client=$!
+	local client=""
+	if [ -z "$RTCHANGE_ALONE" ]; then
+		ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t $((DURATION + 60)) >"$LOG.client" 2>&1 &
+		client=$!
+	fi
 	wait "$probe" 2>/dev/null || true
 	cpu_mark
-	kill "$client" 2>/dev/null; wait "$client" 2>/dev/null
+	[ -z "$client" ] || { kill "$client" 2>/dev/null; wait "$client" 2>/dev/null; }
 	netns_stop "$gen" || true
 	netns_stop "$srv" || true
 	ip -n "$MID" route del "$probe_ip/32" 2>/dev/null
