@@ -146,6 +146,19 @@ struct {
 	__type(value, struct umem_steer_counter);
 } steer_pstats SEC(".maps");
 
+/* csum_verifies' view of a segment, a chunk at a time (the stack has no room for it). */
+#define CSUM_CHUNK 512u /* bpf_csum_diff's largest buffer */
+#define CSUM_CHUNKS 18u /* 9216 bytes: a jumbo frame's segment; longer ones are not verified */
+struct csum_chunk {
+	__u8 b[CSUM_CHUNK + 4]; /* + the zeros that round the last chunk up to whole words */
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csum_chunk);
+} steer_cchunk SEC(".maps");
+
 struct pkt {
 	/* The frame's fields in the rules' layout; f.fields says which the frame carries. */
 	struct umem_steer_match f;
@@ -166,6 +179,10 @@ struct pkt {
 	 * gives (the pseudo-header's). */
 	__u16 l4_csum;
 	__u16 l4_len;
+	__u16 l4_off;
+	/* csum_verifies ran (the field held the pseudo-header sum) and what it found. */
+	__u8 csum_checked;
+	__u8 csum_valid;
 	/* IPv4/IPv6 (kind set): where the IP header starts, and the IP packet's length. */
 	__u16 l3_off;
 	__u16 ip_len;
@@ -226,6 +243,7 @@ static __always_inline void parse_l4(struct pkt *p, void *data, void *data_end, 
 		if ((void *)(csum + 1) <= data_end) {
 			p->l4_csum = bpf_ntohs(*csum);
 			p->l4_len = (__u16)(end_l3 - off);
+			p->l4_off = (__u16)off;
 		}
 	}
 	p->f.sport = bpf_ntohs(ports[0]);
@@ -632,11 +650,64 @@ static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag, __u32 seq)
 	return 1;
 }
 
+/* A global function, verified once (see flow_decide): whether the TCP/UDP segment of l4_len
+ * bytes at l4_off, with its pseudo-header sum pseudo, carries a valid checksum. Read in chunks
+ * through bpf_xdp_load_bytes, which crosses a multi-buffer frame's fragments; a segment longer
+ * than CSUM_CHUNKS chunks is not verified (0). */
+__noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u32 pseudo)
+{
+	struct csum_chunk *c;
+	__u32 zero = 0, wsum = 0, sum;
+	__s64 r;
+
+	c = bpf_map_lookup_elem(&steer_cchunk, &zero);
+	if (!ctx || !c || !l4_len || l4_len > CSUM_CHUNK * CSUM_CHUNKS)
+		return 0;
+	for (__u32 i = 0; i < CSUM_CHUNKS; i++) {
+		__u32 off = i * CSUM_CHUNK;
+		__u64 n, words;
+
+		if (off >= l4_len)
+			break;
+		n = l4_len - off;
+		if (n > CSUM_CHUNK)
+			n = CSUM_CHUNK;
+		/* Opaque to the compiler, which would drop the checks below as known true and leave
+		 * the verifier without n's range on the register the call takes. */
+		asm volatile("%[n] &= 0x3ff" : [n] "+r"(n));
+		if (n < 1 || n > CSUM_CHUNK)
+			return 0;
+		if (bpf_xdp_load_bytes(ctx, l4_off + off, c->b, n))
+			return 0;
+		/* bpf_csum_diff sums whole words: zeros after the last byte add nothing. */
+		c->b[n] = 0;
+		c->b[n + 1] = 0;
+		c->b[n + 2] = 0;
+		words = (n + 3) & ~3u;
+		if (words > CSUM_CHUNK)
+			return 0;
+		r = bpf_csum_diff(NULL, 0, (__be32 *)c->b, words, wsum);
+		if (r < 0)
+			return 0;
+		wsum = (__u32)r;
+	}
+	/* The sum of the segment's bytes as they lie in memory, folded, then as a big-endian word
+	 * (the one's complement sum commutes with the byte order, RFC 1071 2(B)). */
+	wsum = (wsum & 0xffff) + (wsum >> 16);
+	wsum = (wsum & 0xffff) + (wsum >> 16);
+	sum = pseudo + bpf_ntohs((__u16)wsum);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 /* Whether the frame's TCP/UDP checksum field holds the folded pseudo-header sum: a sender's
  * TX checksum offload left it partial (CHECKSUM_PARTIAL, which XDP loses) and nobody completes
  * it on a redirect, so the receiver would drop it. A real checksum equals that sum about once
- * in 65,536 frames: such a frame only takes the slower way. The addresses are zero past an IPv4
- * address (struct pkt), so one sum serves both families. */
+ * in 65,536 frames (several times a second at line rate): csum_verifies then tells the two
+ * apart (umem_steer asks it when flow_decide returns FLOW_VERIFY_CSUM), so that such a frame
+ * does not take its flow out of the kernel. The addresses are zero past an IPv4 address
+ * (struct pkt), so one sum serves both families. */
 static __always_inline int csum_partial(const struct pkt *p)
 {
 	__u64 sum = p->f.l4proto + p->l4_len;
@@ -650,6 +721,11 @@ static __always_inline int csum_partial(const struct pkt *p)
 	sum = (sum & 0xffff) + (sum >> 16);
 	return p->l4_csum == sum;
 }
+
+/* flow_decide's answer when a redirect flow's frame may hold a partial checksum: its caller
+ * verifies the segment (csum_verifies: a call from flow_decide would pass the 512 bytes of stack
+ * the chain of calls may take) and asks again. */
+#define FLOW_VERIFY_CSUM (-2)
 
 /* A router's flow (UMEM_STEER_FLOW_F_ROUTE): whether the program leaves this frame to the
  * default way: not addressed to the input interface's MAC (XDP sees every frame the wire
@@ -727,7 +803,9 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 	/* A redirect cannot complete a partial checksum: the frame goes the default way
 	 * (userspace completes it), and an ordered flow's gate shuts for good behind it, so that
 	 * its later frames cannot overtake it; userspace takes the flow back. */
-	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT && csum_partial(p)) {
+	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT && csum_partial(p) && !p->csum_valid) {
+		if (!p->csum_checked)
+			return FLOW_VERIFY_CSUM;
 		__sync_fetch_and_add(&fl->csum_partial, 1);
 		count(&steer_fstats, UMEM_STEER_FS_CSUM_PARTIAL, bytes);
 		fl->open = 0;
@@ -824,8 +902,8 @@ struct flow_out {
 
 /* A global function: the verifier checks it once, on its own (inlined after the rule scan its
  * branches multiply the states past the verifier's limit; a static subprogram is checked again
- * for every state it is called in, which took seconds). Returns a verdict, or -1 when no flow
- * decides. */
+ * for every state it is called in, which took seconds). Returns a verdict, -1 when no flow
+ * decides, or FLOW_VERIFY_CSUM. */
 __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, struct flow_out *out)
 {
 	struct umem_steer_flow_key k = {};
@@ -894,6 +972,11 @@ int umem_steer(struct xdp_md *ctx)
 		rule = t->rules[hit].id;
 	} else {
 		verdict = flow_decide(ctx, &p, bytes, &fo);
+		if (verdict == FLOW_VERIFY_CSUM) {
+			p.csum_checked = 1;
+			p.csum_valid = (__u8)csum_verifies(ctx, p.l4_off, p.l4_len, p.l4_csum);
+			verdict = flow_decide(ctx, &p, bytes, &fo);
+		}
 		if (verdict >= 0) {
 			index = fo.index;
 			flow = fo.action;

@@ -162,13 +162,13 @@ int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum_loc *loc
 	return 0;
 }
 
-int umem_csum__complete(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len,
-			uint32_t nseg)
+/* The pseudo-header sum plus the L4 segment's bytes as they are (the field included), over a
+ * frame held in nseg buffers; -EINVAL when they hold less than the IP header announces. */
+static int segment_sum(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len, uint32_t nseg,
+		       uint64_t *out)
 {
 	uint32_t skip, left, pos = 0, total = 0;
 	uint64_t sum;
-	uint8_t *field;
-	uint16_t c;
 
 	if (!loc || !seg || !seg_len || !nseg)
 		return -EINVAL;
@@ -179,8 +179,6 @@ int umem_csum__complete(const struct umem_csum_loc *loc, uint8_t *const *seg, co
 	skip = loc->l4_off;
 	left = loc->l4_len;
 	sum = loc->pseudo;
-	field = seg[0] + loc->field;
-	wr16(field, 0); /* summed as zero: the pseudo sum is added above */
 	for (uint32_t i = 0; i < nseg && left; i++) {
 		uint32_t off = skip < seg_len[i] ? skip : seg_len[i];
 		uint32_t n = seg_len[i] - off < left ? seg_len[i] - off : left;
@@ -195,11 +193,39 @@ int umem_csum__complete(const struct umem_csum_loc *loc, uint8_t *const *seg, co
 		pos += n;
 		left -= n;
 	}
+	*out = sum;
+	return 0;
+}
+
+int umem_csum__complete(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len,
+			uint32_t nseg)
+{
+	uint64_t sum;
+	uint16_t c, was;
+	int err;
+
+	if (!loc || !seg || !seg_len || !nseg || seg_len[0] < loc->field + 2)
+		return -EINVAL;
+	was = rd16(seg[0] + loc->field);
+	wr16(seg[0] + loc->field, 0); /* summed as zero: the pseudo sum is added instead */
+	err = segment_sum(loc, seg, seg_len, nseg, &sum);
+	if (err) {
+		wr16(seg[0] + loc->field, was);
+		return err;
+	}
 	c = (uint16_t)~umem_csum__fold(sum);
 	if (loc->proto == 17 && !c)
 		c = 0xffff;
-	wr16(field, c);
+	wr16(seg[0] + loc->field, c);
 	return 0;
+}
+
+int umem_csum__verify(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len, uint32_t nseg)
+{
+	uint64_t sum;
+	int err = segment_sum(loc, seg, seg_len, nseg, &sum);
+
+	return err ? err : umem_csum__fold(sum) == 0xffff;
 }
 
 int umem_csum__frame(void *frame, uint32_t len)

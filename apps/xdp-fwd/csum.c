@@ -58,19 +58,33 @@ uint32_t fwd_csum_burst(uint8_t *(*data)(void *arg, uint64_t addr), void *arg, c
 		while (i + len <= n && (d[i + len - 1].options & UMEM_DESC_F_CONTD))
 			len++;
 		if (maybe_l4(f, d[i].len) && !umem_csum__locate(f, d[i].len, &loc) && loc.partial) {
+			bool whole = i + len <= n && len <= MAX_SEGS, completed = false;
+			uint8_t *seg[MAX_SEGS];
+			uint32_t seg_len[MAX_SEGS];
+
+			for (uint32_t k = 0; whole && k < len; k++) {
+				seg[k] = k ? data(arg, d[i + k].addr) : f;
+				seg_len[k] = d[i + k].len;
+			}
+			/* A real checksum equal to the pseudo-header sum (once in 65,536 frames) is
+			 * valid as it is: not partial, or its flow would leave offload for nothing.
+			 * Completing it writes the same value, which tells it in the same pass. */
+			if (whole && complete) {
+				uint16_t was = fwd_be16(f + loc.field);
+
+				completed = !umem_csum__complete(&loc, seg, seg_len, len);
+				if (completed && fwd_be16(f + loc.field) == was) {
+					i += len;
+					continue;
+				}
+			} else if (whole && umem_csum__verify(&loc, seg, seg_len, len) == 1) {
+				i += len;
+				continue;
+			}
 			partial++;
+			done += completed;
 			if (was_partial)
 				was_partial[i] = 1;
-			if (complete && i + len <= n && len <= MAX_SEGS) {
-				uint8_t *seg[MAX_SEGS];
-				uint32_t seg_len[MAX_SEGS];
-
-				for (uint32_t k = 0; k < len; k++) {
-					seg[k] = k ? data(arg, d[i + k].addr) : f;
-					seg_len[k] = d[i + k].len;
-				}
-				done += !umem_csum__complete(&loc, seg, seg_len, len);
-			}
 		}
 		i += len;
 	}

@@ -61,7 +61,8 @@ struct umem_csum_loc {
 	uint16_t pseudo;  /* the folded pseudo-header sum */
 	uint8_t proto;    /* 6 (TCP) or 17 (UDP) */
 	uint8_t family;   /* 4 or 6 */
-	uint8_t partial;  /* 1: the field holds pseudo (a CHECKSUM_PARTIAL frame) */
+	uint8_t partial;  /* 1: the field holds pseudo (a CHECKSUM_PARTIAL frame, or a real checksum
+			   * equal to it: umem_csum__verify tells) */
 	uint8_t reserved[3];
 };
 
@@ -80,6 +81,14 @@ UMEM_API int umem_csum__locate(const void *frame, uint32_t len, struct umem_csum
  * changed, when the buffers hold fewer bytes than the IP header announces. */
 UMEM_API int umem_csum__complete(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len,
 				 uint32_t nseg);
+
+/* Whether the L4 checksum at loc (from umem_csum__locate) is valid, over a frame held in nseg
+ * buffers as for umem_csum__complete: 1 valid, 0 not, -EINVAL when the buffers hold fewer bytes
+ * than the IP header announces. It tells a partial checksum from a real one that equals the
+ * pseudo-header sum (once in 65,536 frames; loc->partial is set for both): only the first needs
+ * completing. */
+UMEM_API int umem_csum__verify(const struct umem_csum_loc *loc, uint8_t *const *seg, const uint32_t *seg_len,
+			       uint32_t nseg);
 
 /* For a frame an application built or rewrote in one buffer: the IPv4 header checksum (IPv4)
  * and the TCP/UDP checksum, both recomputed. Returns 0, or -ENOENT when the frame has no

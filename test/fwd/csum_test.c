@@ -194,6 +194,53 @@ static void test_burst(void)
 	CHECK(fwd_csum_burst(buf_data, NULL, d, 4, true, true, &ctr, NULL) == 1, "tail not skipped");
 }
 
+/* A real checksum that equals the pseudo-header sum (once in 65,536 frames) is valid, not
+ * partial: neither counted nor marked for offload (whose flow it would take out of the kernel),
+ * left as it is, with completion on or off, in one buffer or two. The library's verification
+ * tells the two apart; a partial frame of the same length still counts. */
+static void test_valid_as_pseudo(void)
+{
+	for (int udp = 0; udp < 2; udp++) {
+		struct fwd_port_counters ctr;
+		struct umem_csum_loc loc;
+		uint16_t ps, w;
+		uint32_t field, len = build(0, udp, 0, 5000, &ps, &field), l4 = field - (udp ? 6 : 16);
+		uint8_t *seg[2] = { frame, frame + 3000 }, wp[2];
+		uint32_t seg_len[2] = { 3000, len - 3000 };
+		struct umem_desc d[2] = {
+			{ .addr = 1, .len = 3000, .options = UMEM_DESC_F_CONTD },
+			{ .addr = 2, .len = len - 3000 },
+		};
+
+		CHECK(partial(frame, len, &loc) && umem_csum__verify(&loc, seg, seg_len, 2) == 0, "a partial frame verified");
+		/* The payload's first word makes the segment sum to the field's pseudo-header sum. */
+		w = (uint16_t)(frame[l4 + 20] << 8 | frame[l4 + 21]);
+		w = (uint16_t)test_csum_fold((uint32_t)w + (uint16_t)~test_csum_fold(ps, frame + l4, len - l4), NULL, 0);
+		frame[l4 + 20] = (uint8_t)(w >> 8), frame[l4 + 21] = (uint8_t)w;
+		CHECK(verifies(ps, field, len, udp) && partial(frame, len, &loc), "the crafted frame");
+		CHECK(umem_csum__verify(&loc, seg, seg_len, 2) == 1, "a valid checksum not verified");
+		CHECK(umem_csum__verify(&loc, seg, (uint32_t[]){ 3000, 10 }, 2) == -EINVAL, "a short chain verified");
+		for (int complete = 0; complete < 2; complete++) {
+			memset(&ctr, 0, sizeof(ctr));
+			memcpy(bufs[1], frame, 3000);
+			memcpy(bufs[2], frame + 3000, len - 3000);
+			memset(wp, 7, sizeof(wp));
+			CHECK(fwd_csum_burst(buf_data, NULL, d, 2, false, complete, &ctr, wp) == 0,
+			      "udp %d complete %d: a valid checksum taken for partial", udp, complete);
+			CHECK(!wp[0] && !wp[1] && ctr.csum_partial == 0 && ctr.csum_completed == 0,
+			      "udp %d complete %d: marked or counted", udp, complete);
+			CHECK(!memcmp(bufs[1], frame, 3000) && !memcmp(bufs[2], frame + 3000, len - 3000),
+			      "udp %d complete %d: the frame changed", udp, complete);
+		}
+		frame[len - 1] ^= 1; /* partial again: the field no longer verifies */
+		memcpy(bufs[1], frame, 3000);
+		memcpy(bufs[2], frame + 3000, len - 3000);
+		memset(&ctr, 0, sizeof(ctr));
+		CHECK(fwd_csum_burst(buf_data, NULL, d, 2, false, true, &ctr, wp) == 1 && wp[0] == 1 &&
+			      ctr.csum_completed == 1, "udp %d: a partial frame not completed", udp);
+	}
+}
+
 /* The walker's inline rejection lets through every partial frame the library finds: IPv4 and
  * IPv6, TCP and UDP, with and without a VLAN tag (IPv6 extension headers: fwd_ipv6_exthdr). */
 static void test_burst_kinds(void)
@@ -263,6 +310,7 @@ int main(void)
 	test_left_alone();
 	test_udp_zero();
 	test_burst();
+	test_valid_as_pseudo();
 	test_burst_kinds();
 	test_warn_due();
 	printf("fwd_csum: ok\n");

@@ -1037,6 +1037,21 @@ static int record_source(const struct umem_steer_l2_source_key *key, const struc
 	return 0;
 }
 
+/* Rewrites a UDP/IPv4 frame (headers at 14 and 34, payload from 42) so that its checksum is
+ * valid and equal to the folded pseudo-header sum, as a real checksum is once in 65,536 frames:
+ * the field takes that sum, and the payload's first word makes the segment sum to it. */
+static void valid_as_pseudo(struct frame *f)
+{
+	uint32_t l4_len = (uint32_t)f->len - 34;
+	uint16_t pseudo = umem_csum__fold(umem_csum__pseudo4(f->b + 26, f->b + 30, 17, l4_len)), miss, w;
+
+	f->b[40] = (uint8_t)(pseudo >> 8), f->b[41] = (uint8_t)pseudo;
+	miss = (uint16_t)~umem_csum__fold(pseudo + umem_csum__add(0, f->b + 34, l4_len));
+	w = umem_csum__fold((uint64_t)(f->b[42] << 8 | f->b[43]) + miss);
+	f->b[42] = (uint8_t)(w >> 8), f->b[43] = (uint8_t)w;
+	CHECK(umem_csum__fold(pseudo + umem_csum__add(0, f->b + 34, l4_len)) == 0xffff, "the crafted checksum");
+}
+
 static void test_flows(void)
 {
 	struct umem_steer_flows *F = umem_steer_flows__open(S);
@@ -1230,6 +1245,31 @@ static void test_flows(void)
 		CHECK_EQ(fs[UMEM_STEER_FS_CSUM_PARTIAL].packets - before[UMEM_STEER_FS_CSUM_PARTIAL].packets, 1);
 		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets - before[UMEM_STEER_FS_GATED].packets, 2);
 		redirect.flags = 0;
+		CHECK(umem_steer_flows__delete(F, &k) == 0 && umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
+	}
+
+	/* A real checksum equal to the pseudo-header sum is verified, not taken for partial: its flow
+	 * keeps the frame, plain or multi-buffer (the segment read across the fragments). One
+	 * payload bit off, the same field is partial again. Before the verification every such
+	 * frame took its flow out of the kernel, several times a second at line rate. */
+	{
+		struct frame fv = f, fvb;
+		struct umem_steer_flow was;
+
+		valid_as_pseudo(&fv);
+		CHECK(umem_steer_flows__lookup(F, &k, &was) == 0, "lookup");
+		expect_flow(&fv, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+		udp4(&fvb, 10, 20, 1000, 2000, 8000);
+		valid_as_pseudo(&fvb);
+		expect_flow(&fvb, UMEM_STEER_FLOW_A_REDIRECT, XDP_REDIRECT, __LINE__);
+		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+		CHECK(fl.csum_partial == was.csum_partial && fl.packets == was.packets + 2,
+		      "valid: csum_partial %llu (was %llu), packets %llu (was %llu)", (unsigned long long)fl.csum_partial,
+		      (unsigned long long)was.csum_partial, (unsigned long long)fl.packets, (unsigned long long)was.packets);
+		fvb.b[fvb.len - 1] ^= 1;
+		EXPECT(&fvb, UMEM_STEER_RULE_DEFAULT, UMEM_STEER_A_PASS);
+		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0 && fl.csum_partial == was.csum_partial + 1,
+		      "partial: csum_partial %llu", (unsigned long long)fl.csum_partial);
 		CHECK(umem_steer_flows__delete(F, &k) == 0 && umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
 	}
 
