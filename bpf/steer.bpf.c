@@ -650,6 +650,14 @@ static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag, __u32 seq)
 	return 1;
 }
 
+/* A one's complement sum below 2^32 folded to 16 bits (not complemented). */
+static __always_inline __u16 csum_fold16(__u64 sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
 /* A global function, verified once (see flow_decide): whether the TCP/UDP segment of l4_len
  * bytes at l4_off, with its pseudo-header sum pseudo, carries a valid checksum. Read in chunks
  * through bpf_xdp_load_bytes, which crosses a multi-buffer frame's fragments; a segment longer
@@ -657,7 +665,7 @@ static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag, __u32 seq)
 __noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u32 pseudo)
 {
 	struct csum_chunk *c;
-	__u32 zero = 0, wsum = 0, sum;
+	__u32 zero = 0, wsum = 0;
 	__s64 r;
 
 	c = bpf_map_lookup_elem(&steer_cchunk, &zero);
@@ -693,12 +701,7 @@ __noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u
 	}
 	/* The sum of the segment's bytes as they lie in memory, folded, then as a big-endian word
 	 * (the one's complement sum commutes with the byte order, RFC 1071 2(B)). */
-	wsum = (wsum & 0xffff) + (wsum >> 16);
-	wsum = (wsum & 0xffff) + (wsum >> 16);
-	sum = pseudo + bpf_ntohs((__u16)wsum);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	return csum_fold16(pseudo + bpf_ntohs(csum_fold16(wsum))) == 0xffff;
 }
 
 /* Whether the frame's TCP/UDP checksum field holds the folded pseudo-header sum: a sender's
@@ -717,9 +720,7 @@ static __always_inline int csum_partial(const struct pkt *p)
 		return 0;
 	for (int i = 0; i < 16; i += 2)
 		sum += ((__u32)p->saddr[i] << 8 | p->saddr[i + 1]) + ((__u32)p->daddr[i] << 8 | p->daddr[i + 1]);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return p->l4_csum == sum;
+	return p->l4_csum == csum_fold16(sum);
 }
 
 /* flow_decide's answer when a redirect flow's frame may hold a partial checksum: its caller
@@ -752,11 +753,7 @@ static __always_inline int route_kept(const struct pkt *p, const struct umem_ste
 /* RFC 1624 eqn. 3: the checksum HC of a header whose 16-bit word m became m': ~(~HC + ~m + m'). */
 static __always_inline __u16 csum_update16(__u16 check, __u16 old, __u16 new)
 {
-	__u32 sum = (__u16)~check + (__u32)(__u16)~old + new;
-
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
+	return (__u16)~csum_fold16((__u16)~check + (__u32)(__u16)~old + new);
 }
 
 /* Rewrites a router's flow's frame, whose redirect is decided (route_kept said no): both MACs,
