@@ -1496,6 +1496,110 @@ static void test_prefix_full(void)
 	close(fd);
 }
 
+/* The active table as the program reads it, its bank in *bank. */
+static void table_get(struct umem_steer_table *t, uint32_t *bank)
+{
+	int tfd = map_fd_by_name(UMEM_STEER_MAP_TABLES), afd = map_fd_by_name(UMEM_STEER_MAP_ACTIVE);
+	uint32_t zero = 0;
+
+	CHECK(tfd >= 0 && afd >= 0, "no table maps");
+	CHECK(bpf_map_lookup_elem(afd, &zero, bank) == 0 && bpf_map_lookup_elem(tfd, bank, t) == 0, "read table: %s",
+	      strerror(errno));
+	close(tfd);
+	close(afd);
+}
+
+static void table_put(const struct umem_steer_table *t, uint32_t bank)
+{
+	int tfd = map_fd_by_name(UMEM_STEER_MAP_TABLES);
+
+	CHECK(tfd >= 0 && bpf_map_update_elem(tfd, &bank, t, BPF_EXIST) == 0, "write table: %s", strerror(errno));
+	close(tfd);
+}
+
+/* A trie of few rules has its prefixes listed in the table (struct umem_steer_listed), longest
+ * first, and a frame in none of them skips the trie: the decisions are the walk's all the same,
+ * through the list's edits, its overflow into a plain walk and back, and a listed prefix the
+ * trie lacks (a writer's edit under way). */
+static void test_listed(void)
+{
+	static struct umem_steer_table t;
+	const uint32_t D = UMEM_STEER_RULE_DEFAULT;
+	const struct umem_steer_listed *l = &t.listed[UMEM_STEER_DIR_DST];
+	uint32_t bank, own, mc, dns, tcp, six, extra[16];
+	char buf[64];
+	struct frame f;
+
+	reset();
+	own = add("dst 10.0.1.1 -> pass");
+	mc = add("dst 224.0.0.0/4 -> drop");
+	dns = add("dst 10.0.0.0/8 udp dport 53 -> sock 1");
+	six = add("dst ff00::/8 -> sock 2");
+	table_get(&t, &bank);
+	CHECK_EQ(t.listed[UMEM_STEER_DIR_SRC].nr, 0);
+	CHECK_EQ(l->nr, 4);
+	for (uint32_t i = 1; i < l->nr; i++)
+		CHECK(l->e[i - 1].len >= l->e[i].len, "listed out of order at %u", i);
+	CHECK(l->e[0].family == 4 && l->e[0].len == 32 && l->e[0].addr[0] == htonl(IP4(10, 0, 1, 1)) &&
+	      l->e[0].mask[0] == UINT32_MAX && !l->e[0].mask[1], "listed /32");
+	/* The two /8s in either order. */
+	CHECK(l->e[1].len == 8 && l->e[2].len == 8 && l->e[1].family + l->e[2].family == 10, "listed /8s");
+	CHECK(l->e[l->e[1].family == 6 ? 1 : 2].mask[0] == htonl(0xff000000u), "listed ff00::/8");
+	CHECK(l->e[l->e[1].family == 4 ? 1 : 2].addr[0] == htonl(IP4(10, 0, 0, 0)), "listed 10.0.0.0/8");
+	CHECK(l->e[3].family == 4 && l->e[3].len == 4 && l->e[3].mask[0] == htonl(0xf0000000u), "listed /4");
+	EXPECT4(&f, 1, IP4(10, 0, 1, 1), own, UMEM_STEER_A_PASS);
+	EXPECT4(&f, 1, IP4(10, 9, 9, 9), D, UMEM_STEER_A_PASS); /* in the /8, not port 53 */
+	EXPECT4(&f, 1, IP4(11, 0, 0, 1), D, UMEM_STEER_A_PASS); /* in none */
+	EXPECT4(&f, 1, IP4(239, 1, 2, 3), mc, UMEM_STEER_A_DROP);
+	udp4(&f, 1, IP4(10, 9, 9, 9), 1, 53, 0);
+	EXPECT(&f, dns, UMEM_STEER_A_SOCK);
+	/* The longest listed prefix holding it misses the frame's port: on to the /8. */
+	tcp = add("dst 10.0.1.0/24 tcp -> drop");
+	udp4(&f, 1, IP4(10, 0, 1, 9), 1, 53, 0);
+	EXPECT(&f, dns, UMEM_STEER_A_SOCK);
+	udp6(&f, 1, 2, 1, 2); /* to 2000::2: in no listed IPv6 prefix */
+	EXPECT(&f, D, UMEM_STEER_A_PASS);
+	f.b[14 + 24] = 0xff; /* to ff00::2 */
+	EXPECT(&f, six, UMEM_STEER_A_SOCK);
+	/* A listed prefix the trie lacks (an add published, its trie write not yet done): looked
+	 * up, not found, and the walk goes on from the next shorter prefix in the trie. */
+	table_get(&t, &bank);
+	CHECK_EQ(l->nr, 5);
+	memmove(&t.listed[UMEM_STEER_DIR_DST].e[1], &l->e[0], 5 * sizeof(l->e[0]));
+	t.listed[UMEM_STEER_DIR_DST].e[0] = (struct umem_steer_listed_prefix){
+		.family = 4, .len = 32, .addr = { htonl(IP4(10, 0, 1, 9)) }, .mask = { UINT32_MAX } };
+	t.listed[UMEM_STEER_DIR_DST].nr = 6;
+	table_put(&t, bank);
+	udp4(&f, 1, IP4(10, 0, 1, 9), 1, 53, 0);
+	EXPECT(&f, dns, UMEM_STEER_A_SOCK);
+	CHECK(umem_steer__remove_rule(S, tcp, NULL) == 0, "remove");
+	table_get(&t, &bank);
+	CHECK_EQ(l->nr, 4); /* rebuilt from the trie: the stray entry gone too */
+	/* More rules than the list holds: the program walks the trie, deciding alike. */
+	for (uint32_t i = 0; i < 16; i++) {
+		snprintf(buf, sizeof(buf), "dst 10.0.2.%u -> sock 3", i);
+		extra[i] = add(buf);
+		table_get(&t, &bank);
+		CHECK_EQ(l->nr, i + 5 <= UMEM_STEER_MAX_LISTED ? i + 5 : UMEM_STEER_LISTED_NONE);
+	}
+	EXPECT4(&f, 1, IP4(10, 0, 2, 15), extra[15], UMEM_STEER_A_SOCK);
+	EXPECT4(&f, 1, IP4(10, 0, 1, 1), own, UMEM_STEER_A_PASS);
+	EXPECT4(&f, 1, IP4(11, 0, 0, 1), D, UMEM_STEER_A_PASS);
+	udp4(&f, 1, IP4(10, 0, 2, 99), 1, 53, 0);
+	EXPECT(&f, dns, UMEM_STEER_A_SOCK);
+	/* Back within the list's room: listed again, from the trie. */
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK(umem_steer__remove_rule(S, extra[i], NULL) == 0, "remove");
+	table_get(&t, &bank);
+	CHECK_EQ(l->nr, 15);
+	EXPECT4(&f, 1, IP4(10, 0, 2, 15), extra[15], UMEM_STEER_A_SOCK);
+	EXPECT4(&f, 1, IP4(10, 0, 2, 4), D, UMEM_STEER_A_PASS); /* its rule removed */
+	EXPECT4(&f, 1, IP4(239, 1, 2, 3), mc, UMEM_STEER_A_DROP);
+	reset();
+	table_get(&t, &bank);
+	CHECK(!t.nr_prefix_rules[UMEM_STEER_DIR_DST] && !l->nr, "clear left %u listed", l->nr);
+}
+
 /* Edits of a prefix while its rule counts: another rule added to and removed from the same
  * prefix (before it, so its slot moves) on another CPU, frame after frame. No hit may be lost:
  * the counter equals the frames run. */
@@ -1720,6 +1824,7 @@ int main(int argc, char **argv)
 	test_jumbo();
 	test_flows();
 	test_prefixes();
+	test_listed();
 	test_bad_input();
 	test_attach();
 	umem_steer__detach(S);
