@@ -15,17 +15,22 @@ shift 4 || shift $#
 SYSTEMS="bridge kernel_fwd xdp_redirect xdp_fib dpdk_l3fwd xdp_fwd xdp_fwd_b xdp_fwd_offload xdp_fwd_lowlat xdp_fwd_pcap xdp_fwd_pcap_none xdp_fwd_scraped xsk_fwd dpdk_af_xdp xdp_fwd_l3 xdp_fwd_l3_offload kernel_fwd_full xdp_fib_full xdp_fwd_l3_full"
 WORKLOADS="tcp1500 tcp9000 tcp64000 udp64 ping tcp1g idle rtchange"
 
-# One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
-# (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
-stats() {
-	awk -v systems="$SYSTEMS" -v workloads="$WORKLOADS" '
+# awk functions: a sample line's field k (quotes kept), and the median of a space-separated
+# list (its minimum and maximum left in MIN and MAX).
+# shellcheck disable=SC2016 # awk's $0, not the shell's
+AWK_FNS='
 	function field(k,   m) { return match($0, "\"" k "\":[^,}]*") ? substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) : "" }
 	function median(list,   a, n, i, j, t) {
 		n = split(list, a, " ")
 		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 		MIN = a[1]; MAX = a[n]
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
+	}'
+
+# One line per (workload, system): wl sys n median min max unit fwd_cpu softirq_cpu idle_poll_cpu
+# (CPU: medians; "-" when the forwarder is the kernel). Workload and system order as above.
+stats() {
+	awk -v systems="$SYSTEMS" -v workloads="$WORKLOADS" "$AWK_FNS"'
 	/"workload"/ {
 		k = field("workload") SUBSEP field("system"); gsub(/"/, "", k)
 		v[k] = v[k] " " field("value"); n[k]++; unit[k] = field("unit")
@@ -56,6 +61,21 @@ ratio() { # WORKLOAD SYSTEM BASE [DIGITS [min]]: median(SYSTEM) / median(BASE) (
 		END { if (x != "" && y > 0) printf "%.*f", d, x / y; else printf "-" }' "$dir/stats.txt"
 }
 
+pairs() { # WORKLOAD SYSTEM BASE: "; pairs MEDIAN (MIN-MAX, n N)", the repetitions' own ratios
+	# (SYSTEM's sample over BASE's of the same repetition, which ran beside it: they weigh the
+	# machine's drift between repetitions less than the ratio of the medians does); nothing
+	# when no repetition ran both
+	awk -v w="\"$1\"" -v s="\"$2\"" -v b="\"$3\"" "$AWK_FNS"'
+	/"workload"/ && field("workload") == w {
+		r = field("repeat")
+		if (field("system") == s) x[r] = field("value"); else if (field("system") == b) y[r] = field("value")
+	}
+	END {
+		for (r in x) if ((r in y) && y[r] > 0) { l = l " " x[r] / y[r]; n++ }
+		if (n) { m = median(l); printf "; pairs %.2f (%.2f-%.2f, n %d)", m, MIN, MAX, n }
+	}' "$dir/samples.json"
+}
+
 cpu_of() { # WORKLOAD SYSTEM: median forwarder CPU %, or "-"
 	awk -v w="$1" -v s="$2" '$1 == w && $2 == s {x = $8} END { printf "%s", (x == "") ? "-" : x }' "$dir/stats.txt"
 }
@@ -74,7 +94,7 @@ target() { # LABEL WORKLOAD BASE OP LIMIT [SYSTEM [min]]: SYSTEM's (default xdp_
 	if [ "$r" = - ]; then
 		echo "| $1 | not measured |"
 	else
-		echo "| $1 | $(awk -v r="$r" -v op="$4" 'BEGIN { x = r * 1000; c = int(x + 1e-6); if (op == "le" && c < x - 1e-6) c++; printf "%.3f", c / 1000 }') (target $([ "$4" = ge ] && echo ≥ || echo ≤) $5: $(verdict "$r" "$4" "$5")) |"
+		echo "| $1 | $(awk -v r="$r" -v op="$4" 'BEGIN { x = r * 1000; c = int(x + 1e-6); if (op == "le" && c < x - 1e-6) c++; printf "%.3f", c / 1000 }') (target $([ "$4" = ge ] && echo ≥ || echo ≤) $5: $(verdict "$r" "$4" "$5"))$([ "${7:-}" = min ] || pairs "$2" "${6:-xdp_fwd}" "$3") |"
 	fi
 }
 
