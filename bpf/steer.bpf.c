@@ -466,8 +466,9 @@ __noinline int prefix_slot(const struct umem_steer_prefix_rules *v, const struct
 }
 
 /* The length of the longest listed prefix (struct umem_steer_listed) holding the frame's src
- * (dir 0) or dst address, or -1 if none does. A global function: verified once, on its own;
- * inlined, its loop multiplied the program's verification time by three. */
+ * (dir 0) or dst address, or -1 if none does. A global function, verified once on its own, as
+ * prefix_slot is (inlined, it loaded in the same time: steer-bench -n 1, 11.0-11.4 s against
+ * 10.4-11.2). */
 __noinline int listed_longest(const struct umem_steer_listed *l, const struct pkt *p, __u32 dir)
 {
 	const __u32 *a; /* 4-aligned in struct pkt */
