@@ -172,9 +172,6 @@ struct pkt {
 	__u8 kind;
 	__u8 saddr[16];
 	__u8 daddr[16];
-	/* Flow endpoints folded to 32 bits each, for the symmetric hash. */
-	__u32 src;
-	__u32 dst;
 	/* TCP/UDP (ports present): the checksum field, and the transport length the IP header
 	 * gives (the pseudo-header's). */
 	__u16 l4_csum;
@@ -205,10 +202,25 @@ static __always_inline __u32 fold_mac(const __u8 *m)
 						       (__u32)m[4] << 8 | m[5]));
 }
 
-static __always_inline __u32 fold_in6(const struct in6_addr *a)
+static __always_inline __u32 fold_in6(const __u8 *b)
 {
-	return mix32(a->in6_u.u6_addr32[0] ^ mix32(a->in6_u.u6_addr32[1] ^
-		     mix32(a->in6_u.u6_addr32[2] ^ mix32(a->in6_u.u6_addr32[3]))));
+	const __u32 *a = (const __u32 *)b; /* 4-aligned in struct pkt */
+
+	return mix32(a[0] ^ mix32(a[1] ^ mix32(a[2] ^ mix32(a[3]))));
+}
+
+/* A flow endpoint folded to 32 bits (dir 0: the source): its IP address when the frame has
+ * one, else its MAC. Only a group's spread needs it, so it is not computed while parsing:
+ * the steering program runs on the CPU that receives every frame. */
+static __always_inline __u32 endpoint_fold(const struct pkt *p, __u32 dir)
+{
+	const __u8 *a = dir ? p->daddr : p->saddr;
+
+	if (p->kind == UMEM_STEER_FLOW_IPV4)
+		return mix32(*(const __u32 *)a);
+	if (p->kind == UMEM_STEER_FLOW_IPV6)
+		return fold_in6(a);
+	return fold_mac(dir ? p->f.dmac : p->smac);
 }
 
 /* L4 ports (and the ICMPv6 type, for host control) at off; sets malformed if the transport
@@ -271,8 +283,6 @@ static __always_inline void parse_ipv4(struct pkt *p, void *data, void *data_end
 	p->router_kernel = ip->ttl <= 1 || ip->ihl > 5;
 	p->l3_off = (__u16)off;
 	p->ip_len = (__u16)tot;
-	p->src = mix32(ip->saddr);
-	p->dst = mix32(ip->daddr);
 	__builtin_memcpy(p->saddr, &ip->saddr, 4);
 	__builtin_memcpy(p->daddr, &ip->daddr, 4);
 	p->kind = UMEM_STEER_FLOW_IPV4;
@@ -303,8 +313,6 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 	p->router_kernel = ip6->hop_limit <= 1;
 	p->l3_off = (__u16)off;
 	p->ip_len = (__u16)(end - off);
-	p->src = fold_in6(&ip6->saddr);
-	p->dst = fold_in6(&ip6->daddr);
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
 	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
 	p->kind = UMEM_STEER_FLOW_IPV6;
@@ -361,8 +369,6 @@ static __always_inline void parse(struct xdp_md *ctx, struct pkt *p)
 	__builtin_memcpy(p->f.dmac, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(p->smac, eth->h_source, ETH_ALEN);
 	p->f.fields |= UMEM_STEER_M_DMAC;
-	p->src = fold_mac(p->smac);
-	p->dst = fold_mac(p->f.dmac);
 	proto = bpf_ntohs(eth->h_proto);
 #pragma unroll
 	for (int i = 0; i < UMEM_STEER_MAX_VLAN; i++) {
@@ -592,7 +598,7 @@ static __always_inline __u32 first_match(const struct umem_steer_table *t, const
 /* Symmetric: the endpoints are ordered before hashing, so both directions of a flow agree. */
 static __always_inline __u32 flow_hash(const struct pkt *p)
 {
-	__u32 a = p->src, b = p->dst, t;
+	__u32 a = endpoint_fold(p, 0), b = endpoint_fold(p, 1), t;
 	__u32 pa = p->frag ? 0 : p->f.sport, pb = p->frag ? 0 : p->f.dport;
 
 	if (a > b || (a == b && pa > pb)) {
