@@ -478,22 +478,32 @@ __noinline int prefix_slot(const struct umem_steer_prefix_rules *v, const struct
 __noinline int listed_longest(const struct umem_steer_listed *l, const struct pkt *p, __u32 dir)
 {
 	const __u32 *a; /* 4-aligned in struct pkt */
-	__u32 fam, nr;
+	__u32 nr;
 
 	if (!l || !p)
 		return -1;
 	a = (const __u32 *)(dir ? p->daddr : p->saddr);
-	fam = p->kind == UMEM_STEER_FLOW_IPV4 ? 4 : 6;
-	nr = l->nr;
+	if (p->kind == UMEM_STEER_FLOW_IPV4) {
+		nr = l->nr4;
+#pragma clang loop unroll(disable)
+		for (__u32 i = 0; i < UMEM_STEER_MAX_LISTED; i++) {
+			if (i >= nr)
+				break;
+			if (!((a[0] & l->v4[i].mask) ^ l->v4[i].addr))
+				return l->len4[i];
+		}
+		return -1;
+	}
+	nr = l->nr - l->nr4;
 #pragma clang loop unroll(disable)
 	for (__u32 i = 0; i < UMEM_STEER_MAX_LISTED; i++) {
-		const struct umem_steer_listed_prefix *e = &l->e[i];
+		const struct umem_steer_listed_v6 *e = &l->v6[i];
 
 		if (i >= nr)
 			break;
-		if (e->family == fam && !(((a[0] & e->mask[0]) ^ e->addr[0]) | ((a[1] & e->mask[1]) ^ e->addr[1]) |
-					  ((a[2] & e->mask[2]) ^ e->addr[2]) | ((a[3] & e->mask[3]) ^ e->addr[3])))
-			return e->len;
+		if (!(((a[0] & e->mask[0]) ^ e->addr[0]) | ((a[1] & e->mask[1]) ^ e->addr[1]) |
+		      ((a[2] & e->mask[2]) ^ e->addr[2]) | ((a[3] & e->mask[3]) ^ e->addr[3])))
+			return l->len6[i];
 	}
 	return -1;
 }

@@ -429,18 +429,29 @@ static int listed_one(struct umem_steer *s, uint32_t dir, const struct umem_stee
 	return 0;
 }
 
-static void listed_put(struct umem_steer_listed_prefix *e, const struct umem_steer_prefix_key *k)
+/* Appends k's prefix to its family's list in out. */
+static void listed_put(struct umem_steer_listed *out, const struct umem_steer_prefix_key *k)
 {
-	uint32_t len = k->prefixlen - 32;
+	uint32_t len = k->prefixlen - 32, addr[4], mask[4];
 
-	*e = (struct umem_steer_listed_prefix){ .family = k->family[0], .len = (uint8_t)len };
-	memcpy(e->addr, k->addr, sizeof(e->addr));
+	memcpy(addr, k->addr, sizeof(addr));
 	for (uint32_t w = 0; w < 4; w++) {
 		uint32_t bits = len > 32 * w ? len - 32 * w : 0;
 
-		e->mask[w] = bits ? htonl(bits >= 32 ? UINT32_MAX : ~(UINT32_MAX >> bits)) : 0;
-		e->addr[w] &= e->mask[w];
+		mask[w] = bits ? htonl(bits >= 32 ? UINT32_MAX : ~(UINT32_MAX >> bits)) : 0;
+		addr[w] &= mask[w];
 	}
+	if (k->family[0] == 4) {
+		out->v4[out->nr4] = (struct umem_steer_listed_v4){ .addr = addr[0], .mask = mask[0] };
+		out->len4[out->nr4++] = (uint8_t)len;
+	} else {
+		uint32_t i = out->nr - out->nr4;
+
+		memcpy(out->v6[i].addr, addr, sizeof(addr));
+		memcpy(out->v6[i].mask, mask, sizeof(mask));
+		out->len6[i] = (uint8_t)len;
+	}
+	out->nr++;
 }
 
 /* The list of trie dir's prefixes, and extra's (about to be added) when not NULL, longest first,
@@ -474,8 +485,7 @@ static void listed_build(struct umem_steer *s, uint32_t dir, const struct umem_s
 		}
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < l.n; i++)
-		listed_put(&out->e[i], &l.k[i]);
-	out->nr = l.n;
+		listed_put(out, &l.k[i]);
 }
 
 struct prefix_find {

@@ -115,7 +115,7 @@ struct umem_steer_rule {
 /*
  * A trie's prefixes, listed in the table while it holds at most UMEM_STEER_MAX_LISTED rules
  * (a router's own addresses: a handful): a frame whose address lies in none of them needs no
- * trie lookup (tools/steer-bench's router case: 32 ns over a bare XDP_PASS instead of 38). One
+ * trie lookup, which costs more than the scan (docs/BENCHMARKS.md, "A listed trie"). One
  * that lies in one starts the trie's walk at the longest listed prefix holding it. The writer
  * publishes the list with the trie's rule count, before it adds to the trie and after it
  * removes from it, so the list never lacks a prefix the trie holds; one it holds that the trie
@@ -125,17 +125,27 @@ struct umem_steer_rule {
  */
 #define UMEM_STEER_MAX_LISTED 16
 #define UMEM_STEER_LISTED_NONE 0xffffffffu
-struct umem_steer_listed_prefix {
-	__u32 addr[4]; /* the prefix's bits, network byte order (IPv4 in addr[0]) */
-	__u32 mask[4]; /* its length as a mask over addr */
-	__u8 family;   /* 4 or 6 */
-	__u8 len;
-	__u16 :16;
+struct umem_steer_listed_v4 {
+	__u32 addr; /* the prefix's bits, network byte order */
+	__u32 mask; /* its length as a mask over addr */
 };
 
+struct umem_steer_listed_v6 {
+	__u32 addr[4];
+	__u32 mask[4];
+};
+
+/* By family, so that an IPv4 frame's scan reads 8 bytes a prefix (the list is read for every
+ * frame, on the CPU that receives it, where the lines it touches are often cold). */
 struct umem_steer_listed {
-	__u32 nr; /* entries in use, or UMEM_STEER_LISTED_NONE */
-	struct umem_steer_listed_prefix e[UMEM_STEER_MAX_LISTED];
+	__u32 nr; /* prefixes listed, or UMEM_STEER_LISTED_NONE */
+	__u8 nr4; /* of which IPv4, in v4[]; the other nr - nr4 in v6[]; each longest first */
+	__u8 :8;
+	__u16 :16;
+	struct umem_steer_listed_v4 v4[UMEM_STEER_MAX_LISTED];
+	__u8 len4[UMEM_STEER_MAX_LISTED]; /* v4[i]'s length */
+	__u8 len6[UMEM_STEER_MAX_LISTED];
+	struct umem_steer_listed_v6 v6[UMEM_STEER_MAX_LISTED];
 };
 
 /* One bank of the rule table, rules sorted by priority. */

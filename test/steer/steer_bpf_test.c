@@ -1538,15 +1538,16 @@ static void test_listed(void)
 	table_get(&t, &bank);
 	CHECK_EQ(t.listed[UMEM_STEER_DIR_SRC].nr, 0);
 	CHECK_EQ(l->nr, 4);
-	for (uint32_t i = 1; i < l->nr; i++)
-		CHECK(l->e[i - 1].len >= l->e[i].len, "listed out of order at %u", i);
-	CHECK(l->e[0].family == 4 && l->e[0].len == 32 && l->e[0].addr[0] == htonl(IP4(10, 0, 1, 1)) &&
-	      l->e[0].mask[0] == UINT32_MAX && !l->e[0].mask[1], "listed /32");
-	/* The two /8s in either order. */
-	CHECK(l->e[1].len == 8 && l->e[2].len == 8 && l->e[1].family + l->e[2].family == 10, "listed /8s");
-	CHECK(l->e[l->e[1].family == 6 ? 1 : 2].mask[0] == htonl(0xff000000u), "listed ff00::/8");
-	CHECK(l->e[l->e[1].family == 4 ? 1 : 2].addr[0] == htonl(IP4(10, 0, 0, 0)), "listed 10.0.0.0/8");
-	CHECK(l->e[3].family == 4 && l->e[3].len == 4 && l->e[3].mask[0] == htonl(0xf0000000u), "listed /4");
+	/* By family, each longest first, with its masks. */
+	CHECK_EQ(l->nr4, 3);
+	CHECK(l->len4[0] == 32 && l->v4[0].addr == htonl(IP4(10, 0, 1, 1)) && l->v4[0].mask == UINT32_MAX,
+	      "listed /32");
+	CHECK(l->len4[1] == 8 && l->v4[1].addr == htonl(IP4(10, 0, 0, 0)) && l->v4[1].mask == htonl(0xff000000u),
+	      "listed 10.0.0.0/8");
+	CHECK(l->len4[2] == 4 && l->v4[2].addr == htonl(IP4(224, 0, 0, 0)) && l->v4[2].mask == htonl(0xf0000000u),
+	      "listed /4");
+	CHECK(l->len6[0] == 8 && l->v6[0].addr[0] == htonl(0xff000000u) && l->v6[0].mask[0] == htonl(0xff000000u) &&
+	      !l->v6[0].mask[1] && !l->v6[0].addr[3], "listed ff00::/8");
 	EXPECT4(&f, 1, IP4(10, 0, 1, 1), own, UMEM_STEER_A_PASS);
 	EXPECT4(&f, 1, IP4(10, 9, 9, 9), D, UMEM_STEER_A_PASS); /* in the /8, not port 53 */
 	EXPECT4(&f, 1, IP4(11, 0, 0, 1), D, UMEM_STEER_A_PASS); /* in none */
@@ -1565,9 +1566,13 @@ static void test_listed(void)
 	 * up, not found, and the walk goes on from the next shorter prefix in the trie. */
 	table_get(&t, &bank);
 	CHECK_EQ(l->nr, 5);
-	memmove(&t.listed[UMEM_STEER_DIR_DST].e[1], &l->e[0], 5 * sizeof(l->e[0]));
-	t.listed[UMEM_STEER_DIR_DST].e[0] = (struct umem_steer_listed_prefix){
-		.family = 4, .len = 32, .addr = { htonl(IP4(10, 0, 1, 9)) }, .mask = { UINT32_MAX } };
+	CHECK_EQ(l->nr4, 4);
+	memmove(&t.listed[UMEM_STEER_DIR_DST].v4[1], &l->v4[0], 4 * sizeof(l->v4[0]));
+	memmove(&t.listed[UMEM_STEER_DIR_DST].len4[1], &l->len4[0], 4);
+	t.listed[UMEM_STEER_DIR_DST].v4[0] = (struct umem_steer_listed_v4){ .addr = htonl(IP4(10, 0, 1, 9)),
+									     .mask = UINT32_MAX };
+	t.listed[UMEM_STEER_DIR_DST].len4[0] = 32;
+	t.listed[UMEM_STEER_DIR_DST].nr4 = 5;
 	t.listed[UMEM_STEER_DIR_DST].nr = 6;
 	table_put(&t, bank);
 	udp4(&f, 1, IP4(10, 0, 1, 9), 1, 53, 0);
