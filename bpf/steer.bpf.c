@@ -73,9 +73,10 @@ struct {
 	__type(value, struct umem_steer_trace);
 } steer_trace SEC(".maps");
 
-/* Flow table (see steer_abi.h). LRU: a table filled behind the control API's back (it counts
- * and refuses beyond UMEM_STEER_MAX_FLOWS) loses its coldest flow, which returns to the default
- * path, rather than refusing new ones. */
+/* Flow tables (see steer_abi.h): IPv4 5-tuples by their own short key, the other kinds by the
+ * whole one. LRU: a table filled behind the control API's back (it counts and refuses beyond
+ * its limit) loses its coldest flow, which returns to the default path, rather than refusing new
+ * ones. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, UMEM_STEER_MAX_FLOWS);
@@ -83,7 +84,15 @@ struct {
 	__type(value, struct umem_steer_flow);
 } steer_flows SEC(".maps");
 
-/* ORDERED flows: frames userspace has sent since the flow was added (written by userspace). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, UMEM_STEER_MAX_FLOWS);
+	__type(key, struct umem_steer_flow_key4);
+	__type(value, struct umem_steer_flow);
+} steer_flows4 SEC(".maps");
+
+/* ORDERED flows: frames userspace has sent since the flow was added (written by userspace),
+ * by the whole key for every kind: only a gated frame looks here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, UMEM_STEER_MAX_FLOWS);
@@ -644,8 +653,24 @@ static __always_inline int bridge_source(const struct pkt *p)
 	return !(p->smac[0] & 1) && (p->smac[0] | p->smac[1] | p->smac[2] | p->smac[3] | p->smac[4] | p->smac[5]);
 }
 
+/* The frame's 5-tuple as the whole key (steer_flows', and steer_fgate's for every kind). The
+ * addresses are zero past an IPv4 address (struct pkt), as an IPv4 key's are. */
+static __always_inline void key_5tuple(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow_key *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->ifindex = ctx->ingress_ifindex;
+	k->kind = p->kind;
+	k->l4proto = p->f.l4proto;
+	k->sport = p->f.sport;
+	k->dport = p->f.dport;
+	__builtin_memcpy(k->saddr, p->saddr, 16);
+	__builtin_memcpy(k->daddr, p->daddr, 16);
+}
+
 /* The flow that decides this frame, or NULL: the 5-tuple first (more specific), then the
- * destination MAC. Fragments, non-TCP/UDP, group addresses and ARP/ND never match. */
+ * destination MAC. Fragments, non-TCP/UDP, group addresses and ARP/ND never match. On a hit,
+ * k->kind is the flow's kind; the rest of k is filled for the kinds of steer_flows only (an
+ * IPv4 flow's gate fills it, key_5tuple). */
 static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, const struct pkt *p,
 							  struct umem_steer_flow_key *k)
 {
@@ -656,24 +681,34 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 	conf = bpf_map_lookup_elem(&steer_fconf, &zero);
 	if (!conf || !conf->kinds || p->malformed)
 		return NULL;
-	k->ifindex = ctx->ingress_ifindex;
 	if (p->kind && !p->frag && (conf->kinds & (1u << p->kind)) &&
 	    (p->f.fields & UMEM_STEER_M_DPORT) &&
 	    (p->f.l4proto == IPPROTO_TCP || p->f.l4proto == IPPROTO_UDP)) {
-		k->kind = p->kind;
-		k->l4proto = p->f.l4proto;
-		k->sport = p->f.sport;
-		k->dport = p->f.dport;
-		__builtin_memcpy(k->saddr, p->saddr, 16);
-		__builtin_memcpy(k->daddr, p->daddr, 16);
-		fl = bpf_map_lookup_elem(&steer_flows, k);
-		if (fl)
+		if (p->kind == UMEM_STEER_FLOW_IPV4) {
+			struct umem_steer_flow_key4 k4;
+
+			/* Each byte: clang leaves the unnamed fields of an initializer unset. */
+			__builtin_memset(&k4, 0, sizeof(k4));
+			k4.ifindex = ctx->ingress_ifindex;
+			k4.l4proto = p->f.l4proto;
+			k4.sport = p->f.sport;
+			k4.dport = p->f.dport;
+			__builtin_memcpy(k4.saddr, p->saddr, 4);
+			__builtin_memcpy(k4.daddr, p->daddr, 4);
+			fl = bpf_map_lookup_elem(&steer_flows4, &k4);
+		} else {
+			key_5tuple(ctx, p, k);
+			fl = bpf_map_lookup_elem(&steer_flows, k);
+		}
+		if (fl) {
+			k->kind = p->kind;
 			return fl;
-		__builtin_memset(k, 0, sizeof(*k));
-		k->ifindex = ctx->ingress_ifindex;
+		}
 	}
 	if ((conf->kinds & (1u << UMEM_STEER_FLOW_L2)) && (p->f.fields & UMEM_STEER_M_DMAC) &&
 	    !(p->f.dmac[0] & 1) && bridge_source(p) && !is_host_control(p)) {
+		__builtin_memset(k, 0, sizeof(*k));
+		k->ifindex = ctx->ingress_ifindex;
 		k->kind = UMEM_STEER_FLOW_L2;
 		k->vlan = (p->f.fields & UMEM_STEER_M_VLAN) ? p->f.vlan : 0;
 		__builtin_memcpy(k->dmac, p->f.dmac, 6);
@@ -842,7 +877,7 @@ static __always_inline int route_rewrite(struct xdp_md *ctx, const struct pkt *p
 /* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
  * *marked: the frame was gated and carries the gate mark. */
 static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow *fl,
-				      const struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
+				      struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
 {
 	__u64 now = bpf_ktime_get_coarse_ns();
 	__u32 stat;
@@ -868,7 +903,11 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 		return -1;
 	}
 	if ((fl->flags & UMEM_STEER_FLOW_F_ORDERED) && !fl->open) {
-		__u64 *sent = bpf_map_lookup_elem(&steer_fgate, k);
+		__u64 *sent;
+
+		if (k->kind == UMEM_STEER_FLOW_IPV4)
+			key_5tuple(ctx, p, k);
+		sent = bpf_map_lookup_elem(&steer_fgate, k);
 
 		/* Open only once userspace has sent all it was given: nothing older is left (and
 		 * never after a partial checksum). */
@@ -917,8 +956,8 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 	default:
 		return -1;
 	}
-	__sync_fetch_and_add(&fl->packets, 1);
-	__sync_fetch_and_add(&fl->bytes, bytes);
+	fl->packets++; /* not atomic: see struct umem_steer_flow */
+	fl->bytes += bytes;
 	count(&steer_fstats, stat, bytes);
 	return verdict;
 }
@@ -955,7 +994,7 @@ struct flow_out {
  * decides, or FLOW_VERIFY_CSUM. */
 __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes, struct flow_out *out)
 {
-	struct umem_steer_flow_key k = {};
+	struct umem_steer_flow_key k; /* filled as flow_find says */
 	struct umem_steer_flow *fl;
 	__u32 marked = 0;
 	int verdict;

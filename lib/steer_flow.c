@@ -19,7 +19,7 @@
 #include "steer.skel.h"
 
 /* The flow maps a handle holds, in the order of flow_maps[]; the optional sources map last. */
-enum flow_map { FM_FLOWS, FM_GATE, FM_STATS, FM_CONF, FM_DEVS, FM_L2SRC, FM_NR };
+enum flow_map { FM_FLOWS, FM_FLOWS4, FM_GATE, FM_STATS, FM_CONF, FM_DEVS, FM_L2SRC, FM_NR };
 
 struct umem_steer_flows {
 	int fd[FM_NR];
@@ -115,12 +115,13 @@ int umem__prog_maps(int prog_fd, const char *const *names, const uint32_t *value
 }
 
 static const char *const flow_maps[FM_NR] = {
-	[FM_FLOWS] = UMEM_STEER_MAP_FLOWS, [FM_GATE] = UMEM_STEER_MAP_FLOW_GATE,
+	[FM_FLOWS] = UMEM_STEER_MAP_FLOWS, [FM_FLOWS4] = UMEM_STEER_MAP_FLOWS4, [FM_GATE] = UMEM_STEER_MAP_FLOW_GATE,
 	[FM_STATS] = UMEM_STEER_MAP_FLOW_STATS, [FM_CONF] = UMEM_STEER_MAP_FLOW_CONF,
 	[FM_DEVS] = UMEM_STEER_MAP_DEVS, [FM_L2SRC] = UMEM_STEER_MAP_L2_SOURCES,
 };
 /* Another build's program (opened by id) must lay its flows out as this libumem does. */
-static const uint32_t flow_sizes[FM_NR] = { [FM_FLOWS] = sizeof(struct umem_steer_flow) };
+static const uint32_t flow_sizes[FM_NR] = { [FM_FLOWS] = sizeof(struct umem_steer_flow),
+					    [FM_FLOWS4] = sizeof(struct umem_steer_flow) };
 
 struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 {
@@ -169,6 +170,11 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 	f->max = max[FM_FLOWS];
 	/* The sources map is optional (-EOPNOTSUPP from umem_steer_flows__l2_sources): a program
 	 * from a build before it still has a flow table. */
+	if (!err && fds[FM_FLOWS] >= 0 && fds[FM_FLOWS4] < 0) {
+		pr_warn("steer flows: the program has no map %s: a program from another version; replace it\n",
+			flow_maps[FM_FLOWS4]);
+		err = -EPROTO;
+	}
 	for (size_t k = 0; k < FM_L2SRC && !err; k++) {
 		if (fds[k] < 0) {
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
@@ -259,6 +265,39 @@ bad_bytes:
 	return -EINVAL;
 }
 
+/* Where a flow lives: an IPv4 5-tuple in steer_flows4 by its short key (built in *k4), the
+ * other kinds in steer_flows by the whole one. Returns that map's fd; *mkey: the key it takes. */
+static int flow_map_of(const struct umem_steer_flows *f, const struct umem_steer_flow_key *k,
+		       struct umem_steer_flow_key4 *k4, const void **mkey)
+{
+	if (k->kind != UMEM_STEER_FLOW_IPV4) {
+		*mkey = k;
+		return f->fd[FM_FLOWS];
+	}
+	memset(k4, 0, sizeof(*k4)); /* the kernel hashes every byte */
+	k4->ifindex = k->ifindex;
+	k4->l4proto = k->l4proto;
+	k4->sport = k->sport;
+	k4->dport = k->dport;
+	memcpy(k4->saddr, k->saddr, 4);
+	memcpy(k4->daddr, k->daddr, 4);
+	*mkey = k4;
+	return f->fd[FM_FLOWS4];
+}
+
+/* The whole key of steer_flows4's k4, as the API gives it. */
+static void key_of4(const struct umem_steer_flow_key4 *k4, struct umem_steer_flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ifindex = k4->ifindex;
+	k->kind = UMEM_STEER_FLOW_IPV4;
+	k->l4proto = k4->l4proto;
+	k->sport = k4->sport;
+	k->dport = k4->dport;
+	memcpy(k->saddr, k4->saddr, 4);
+	memcpy(k->daddr, k4->daddr, 4);
+}
+
 _Static_assert(sizeof(struct umem_steer_flow) == 96 && offsetof(struct umem_steer_flow, imac) == 88,
 	       "struct umem_steer_flow grows at its end only (its size is the map's version, see flow_sizes)");
 
@@ -311,15 +350,18 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 			  const struct umem_steer_flow *flow)
 {
 	struct umem_steer_flow_conf c;
+	struct umem_steer_flow_key4 k4;
 	struct umem_steer_flow v;
 	char ifname[IF_NAMESIZE];
-	int err;
+	const void *mkey;
+	int err, fd;
 
 	if (!f || !key || !flow)
 		return -EINVAL;
 	if ((err = check_key(key)) || (err = check_flow(key, flow)) || (err = conf_read(f, &c)))
 		return err;
-	if (!bpf_map_lookup_elem(f->fd[FM_FLOWS], key, &v))
+	fd = flow_map_of(f, key, &k4, &mkey);
+	if (!bpf_map_lookup_elem(fd, mkey, &v))
 		return -EEXIST;
 	if (c.nr >= conf_limit(f, &c)) {
 		pr_debug("steer flows: table full (%u flows)\n", c.nr);
@@ -346,7 +388,7 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 	/* No gate until the first release: frames queued before the add are not counted in
 	 * gated, so only the caller can say when it holds none of them. */
 	bpf_map_delete_elem(f->fd[FM_GATE], key);
-	if (bpf_map_update_elem(f->fd[FM_FLOWS], key, &v, BPF_NOEXIST))
+	if (bpf_map_update_elem(fd, mkey, &v, BPF_NOEXIST))
 		return -errno;
 	c.nr++;
 	c.kinds |= 1u << key->kind;
@@ -356,11 +398,14 @@ int umem_steer_flows__add(struct umem_steer_flows *f, const struct umem_steer_fl
 int umem_steer_flows__delete(struct umem_steer_flows *f, const struct umem_steer_flow_key *key)
 {
 	struct umem_steer_flow_conf c;
-	int err;
+	struct umem_steer_flow_key4 k4;
+	const void *mkey;
+	int err, fd;
 
 	if (!f || !key)
 		return -EINVAL;
-	if (bpf_map_delete_elem(f->fd[FM_FLOWS], key))
+	fd = flow_map_of(f, key, &k4, &mkey);
+	if (bpf_map_delete_elem(fd, mkey))
 		return -errno;
 	bpf_map_delete_elem(f->fd[FM_GATE], key);
 	if ((err = conf_read(f, &c)))
@@ -373,18 +418,27 @@ int umem_steer_flows__delete(struct umem_steer_flows *f, const struct umem_steer
 int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
 			     struct umem_steer_flow *out)
 {
+	struct umem_steer_flow_key4 k4;
+	const void *mkey;
+	int fd;
+
 	if (!f || !key || !out)
 		return -EINVAL;
-	return bpf_map_lookup_elem(f->fd[FM_FLOWS], key, out) ? -errno : 0;
+	fd = flow_map_of(f, key, &k4, &mkey);
+	return bpf_map_lookup_elem(fd, mkey, out) ? -errno : 0;
 }
 
 int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key, uint64_t sent)
 {
+	struct umem_steer_flow_key4 k4;
 	struct umem_steer_flow v;
+	const void *mkey;
+	int fd;
 
 	if (!f || !key)
 		return -EINVAL;
-	if (bpf_map_lookup_elem(f->fd[FM_FLOWS], key, &v))
+	fd = flow_map_of(f, key, &k4, &mkey);
+	if (bpf_map_lookup_elem(fd, mkey, &v))
 		return -errno; /* a deleted flow gets no gate */
 	return bpf_map_update_elem(f->fd[FM_GATE], key, &sent, BPF_ANY) ? -errno : 0;
 }
@@ -392,6 +446,7 @@ int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_stee
 /* The keys of the maps map_walk goes over. */
 union map_key {
 	struct umem_steer_flow_key flow;
+	struct umem_steer_flow_key4 flow4;
 	struct umem_steer_l2_source_key l2;
 };
 
@@ -424,19 +479,26 @@ struct flow_walk {
 	umem_steer_flow_fn fn;
 	void *arg;
 	uint64_t now, idle_ns;
-	bool expire;
+	bool expire, stopped;
 	int expired;
+	enum flow_map map; /* the map walked: FM_FLOWS or FM_FLOWS4 */
 	struct umem_steer_flow v;
 };
 
-static int flow_visit(const void *key, void *value, void *ctx)
+static int flow_visit(const void *mkey, void *value, void *ctx)
 {
 	struct flow_walk *fw = ctx;
 	const struct umem_steer_flow *v = value;
+	const struct umem_steer_flow_key *key = mkey;
+	struct umem_steer_flow_key whole;
 
+	if (fw->map == FM_FLOWS4) {
+		key_of4(mkey, &whole);
+		key = &whole;
+	}
 	if (!fw->expire)
-		return fw->fn ? fw->fn(key, v, fw->arg) : 0;
-	if (fw->now > v->last_ns && fw->now - v->last_ns > fw->idle_ns && !bpf_map_delete_elem(fw->f->fd[FM_FLOWS], key)) {
+		return (fw->stopped = fw->fn && fw->fn(key, v, fw->arg));
+	if (fw->now > v->last_ns && fw->now - v->last_ns > fw->idle_ns && !bpf_map_delete_elem(fw->f->fd[fw->map], mkey)) {
 		bpf_map_delete_elem(fw->f->fd[FM_GATE], key);
 		fw->expired++;
 		if (fw->fn)
@@ -451,7 +513,10 @@ static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, ui
 {
 	struct flow_walk fw = { .f = f, .fn = fn, .arg = arg, .now = umem_steer_flows__now_ns(),
 				.idle_ns = idle_ns, .expire = expire };
-	int n = map_walk(f->fd[FM_FLOWS], &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
+	int n = 0;
+
+	for (fw.map = FM_FLOWS; fw.map <= FM_FLOWS4 && !fw.stopped; fw.map++)
+		n += map_walk(f->fd[fw.map], &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
 
 	if (expire) {
 		/* Recount: corrects what flows lost behind the API's back (LRU eviction). */
@@ -510,10 +575,11 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 
 	if (!f)
 		return -EINVAL;
-	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->fd[FM_FLOWS], NULL, &k);) {
-		bpf_map_delete_elem(f->fd[FM_FLOWS], &k);
+	for (int m = FM_FLOWS; m <= FM_FLOWS4; m++)
+		for (union map_key k; !bpf_map_get_next_key(f->fd[m], NULL, &k);)
+			bpf_map_delete_elem(f->fd[m], &k);
+	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->fd[FM_GATE], NULL, &k);)
 		bpf_map_delete_elem(f->fd[FM_GATE], &k);
-	}
 	for (struct umem_steer_l2_source_key k; f->fd[FM_L2SRC] >= 0 && !bpf_map_get_next_key(f->fd[FM_L2SRC], NULL, &k);)
 		bpf_map_delete_elem(f->fd[FM_L2SRC], &k);
 	if ((err = conf_read(f, &c)))

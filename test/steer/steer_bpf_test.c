@@ -1052,6 +1052,24 @@ static void valid_as_pseudo(struct frame *f)
 	CHECK(umem_csum__fold(pseudo + umem_csum__add(0, f->b + 34, l4_len)) == 0xffff, "the crafted checksum");
 }
 
+/* The keys a walk gives, against those added (IPv4 ones come from their own map, by a short key,
+ * and must come back whole); stop_after: the visit that stops the walk (0: none). */
+struct flow_keys {
+	const struct umem_steer_flow_key *want[3];
+	int seen[3], visits, stop_after;
+};
+
+static int record_flow(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow, void *arg)
+{
+	struct flow_keys *fk = arg;
+
+	(void)flow;
+	for (int i = 0; i < 3; i++)
+		if (!memcmp(key, fk->want[i], sizeof(*key)))
+			fk->seen[i]++;
+	return ++fk->visits == fk->stop_after;
+}
+
 static void test_flows(void)
 {
 	struct umem_steer_flows *F = umem_steer_flows__open(S);
@@ -1342,6 +1360,18 @@ static void test_flows(void)
 	/* Iterate; expire (idle 1 h keeps all, idle 0 removes each once the coarse clock ticks). */
 	n = umem_steer_flows__foreach(F, NULL, NULL);
 	CHECK_EQ(n, 3);
+	{
+		struct flow_keys fk = { .want = { &k, &k6, &kl2 } }, stop = fk;
+
+		CHECK_EQ(umem_steer_flows__foreach(F, record_flow, &fk), 3);
+		CHECK(fk.seen[0] == 1 && fk.seen[1] == 1 && fk.seen[2] == 1, "walk: keys seen %d %d %d (IPv4, IPv6, L2)",
+		      fk.seen[0], fk.seen[1], fk.seen[2]);
+		/* A stop ends the walk over both maps. */
+		for (stop.stop_after = 1; stop.stop_after <= 3; stop.stop_after++) {
+			stop.visits = 0;
+			CHECK_EQ(umem_steer_flows__foreach(F, record_flow, &stop), stop.stop_after);
+		}
+	}
 	CHECK(umem_steer_flows__count(F, &nr, &limit) == 0 && nr == 3 && limit == UMEM_STEER_MAX_FLOWS, "count %u", nr);
 	{
 		char line[256];

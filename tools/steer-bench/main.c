@@ -39,15 +39,22 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint32_t median_ns(int prog_fd, uint32_t repeat)
+/* ifindex: the frame's ingress interface (0: none); want: the verdict every round must give
+ * (-1: any), so that a case measures the path it names. */
+static uint32_t median_ns(int prog_fd, uint32_t repeat, uint32_t ifindex, int want)
 {
+	struct xdp_md md = { .data_end = sizeof(frame), .ingress_ifindex = ifindex };
 	uint32_t d[ROUNDS];
 
 	for (int r = 0; r < ROUNDS; r++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
-			    .repeat = repeat);
+			    .ctx_in = ifindex ? &md : NULL, .ctx_size_in = ifindex ? sizeof(md) : 0, .repeat = repeat);
 		if (bpf_prog_test_run_opts(prog_fd, &o)) {
 			fprintf(stderr, "steer-bench: test run: %s\n", strerror(errno));
+			exit(1);
+		}
+		if (want >= 0 && o.retval != (uint32_t)want) {
+			fprintf(stderr, "steer-bench: verdict %u, not %d: the case misses its path\n", o.retval, want);
 			exit(1);
 		}
 		d[r] = o.duration;
@@ -105,6 +112,25 @@ static void fill_router(struct umem_steer *s)
 	for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++)
 		if (umem_steer_rule__parse(pass[i], &r) || umem_steer__add_rule(s, &r))
 			exit(1);
+}
+
+/* fill_router, and the frame's flow offloaded: a redirect out of the loopback (ifindex 1), which
+ * is also the ingress. Without the routed rewrite (UMEM_STEER_FLOW_F_ROUTE): the rounds reuse
+ * one frame, whose TTL would run down to the kernel's. */
+static void fill_flow(struct umem_steer *s)
+{
+	struct umem_steer_flow fl = { .action = UMEM_STEER_FLOW_A_REDIRECT, .index = 1 };
+	struct umem_steer_flows *f;
+	struct umem_steer_flow_key k;
+
+	fill_router(s);
+	f = umem_steer_flows__open(s);
+	if (!f || umem_steer_flow_key__parse(frame, sizeof(frame), 1, UMEM_STEER_FLOW_IPV4, &k) ||
+	    umem_steer_flows__add(f, &k, &fl)) {
+		fprintf(stderr, "steer-bench: cannot add the flow\n");
+		exit(1);
+	}
+	umem_steer_flows__close(f);
 }
 
 struct bench_cfg {
@@ -182,19 +208,20 @@ int main(int argc, char **argv)
 		int before;
 		const char *last;
 		int prefixes; /* > 0: fill_prefixes(prefixes - 1 misses + the hit), < 0: -prefixes misses */
-		bool router;  /* fill_router */
+		int router;   /* 1: fill_router; 2: fill_flow */
 	} cases[] = {
-		{ "no rules, default pass", 0, NULL, 0, false },
-		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass", 0, false },
-		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass", 0, false },
-		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass", 0, false },
-		{ "64 rules, none match", 64, NULL, 0, false },
-		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7", 0, false },
-		{ "1 src prefix, holds the frame", 0, NULL, 1, false },
-		{ "1k src prefixes, one holds it", 0, NULL, 1000, false },
-		{ "100k src prefixes, one holds it", 0, NULL, 100000, false },
-		{ "100k src prefixes, none holds it", 0, NULL, -100000, false },
-		{ "router (--mode l3): 6 dst passes", 0, NULL, 0, true },
+		{ "no rules, default pass", 0, NULL, 0, 0 },
+		{ "1 rule (udp dport) -> pass", 0, "udp dport 5001 -> pass", 0, 0 },
+		{ "8 rules, the 8th decides", 7, "udp dport 5001 -> pass", 0, 0 },
+		{ "64 rules, the 64th decides", 63, "udp dport 5001 -> pass", 0, 0 },
+		{ "64 rules, none match", 64, NULL, 0, 0 },
+		{ "1 rule -> group 0-7 (hash)", 0, "udp -> group 0-7", 0, 0 },
+		{ "1 src prefix, holds the frame", 0, NULL, 1, 0 },
+		{ "1k src prefixes, one holds it", 0, NULL, 1000, 0 },
+		{ "100k src prefixes, one holds it", 0, NULL, 100000, 0 },
+		{ "100k src prefixes, none holds it", 0, NULL, -100000, 0 },
+		{ "router (--mode l3): 6 dst passes", 0, NULL, 0, 1 },
+		{ "router, the flow offloaded", 0, NULL, 0, 2 },
 	};
 	uint32_t base;
 	struct umem_steer *s;
@@ -218,20 +245,23 @@ int main(int argc, char **argv)
 		return e ? 1 : 0;
 	}
 	build_frame();
-	base = median_ns(base_fd, cfg.repeat);
+	base = median_ns(base_fd, cfg.repeat, 0, -1);
 	printf("%-32s %8s %10s   (median of %d rounds x %u frames, 64-byte IPv4/UDP)\n", "case", "ns/frame",
 	       "over base", ROUNDS, cfg.repeat);
 	printf("%-32s %8u %10s\n", "baseline: return XDP_PASS", base, "-");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t ns;
 
-		if (cases[i].router)
+		if (cases[i].router == 2)
+			fill_flow(s);
+		else if (cases[i].router)
 			fill_router(s);
 		else if (cases[i].prefixes)
 			fill_prefixes(s, abs(cases[i].prefixes) - (cases[i].prefixes > 0), cases[i].prefixes > 0);
 		else
 			fill(s, cases[i].before, cases[i].last);
-		ns = median_ns(umem_steer__prog_fd(s), cfg.repeat);
+		ns = cases[i].router == 2 ? median_ns(umem_steer__prog_fd(s), cfg.repeat, 1, XDP_REDIRECT) :
+					     median_ns(umem_steer__prog_fd(s), cfg.repeat, 0, -1);
 		printf("%-32s %8u %+10d\n", cases[i].name, ns, (int)ns - (int)base);
 	}
 	umem_steer__detach(s);
