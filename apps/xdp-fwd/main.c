@@ -378,6 +378,7 @@ static int forward(struct fwd_ctx *ctx, const sigset_t *sigs, int argc, char **a
 	for (uint32_t k = 0; k < ctx->nr_workers; k++)
 		if (ctx->workers[k].error)
 			ret = ctx->workers[k].error;
+	fwd_offload_settle(ctx);
 	fwd_report_sample(ctx, &total);
 	/* The last scrape and --metrics-file agree with the totals below. */
 	fwd_metrics_publish(ctx->metrics, ctx, &start, &total);

@@ -26,6 +26,9 @@ struct fwd_worker;
  * stays NULL, and the workers call nothing here). */
 int fwd_offload_init(struct fwd_ctx *ctx);
 void fwd_offload_fini(struct fwd_ctx *ctx);
+/* Before the totals, workers stopped: the loss count on the counts as they are, the frames in
+ * flight sent first (a millisecond; at most 20 when frames were lost). */
+void fwd_offload_settle(struct fwd_ctx *ctx);
 /* Main thread, workers parked. Interface f's steering program is about to go (the interface is
  * gone): its flows leave the kernel, and so do the other interfaces' flows towards it (the
  * kernel drops a device's devmap entries with it); what its counters said is kept. */

@@ -29,12 +29,13 @@ static void loss_epoch(struct fwd_ctx *ctx)
 	struct fwd_offload *off = ctx->off;
 	uint64_t tx0[FWD_MAX_PORTS] = { 0 }, dropped0[FWD_MAX_PORTS] = { 0 };
 
-	fwd_off_check_targets(ctx); /* the epoch ends on counts read now */
+	fwd_off_settle_targets(ctx); /* the epoch ends on counts read now */
 
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		off->ifc[f].lost_before = atomic_load(&off->ifc[f].lost);
 		off->ifc[f].redirected0 = fwd_off_redirected_to(ctx, f);
 		off->ifc[f].user_tx0 = fwd_off_user_tx(ctx, f);
+		off->ifc[f].loss = (struct fwd_loss){ 0 };
 		off->ifc[f].redirected_seen = 0;
 		off->ifc[f].lost_seen = 0;
 	}
@@ -216,6 +217,12 @@ void fwd_offload_fini(struct fwd_ctx *ctx)
 	fwd_off_targets_close(off);
 	free(off);
 	ctx->off = NULL;
+}
+
+void fwd_offload_settle(struct fwd_ctx *ctx)
+{
+	if (ctx->off)
+		fwd_off_settle_targets(ctx);
 }
 
 void fwd_offload_sample(struct fwd_ctx *ctx, uint32_t port, struct fwd_offload_sample *out)

@@ -17,6 +17,7 @@
 
 #include "ctx.h"
 #include "gate.h"
+#include "offload_loss.h"
 #include "sys.h"
 
 struct redirect_probe;
@@ -38,6 +39,8 @@ struct redirect_probe;
 /* The delivery check of redirect targets: a target that takes none is found within two periods,
  * and its flows leave the kernel at the next loop turn. */
 #define OFF_TARGET_NS 20000000ull
+/* The longest fwd_off_settle_targets waits for frames in flight to be sent. */
+#define OFF_SETTLE_NS 20000000ull
 #define OFF_REPROBE_NS 1000000000ull /* a bad target is probed again this often */
 #define OFF_PROBE_RETRY_NS 100000000ull /* after a transient probe failure, no probe for this long */
 #define OFF_XMIT_STATS 128u /* ethtool counters of a target's XDP transmits we sum (64 queues) */
@@ -154,7 +157,8 @@ struct fwd_off_iface {
 	 * with the epoch, as a replaced interface counts from 0 again. */
 	struct fwd_wide32 tx_wide, dropped_wide;
 	uint64_t lost_before;
-	uint64_t redirected_seen, lost_seen;
+	struct fwd_loss loss; /* this epoch's readings (under lock) */
+	uint64_t redirected_seen, lost_seen; /* the last reading's judged redirects and their loss */
 	_Atomic uint64_t lost; /* redirected to the interface, not sent, since start */
 	/* Probe frames the interface took into its peer's ring (under lock): its tx_packets counts
 	 * them like the frames our sockets send, so the loss count takes them out likewise. */
@@ -200,7 +204,8 @@ bool fwd_off_may_try(struct fwd_ctx *ctx, uint32_t f);
  * turn, every OFF_TARGET_NS); by their link counters, which also counts what was lost; a bad
  * target probed again. */
 void fwd_off_check_delivery(struct fwd_ctx *ctx);
-void fwd_off_check_targets(struct fwd_ctx *ctx);
+uint64_t fwd_off_check_targets(struct fwd_ctx *ctx);
+void fwd_off_settle_targets(struct fwd_ctx *ctx);
 void fwd_off_reprobe_bad(struct fwd_ctx *ctx, uint64_t now);
 /* The loss books' inputs: every interface's tx_packets and tx_dropped (widened; bit f of the
  * result: interface f was there), the frames the programs redirected towards f, and the frames

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -422,16 +423,15 @@ void fwd_off_check_delivery(struct fwd_ctx *ctx)
 /* Redirected frames an interface did not send are lost in the kernel: a veth whose peer has
  * neither GRO nor an XDP program drops them all (and counts them nowhere). Count the loss, say
  * so, and stop offloading to it. Only with two interfaces, where the redirects towards each are
- * known. */
-void fwd_off_check_targets(struct fwd_ctx *ctx)
+ * known. Each reading judges the one before (offload_loss.h); returns the frames it found lost
+ * and not counted dropped. */
+uint64_t fwd_off_check_targets(struct fwd_ctx *ctx)
 {
 	struct fwd_offload *off = ctx->off;
-	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found, dropped[FWD_MAX_PORTS];
+	uint64_t tx[FWD_MAX_PORTS], rs[FWD_MAX_PORTS], found, dropped[FWD_MAX_PORTS], missing = 0;
 
 	if (ctx->nr_ifaces != 2)
-		return;
-	/* Redirects first, the interfaces' counts after: a frame redirected by then has had the
-	 * time to be sent (the count lags by what the target still queues). */
+		return 0;
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		rs[f] = fwd_off_redirected_to(ctx, f);
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++) {
@@ -440,32 +440,44 @@ void fwd_off_check_targets(struct fwd_ctx *ctx)
 	}
 	found = fwd_off_read_tx_packets(off, ctx->nr_ifaces, tx, dropped);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
-		uint64_t r, sent, u, delivered, lost, dr, dl, counted, uncounted;
+		struct fwd_off_iface *oi = &off->ifc[f];
+		uint64_t lost, judged, dr, dl, counted;
 
 		if (!(found & (1ull << f)))
 			continue; /* gone (maybe not yet seen gone by the main thread): no count */
-		r = rs[f] - off->ifc[f].redirected0;
-		sent = tx[f] - off->ifc[f].tx0;
-		u = fwd_off_user_tx(ctx, f) - off->ifc[f].user_tx0;
-		delivered = sent > u ? sent - u : 0;
-		lost = r > delivered ? r - delivered : 0;
 		/* What the interface counted in tx_dropped is a drop xdp-fwd reports already
-		 * (tx_dropped_kernel): out of "lost", so that each frame is counted once. The
-		 * target check below still sees every frame not sent. Same dump as sent: a drop
-		 * is in one or the other. */
-		counted = dropped[f] - off->ifc[f].dropped0;
-		uncounted = lost > counted ? lost - counted : 0;
-		dr = r - off->ifc[f].redirected_seen;
-		dl = lost > off->ifc[f].lost_seen ? lost - off->ifc[f].lost_seen : 0;
-		if (off->ifc[f].lost_before + uncounted > atomic_load(&off->ifc[f].lost))
-			atomic_store(&off->ifc[f].lost, off->ifc[f].lost_before + uncounted); /* a count never goes back */
+		 * (tx_dropped_kernel): out of the loss count, so that each frame is counted once.
+		 * The target check below still sees every frame not sent. Same dump as sent: a
+		 * drop is in one or the other. */
+		counted = dropped[f] - oi->dropped0;
+		lost = fwd_loss_read(&oi->loss, rs[f] - oi->redirected0, fwd_off_user_tx(ctx, f) - oi->user_tx0,
+				     tx[f] - oi->tx0, counted, &judged);
+		missing += lost > counted ? lost - counted : 0;
+		dr = judged - oi->redirected_seen;
+		dl = lost > oi->lost_seen ? lost - oi->lost_seen : 0;
+		if (oi->lost_before + oi->loss.lost > atomic_load(&oi->lost))
+			atomic_store(&oi->lost, oi->lost_before + oi->loss.lost); /* a count never goes back */
 		/* Ring overflows under load lose a share; a target that cannot take frames, all.
 		 * Only where the transmit counters cannot tell (check_delivery). */
-		if (!off->ifc[f].xmit.nr && dr >= 32 && dl * 2 >= dr)
+		if (!oi->xmit.nr && dr >= 32 && dl * 2 >= dr)
 			mark_bad(ctx, f, dr - dl, dr);
-		off->ifc[f].redirected_seen = r;
-		off->ifc[f].lost_seen = lost;
+		oi->redirected_seen = judged;
+		oi->lost_seen = lost;
 	}
+	return missing;
+}
+
+/* The loss count on the counts as they are (an epoch's end, the totals at exit): readings a
+ * millisecond apart until one finds every frame the one before saw redirected sent or counted
+ * dropped (frames in flight are, microseconds later), or for OFF_SETTLE_NS (a loss stays). */
+void fwd_off_settle_targets(struct fwd_ctx *ctx)
+{
+	uint64_t until = fwd_now_ns() + OFF_SETTLE_NS;
+
+	fwd_off_check_targets(ctx);
+	do
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	while (fwd_off_check_targets(ctx) && fwd_now_ns() < until);
 }
 
 void fwd_off_targets_open(struct fwd_offload *off)
