@@ -18,8 +18,9 @@
 #include "steer_internal.h"
 #include "steer.skel.h"
 
-/* The flow maps a handle holds, in the order of flow_maps[]; the optional sources map last. */
-enum flow_map { FM_FLOWS, FM_FLOWS4, FM_GATE, FM_STATS, FM_CONF, FM_DEVS, FM_L2SRC, FM_NR };
+/* The flow maps a handle holds, in the order of flow_maps[]; the optional ones (the sources
+ * map, and the IPv4 map a program from before it lacks) last. */
+enum flow_map { FM_FLOWS, FM_GATE, FM_STATS, FM_CONF, FM_DEVS, FM_L2SRC, FM_FLOWS4, FM_NR };
 
 struct umem_steer_flows {
 	int fd[FM_NR];
@@ -119,6 +120,8 @@ static const char *const flow_maps[FM_NR] = {
 	[FM_STATS] = UMEM_STEER_MAP_FLOW_STATS, [FM_CONF] = UMEM_STEER_MAP_FLOW_CONF,
 	[FM_DEVS] = UMEM_STEER_MAP_DEVS, [FM_L2SRC] = UMEM_STEER_MAP_L2_SOURCES,
 };
+/* The maps that hold flows (steer_flows4 may be absent: -1). */
+static const enum flow_map flow_tables[] = { FM_FLOWS, FM_FLOWS4 };
 /* Another build's program (opened by id) must lay its flows out as this libumem does. */
 static const uint32_t flow_sizes[FM_NR] = { [FM_FLOWS] = sizeof(struct umem_steer_flow),
 					    [FM_FLOWS4] = sizeof(struct umem_steer_flow) };
@@ -168,13 +171,10 @@ struct umem_steer_flows *umem_steer_flows__open(struct umem_steer *s)
 		err = umem__prog_maps(prog_fd, flow_maps, flow_sizes, fds, max, FM_NR, s->given, s->nr_given);
 	}
 	f->max = max[FM_FLOWS];
-	/* The sources map is optional (-EOPNOTSUPP from umem_steer_flows__l2_sources): a program
-	 * from a build before it still has a flow table. */
-	if (!err && fds[FM_FLOWS] >= 0 && fds[FM_FLOWS4] < 0) {
-		pr_warn("steer flows: the program has no map %s: a program from another version; replace it\n",
-			flow_maps[FM_FLOWS4]);
-		err = -EPROTO;
-	}
+	/* The sources map is optional (-EOPNOTSUPP from umem_steer_flows__l2_sources), and so is
+	 * the IPv4 map (a program from before it looks IPv4 flows up in steer_flows, by the whole
+	 * key): a program from a build before them still has a flow table, which a successor that
+	 * took it over (xdp-fwd --takeover) drives as that program reads it. */
 	for (size_t k = 0; k < FM_L2SRC && !err; k++) {
 		if (fds[k] < 0) {
 			pr_warn("steer flows: the program lacks map %s: not a umem_steer with a flow table\n",
@@ -266,11 +266,12 @@ bad_bytes:
 }
 
 /* Where a flow lives: an IPv4 5-tuple in steer_flows4 by its short key (built in *k4), the
- * other kinds in steer_flows by the whole one. Returns that map's fd; *mkey: the key it takes. */
+ * other kinds (and all, in a program without steer_flows4) in steer_flows by the whole one.
+ * Returns that map's fd; *mkey: the key it takes. */
 static int flow_map_of(const struct umem_steer_flows *f, const struct umem_steer_flow_key *k,
 		       struct umem_steer_flow_key4 *k4, const void **mkey)
 {
-	if (k->kind != UMEM_STEER_FLOW_IPV4) {
+	if (k->kind != UMEM_STEER_FLOW_IPV4 || f->fd[FM_FLOWS4] < 0) {
 		*mkey = k;
 		return f->fd[FM_FLOWS];
 	}
@@ -515,8 +516,11 @@ static int walk(struct umem_steer_flows *f, umem_steer_flow_fn fn, void *arg, ui
 				.idle_ns = idle_ns, .expire = expire };
 	int n = 0;
 
-	for (fw.map = FM_FLOWS; fw.map <= FM_FLOWS4 && !fw.stopped; fw.map++)
-		n += map_walk(f->fd[fw.map], &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
+	for (size_t i = 0; i < sizeof(flow_tables) / sizeof(flow_tables[0]) && !fw.stopped; i++) {
+		fw.map = flow_tables[i];
+		if (f->fd[fw.map] >= 0)
+			n += map_walk(f->fd[fw.map], &fw.v, f->max ? f->max : UINT32_MAX, flow_visit, &fw);
+	}
 
 	if (expire) {
 		/* Recount: corrects what flows lost behind the API's back (LRU eviction). */
@@ -575,9 +579,9 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 
 	if (!f)
 		return -EINVAL;
-	for (int m = FM_FLOWS; m <= FM_FLOWS4; m++)
-		for (union map_key k; !bpf_map_get_next_key(f->fd[m], NULL, &k);)
-			bpf_map_delete_elem(f->fd[m], &k);
+	for (size_t i = 0; i < sizeof(flow_tables) / sizeof(flow_tables[0]); i++)
+		for (union map_key k; f->fd[flow_tables[i]] >= 0 && !bpf_map_get_next_key(f->fd[flow_tables[i]], NULL, &k);)
+			bpf_map_delete_elem(f->fd[flow_tables[i]], &k);
 	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->fd[FM_GATE], NULL, &k);)
 		bpf_map_delete_elem(f->fd[FM_GATE], &k);
 	for (struct umem_steer_l2_source_key k; f->fd[FM_L2SRC] >= 0 && !bpf_map_get_next_key(f->fd[FM_L2SRC], NULL, &k);)

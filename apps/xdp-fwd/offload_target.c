@@ -474,6 +474,8 @@ void fwd_off_settle_targets(struct fwd_ctx *ctx)
 {
 	uint64_t until = fwd_now_ns() + OFF_SETTLE_NS;
 
+	if (ctx->nr_ifaces != 2)
+		return; /* no loss count */
 	fwd_off_check_targets(ctx);
 	do
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
