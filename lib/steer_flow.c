@@ -579,9 +579,12 @@ int umem_steer_flows__clear(struct umem_steer_flows *f)
 
 	if (!f)
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(flow_tables) / sizeof(flow_tables[0]); i++)
-		for (union map_key k; f->fd[flow_tables[i]] >= 0 && !bpf_map_get_next_key(f->fd[flow_tables[i]], NULL, &k);)
-			bpf_map_delete_elem(f->fd[flow_tables[i]], &k);
+	for (size_t i = 0; i < sizeof(flow_tables) / sizeof(flow_tables[0]); i++) {
+		int fd = f->fd[flow_tables[i]];
+
+		for (union map_key k; fd >= 0 && !bpf_map_get_next_key(fd, NULL, &k);)
+			bpf_map_delete_elem(fd, &k);
+	}
 	for (struct umem_steer_flow_key k; !bpf_map_get_next_key(f->fd[FM_GATE], NULL, &k);)
 		bpf_map_delete_elem(f->fd[FM_GATE], &k);
 	for (struct umem_steer_l2_source_key k; f->fd[FM_L2SRC] >= 0 && !bpf_map_get_next_key(f->fd[FM_L2SRC], NULL, &k);)
