@@ -189,6 +189,7 @@ struct pkt {
 	/* csum_verifies ran (the field held the pseudo-header sum) and what it found. */
 	__u8 csum_checked;
 	__u8 csum_valid;
+	__u8 flow4_missed; /* flow_fast looked the frame's IPv4 flow up and found none */
 	/* IPv4/IPv6 (kind set): where the IP header starts, and the IP packet's length. */
 	__u16 l3_off;
 	__u16 ip_len;
@@ -684,7 +685,9 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 	if (p->kind && !p->frag && (conf->kinds & (1u << p->kind)) &&
 	    (p->f.fields & UMEM_STEER_M_DPORT) &&
 	    (p->f.l4proto == IPPROTO_TCP || p->f.l4proto == IPPROTO_UDP)) {
-		if (p->kind == UMEM_STEER_FLOW_IPV4) {
+		if (p->kind == UMEM_STEER_FLOW_IPV4 && p->flow4_missed) {
+			fl = NULL;
+		} else if (p->kind == UMEM_STEER_FLOW_IPV4) {
 			struct umem_steer_flow_key4 k4;
 
 			/* Each byte: clang leaves the unnamed fields of an initializer unset. */
@@ -846,13 +849,13 @@ static __always_inline __u16 csum_update16(__u16 check, __u16 old, __u16 new)
 /* Rewrites a router's flow's frame, whose redirect is decided (route_kept said no): both MACs,
  * and the TTL (with the IPv4 checksum) or hop limit down by one. 0, or -1 if the headers are
  * not in the first buffer (never after the parse; the verifier wants the checks). */
-static __always_inline int route_rewrite(struct xdp_md *ctx, const struct pkt *p, const struct umem_steer_flow *fl)
+static __always_inline int route_rewrite(struct xdp_md *ctx, __u8 kind, const struct umem_steer_flow *fl)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 
-	if (p->kind == UMEM_STEER_FLOW_IPV4) {
+	if (kind == UMEM_STEER_FLOW_IPV4) {
 		struct iphdr *ip = data + sizeof(*eth);
 		__u16 old, check;
 
@@ -874,16 +877,56 @@ static __always_inline int route_rewrite(struct xdp_md *ctx, const struct pkt *p
 	return 0;
 }
 
+/* A flow's action on its frame, with the rewrite and the counts: a verdict, or -1 when the
+ * redirect's target is gone (the default way decides). fast: flow_fast's frame. */
+static __always_inline int flow_act(struct xdp_md *ctx, __u8 kind, struct umem_steer_flow *fl, __u64 bytes, int fast)
+{
+	__u32 stat;
+	int verdict;
+
+	switch (fl->action) {
+	case UMEM_STEER_FLOW_A_REDIRECT:
+		verdict = bpf_redirect_map(&steer_devs, fl->index, 0);
+		if (verdict != XDP_REDIRECT) {
+			if (!fast) /* flow_fast's frame takes the whole way, which counts it */
+				count(&steer_fstats, UMEM_STEER_FS_NO_DEV, bytes);
+			return -1;
+		}
+		/* After the redirect is decided (it happens when the program returns): a frame
+		 * that goes the default way instead must reach userspace as it came. */
+		if ((fl->flags & UMEM_STEER_FLOW_F_ROUTE) && route_rewrite(ctx, kind, fl))
+			return XDP_ABORTED;
+		stat = UMEM_STEER_FS_REDIRECT;
+		break;
+	case UMEM_STEER_FLOW_A_DROP:
+		verdict = XDP_DROP;
+		stat = UMEM_STEER_FS_DROP;
+		break;
+	case UMEM_STEER_FLOW_A_SOCK:
+		verdict = bpf_redirect_map(&steer_xsks, fl->index, XDP_PASS);
+		if (verdict != XDP_REDIRECT)
+			count(&steer_astats, UMEM_STEER_S_NO_SOCKET, bytes);
+		stat = UMEM_STEER_FS_SOCK;
+		break;
+	case UMEM_STEER_FLOW_A_PASS:
+		verdict = XDP_PASS;
+		stat = UMEM_STEER_FS_PASS;
+		break;
+	default:
+		return -1;
+	}
+	fl->packets++; /* not atomic: see struct umem_steer_flow */
+	fl->bytes += bytes;
+	count(&steer_fstats, stat, bytes);
+	return verdict;
+}
+
 /* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
  * *marked: the frame was gated and carries the gate mark. */
 static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow *fl,
 				      struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
 {
-	__u64 now = bpf_ktime_get_coarse_ns();
-	__u32 stat;
-	int verdict;
-
-	fl->last_ns = now;
+	fl->last_ns = bpf_ktime_get_coarse_ns();
 	/* A redirect cannot complete a partial checksum: the frame goes the default way
 	 * (userspace completes it), and an ordered flow's gate shuts for good behind it, so that
 	 * its later frames cannot overtake it; userspace takes the flow back. */
@@ -926,40 +969,7 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 		}
 		fl->open = 1;
 	}
-	switch (fl->action) {
-	case UMEM_STEER_FLOW_A_REDIRECT:
-		verdict = bpf_redirect_map(&steer_devs, fl->index, 0);
-		if (verdict != XDP_REDIRECT) {
-			count(&steer_fstats, UMEM_STEER_FS_NO_DEV, bytes);
-			return -1;
-		}
-		/* After the redirect is decided (it happens when the program returns): a frame
-		 * that goes the default way instead must reach userspace as it came. */
-		if ((fl->flags & UMEM_STEER_FLOW_F_ROUTE) && route_rewrite(ctx, p, fl))
-			return XDP_ABORTED;
-		stat = UMEM_STEER_FS_REDIRECT;
-		break;
-	case UMEM_STEER_FLOW_A_DROP:
-		verdict = XDP_DROP;
-		stat = UMEM_STEER_FS_DROP;
-		break;
-	case UMEM_STEER_FLOW_A_SOCK:
-		verdict = bpf_redirect_map(&steer_xsks, fl->index, XDP_PASS);
-		if (verdict != XDP_REDIRECT)
-			count(&steer_astats, UMEM_STEER_S_NO_SOCKET, bytes);
-		stat = UMEM_STEER_FS_SOCK;
-		break;
-	case UMEM_STEER_FLOW_A_PASS:
-		verdict = XDP_PASS;
-		stat = UMEM_STEER_FS_PASS;
-		break;
-	default:
-		return -1;
-	}
-	fl->packets++; /* not atomic: see struct umem_steer_flow */
-	fl->bytes += bytes;
-	count(&steer_fstats, stat, bytes);
-	return verdict;
+	return flow_act(ctx, p->kind, fl, bytes, 0);
 }
 
 /* The source of a frame an L2 flow took: recorded for userspace's MAC learning, rewritten only
@@ -981,11 +991,97 @@ static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt 
 		bpf_map_update_elem(&steer_l2src, &sk, &nv, BPF_ANY);
 }
 
+/* The table's generation as a flow's rules_gen records it: 0 when flows may not skip the rules
+ * (a rule matches on the RX queue, or decisions are traced). */
+static __always_inline __u16 rules_gen(const struct umem_steer_table *t)
+{
+	return (t->unkeyed & UMEM_STEER_UNKEYED_QUEUE) || (t->flags & UMEM_STEER_F_TRACE) ? 0 : (__u16)t->generation;
+}
+
+/* An IPv4 5-tuple flow whose frames no rule takes (struct umem_steer_flow's rules_gen): its
+ * frame decided before the parse and the rules, as flow_apply would. Only the ordinary frame:
+ * anything else (tagged, TTL <= 1, options, a fragment, a partial checksum, another MAC, over
+ * the MTU, the gate shut, no such device) returns -1 and takes the whole way, which decides
+ * and counts it. *missed: the frame's flow was looked up and is not there. */
+static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer_table *t, __u64 bytes,
+				     __u8 *missed)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = data + sizeof(*eth);
+	void *l4 = ip + 1;
+	struct umem_steer_flow_conf *conf;
+	struct umem_steer_flow_key4 k4;
+	struct umem_steer_flow *fl;
+	__u16 gen = rules_gen(t), tot, *csum;
+	__u32 zero = 0, need, sum, sa, da, i4, d4;
+	__u16 i2, d2;
+
+	if (!gen)
+		return -1;
+	conf = bpf_map_lookup_elem(&steer_fconf, &zero);
+	if (!conf || !(conf->kinds & (1u << UMEM_STEER_FLOW_IPV4)))
+		return -1;
+	if (l4 > data_end || eth->h_proto != bpf_htons(ETH_P_IP) || *(__u8 *)ip != 0x45 || ip->ttl <= 1 ||
+	    (ip->frag_off & bpf_htons(0x3fff)))
+		return -1;
+	if (ip->protocol == IPPROTO_TCP) {
+		need = 20;
+		csum = l4 + 16;
+	} else if (ip->protocol == IPPROTO_UDP) {
+		need = 8;
+		csum = l4 + 6;
+	} else {
+		return -1;
+	}
+	tot = bpf_ntohs(ip->tot_len);
+	if (l4 + need > data_end || tot < sizeof(*ip) + need || sizeof(*eth) + tot > bytes)
+		return -1;
+	__builtin_memset(&k4, 0, sizeof(k4));
+	k4.ifindex = ctx->ingress_ifindex;
+	k4.l4proto = ip->protocol;
+	k4.sport = bpf_ntohs(((__be16 *)l4)[0]);
+	k4.dport = bpf_ntohs(((__be16 *)l4)[1]);
+	__builtin_memcpy(k4.saddr, &ip->saddr, 4);
+	__builtin_memcpy(k4.daddr, &ip->daddr, 4);
+	fl = bpf_map_lookup_elem(&steer_flows4, &k4);
+	if (!fl) {
+		*missed = 1;
+		return -1;
+	}
+	if (fl->rules_gen != gen || ((fl->flags & UMEM_STEER_FLOW_F_ORDERED) && !fl->open))
+		return -1;
+	if (fl->flags & UMEM_STEER_FLOW_F_ROUTE) {
+		/* route_kept's tests; the TTL and options were tested above. */
+		__builtin_memcpy(&i4, fl->imac, 4);
+		__builtin_memcpy(&i2, fl->imac + 4, 2);
+		__builtin_memcpy(&d4, eth->h_dest, 4);
+		__builtin_memcpy(&d2, eth->h_dest + 4, 2);
+		if (i4 != d4 || i2 != d2 || (fl->mtu && tot > fl->mtu))
+			return -1;
+	} else if (t->unkeyed & UMEM_STEER_UNKEYED_DMAC) {
+		return -1; /* the flow's frames may differ in what such a rule matches */
+	}
+	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT) {
+		/* csum_partial's test, on the header in place. */
+		sa = bpf_ntohl(ip->saddr);
+		da = bpf_ntohl(ip->daddr);
+		sum = ip->protocol + (tot - sizeof(*ip)) + (sa >> 16) + (sa & 0xffff) + (da >> 16) + (da & 0xffff);
+		if (bpf_ntohs(*csum) == csum_fold16(sum))
+			return -1;
+	}
+	fl->last_ns = bpf_ktime_get_coarse_ns();
+	return flow_act(ctx, UMEM_STEER_FLOW_IPV4, fl, bytes, 1);
+}
+
 /* What flow_decide tells its caller (a global function takes at most 5 arguments). */
 struct flow_out {
 	__u32 index;  /* the flow's index, when it decided */
 	__u16 action; /* the flow's action, when it decided */
 	__u16 marked; /* gated and marked: the caller takes the mark off unless the frame goes to a socket */
+	__u16 gen;    /* in: the rule table's rules_gen for flows it let decide, 0 none */
+	__u16 :16;
 };
 
 /* A global function: the verifier checks it once, on its own (inlined after the rule scan its
@@ -1006,6 +1102,10 @@ __noinline int flow_decide(struct xdp_md *ctx, const struct pkt *p, __u64 bytes,
 		return -1;
 	verdict = flow_apply(ctx, p, fl, &k, bytes, &marked);
 	out->marked = (__u16)marked;
+	/* No rule took the frame and the flow forwarded it: its next frames may skip the rules
+	 * (flow_fast). */
+	if (verdict >= 0 && k.kind == UMEM_STEER_FLOW_IPV4 && out->gen && fl->rules_gen != out->gen)
+		fl->rules_gen = out->gen;
 	if (verdict >= 0) {
 		out->action = fl->action;
 		out->index = fl->index;
@@ -1022,13 +1122,14 @@ int umem_steer(struct xdp_md *ctx)
 	struct umem_steer_table *t;
 	struct umem_steer_action act;
 	struct umem_steer_rule won;
-	struct pkt p = {};
+	struct pkt p;
 	__u32 hit;
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
 	struct flow_out fo = {};
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u32 *bank;
 	__u16 flow = 0;
+	__u8 missed = 0;
 	int verdict;
 
 	bank = bpf_map_lookup_elem(&steer_active, &zero);
@@ -1037,6 +1138,11 @@ int umem_steer(struct xdp_md *ctx)
 	t = bpf_map_lookup_elem(&steer_tables, bank);
 	if (!t)
 		return XDP_PASS; /* never: the bank index is 0 or 1 */
+	verdict = flow_fast(ctx, t, bytes, &missed);
+	if (verdict >= 0)
+		return verdict;
+	__builtin_memset(&p, 0, sizeof(p));
+	p.flow4_missed = missed;
 	parse(ctx, &p);
 	if (p.malformed)
 		count(&steer_astats, UMEM_STEER_S_MALFORMED, bytes);
@@ -1058,6 +1164,7 @@ int umem_steer(struct xdp_md *ctx)
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;
 	} else {
+		fo.gen = rules_gen(t);
 		verdict = flow_decide(ctx, &p, bytes, &fo);
 		if (verdict == FLOW_VERIFY_CSUM) {
 			p.csum_checked = 1;

@@ -158,6 +158,21 @@ static int table_publish(struct umem_steer *s, struct umem_steer_table *t, uint3
 	uint32_t idle = !bank, zero = 0;
 
 	t->generation++;
+	/* What the rules match that a flow's key does not fix (enum umem_steer_unkeyed). The prefix
+	 * rules' marks stay until the tries are empty. */
+	if (!t->nr_prefix_rules[0] && !t->nr_prefix_rules[1])
+		t->unkeyed = 0;
+	t->unkeyed &= UMEM_STEER_UNKEYED_PREFIX_QUEUE | UMEM_STEER_UNKEYED_PREFIX_DMAC;
+	if (t->unkeyed & UMEM_STEER_UNKEYED_PREFIX_QUEUE)
+		t->unkeyed |= UMEM_STEER_UNKEYED_QUEUE;
+	if (t->unkeyed & UMEM_STEER_UNKEYED_PREFIX_DMAC)
+		t->unkeyed |= UMEM_STEER_UNKEYED_DMAC;
+	for (uint32_t i = 0; i < t->nr_rules && i < UMEM_STEER_MAX_RULES; i++) {
+		if (t->rules[i].match.fields & UMEM_STEER_M_QUEUE)
+			t->unkeyed |= UMEM_STEER_UNKEYED_QUEUE;
+		if (t->rules[i].match.fields & UMEM_STEER_M_DMAC)
+			t->unkeyed |= UMEM_STEER_UNKEYED_DMAC;
+	}
 	if (bpf_map_update_elem(s->map_fd[SM_TABLES], &idle, t, BPF_ANY) ||
 	    bpf_map_update_elem(s->map_fd[SM_ACTIVE], &zero, &idle, BPF_ANY)) {
 		int err = -errno;
@@ -307,7 +322,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	uint32_t dir = prefix_dir(m), bank, pos;
 	const struct umem_steer_prefix *pf = dir ? &m->dst : &m->src;
 	struct umem_steer_prefix_key k = prefix_key(pf);
-	struct umem_steer_prefix_rules v = { .prefixlen = k.prefixlen };
+	struct umem_steer_prefix_rules v = { .prefixlen = k.prefixlen }, was;
 	struct umem_steer_table t, nt;
 	char text[64];
 	int err;
@@ -327,6 +342,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 			dir ? "dst" : "src", text, UMEM_STEER_PREFIX_SLOTS);
 		return -ENOSPC;
 	}
+	was = v;
 	/* By priority, equal ones in insertion order, like the table. */
 	for (pos = 0; pos < v.nr && v.slots[pos].rule.prio <= rule->prio; pos++)
 		;
@@ -340,6 +356,10 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	if (nt.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
 		nt.next_prefix_id = 0;
 	nt.nr_prefix_rules[dir]++;
+	if (m->fields & UMEM_STEER_M_QUEUE)
+		nt.unkeyed |= UMEM_STEER_UNKEYED_PREFIX_QUEUE;
+	if (m->fields & UMEM_STEER_M_DMAC)
+		nt.unkeyed |= UMEM_STEER_UNKEYED_PREFIX_DMAC;
 	listed_build(s, dir, &k, nt.nr_prefix_rules[dir], &nt.listed[dir]);
 	/* Before the table: a refusal here changes nothing. */
 	if (bpf_map_update_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id, &(struct umem_steer_counter){}, BPF_ANY)) {
@@ -357,10 +377,20 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 		bpf_map_delete_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id);
 		return err;
 	}
-	if (bpf_map_update_elem(s->map_fd[SM_PSRC + dir], &k, &v, BPF_ANY)) {
-		err = -errno;
+	err = bpf_map_update_elem(s->map_fd[SM_PSRC + dir], &k, &v, BPF_ANY) ? -errno : 0;
+	if (err)
 		pr_warn("steer %s: cannot add a rule for %s %s: %s%s\n", s->ifname, dir ? "dst" : "src", text,
-			strerror(errno), errno == ENOSPC || errno == E2BIG ? " (the trie holds its most prefixes)" : "");
+			strerror(-err), err == -ENOSPC || err == -E2BIG ? " (the trie holds its most prefixes)" : "");
+	/* Published again once the trie holds the rule: a frame between the two publishes found
+	 * no rule and may have let its flow skip the rules under the first one's generation
+	 * (struct umem_steer_flow's rules_gen). */
+	else if ((err = table_publish(s, &nt, !bank))) {
+		if (was.nr ? bpf_map_update_elem(s->map_fd[SM_PSRC + dir], &k, &was, BPF_ANY)
+			   : bpf_map_delete_elem(s->map_fd[SM_PSRC + dir], &k))
+			pr_warn("steer %s: cannot take back the rule for %s %s: %s\n", s->ifname, dir ? "dst" : "src",
+				text, strerror(errno));
+	}
+	if (err) {
 		/* Back to the rules as they were, under a new generation: one never seen twice
 		 * keeps a reader's cache (xdp-fwd's stats) from missing the next edit. */
 		t.generation = nt.generation;

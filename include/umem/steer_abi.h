@@ -76,6 +76,20 @@ enum umem_steer_table_flags {
 	UMEM_STEER_F_ROUTER = 1u << 2,
 };
 
+/* struct umem_steer_table's unkeyed: why flows do not skip the rules. */
+enum umem_steer_unkeyed {
+	/* Some rule matches on the RX queue: no flow skips the rules. */
+	UMEM_STEER_UNKEYED_QUEUE = 1u << 0,
+	/* Some rule matches on the destination MAC: only a router's flows (UMEM_STEER_FLOW_F_ROUTE,
+	 * whose forwarded frames all go to its imac) skip the rules. */
+	UMEM_STEER_UNKEYED_DMAC = 1u << 1,
+	/* The control API's record of the prefix rules, which the two above include: set when
+	 * such a rule is added and kept until the tries are empty (the tries are not read back
+	 * on a removal). */
+	UMEM_STEER_UNKEYED_PREFIX_QUEUE = 1u << 2,
+	UMEM_STEER_UNKEYED_PREFIX_DMAC = 1u << 3,
+};
+
 /* An address prefix: the first len bits of addr (network byte order, as on the wire; IPv4 in
  * addr[0..3]). Bits past len are zero (the control API refuses host bits). */
 struct umem_steer_prefix {
@@ -161,7 +175,10 @@ struct umem_steer_table {
 	/* Prefix rules in the src and dst tries (0: the program skips that lookup). */
 	__u32 nr_prefix_rules[2];
 	__u32 next_prefix_id; /* the next prefix rule's id, from UMEM_STEER_PREFIX_ID_BASE */
-	__u32 :32;
+	/* Set by the control API on each change (enum umem_steer_unkeyed): which fields the rules
+	 * match that a flow's key does not fix, so which flows may skip the rules (struct
+	 * umem_steer_flow's rules_gen). */
+	__u32 unkeyed;
 	/* Each trie's prefixes while it holds few (see struct umem_steer_listed). */
 	struct umem_steer_listed listed[2];
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
@@ -371,7 +388,16 @@ struct umem_steer_flow {
 	 * flow addressed to another (flooded by a switch, sent to another host on the segment) is
 	 * not the router's: it goes the default way, counted in route_kept. */
 	__u8 imac[6];
-	__u16 :16;
+	/* Updated by the program: the low 16 bits of the rule table's generation under which a
+	 * frame of this flow found no rule and the flow decided it; 0 never. While it equals the
+	 * table's (and the table's unkeyed is 0), the program forwards an IPv4 router's flow
+	 * (UMEM_STEER_FLOW_F_ROUTE, redirect, gate open) before it parses the frame for the rules:
+	 * every rule field but the RX queue is fixed by the flow's key and by the frames it
+	 * forwards (untagged, to imac), so the rules would decide nothing else. A table change
+	 * bumps the generation and the next frame goes through the rules again. A flow idle
+	 * through 65,536 changes might find its old value current again: callers that keep flows
+	 * expire idle ones long before (xdp-fwd within seconds). */
+	__u16 rules_gen;
 };
 
 /* Per-program flow counters (steer_fstats, per CPU): they outlive the flows (expired or

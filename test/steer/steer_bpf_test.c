@@ -986,9 +986,10 @@ static void ip4_csum_set(struct frame *f)
 /* A routed flow's frame: verdict, and out of the program either rewritten (dmac and smac
  * given: those MACs, TTL or hop limit ttl, a valid IPv4 checksum, the rest as it came) or
  * unchanged (NULL; ttl: what the frame carries). */
-static void route_run(struct frame *f, int verdict, const uint8_t *dmac, const uint8_t *smac, uint8_t ttl)
+static void route_run_q(struct frame *f, uint32_t queue, int verdict, const uint8_t *dmac, const uint8_t *smac,
+			uint8_t ttl)
 {
-	struct xdp_md ctx = { .ingress_ifindex = ifindex_q, .data_end = (uint32_t)f->len };
+	struct xdp_md ctx = { .ingress_ifindex = ifindex_q, .rx_queue_index = queue, .data_end = (uint32_t)f->len };
 	uint8_t out[4096];
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->b, .data_size_in = f->len, .data_out = out,
 		    .data_size_out = sizeof(out), .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
@@ -1010,6 +1011,11 @@ static void route_run(struct frame *f, int verdict, const uint8_t *dmac, const u
 	if (v4)
 		CHECK(umem_csum__fold(umem_csum__add(0, out + ip, 20)) == 0xffff, "IPv4 checksum after the TTL: %02x%02x",
 		      out[ip + 10], out[ip + 11]);
+}
+
+static void route_run(struct frame *f, int verdict, const uint8_t *dmac, const uint8_t *smac, uint8_t ttl)
+{
+	route_run_q(f, 0, verdict, dmac, smac, ttl);
 }
 
 /* The frame was decided by a flow with that action and verdict. */
@@ -1547,6 +1553,103 @@ static void table_put(const struct umem_steer_table *t, uint32_t bank)
 	close(tfd);
 }
 
+/* A flow whose frame found no rule (rules_gen): its next frames skip the parse and the rules
+ * (flow_fast), untraced. They must be decided as the whole way decides them: the same rewrite
+ * and counts, the same exceptions left to it, and a rule added later wins at once, whatever its
+ * kind: table, prefix, on the RX queue (which the key does not fix), or on the destination MAC
+ * for a flow that is not a router's. */
+static void test_flow_fast(void)
+{
+	static const uint8_t NH[6] = { 0x02, 0, 0, 0, 0, 0x11 }, ME[6] = { 0x02, 0, 0, 0, 0, 0x22 };
+	struct umem_steer_flows *F = umem_steer_flows__open(S);
+	struct umem_steer_flow rt = { .action = UMEM_STEER_FLOW_A_REDIRECT, .flags = UMEM_STEER_FLOW_F_ROUTE,
+				      .index = if_nametoindex("stq1"), .mtu = 1500 };
+	struct umem_steer_flow plain = { .action = UMEM_STEER_FLOW_A_REDIRECT, .index = rt.index }, got;
+	struct umem_steer_counter before[UMEM_STEER_FS_NR], after[UMEM_STEER_FS_NR];
+	struct umem_steer_table t;
+	struct umem_steer_flow_key k, kp;
+	struct frame fr, fttl, fbig, fother, fp, fp_b;
+	uint32_t bank, id;
+
+	CHECK(F, "flows open: %s", strerror(errno));
+	reset();
+	CHECK(umem_steer__set_table_flags(S, 0) == 0, "untraced");
+	add("dst 0.0.0.99 -> pass"); /* a router's own address: a prefix rule, listed */
+	memcpy(rt.dmac, NH, 6), memcpy(rt.smac, ME, 6), memcpy(rt.imac, MAC_A, 6);
+	udp4(&fr, 10, 30, 5000, 6000, 64), fr.b[14 + 8] = 200, ip4_csum_set(&fr);
+	k = fkey(&fr, UMEM_STEER_FLOW_IPV4);
+	CHECK(umem_steer_flows__counters(F, before) == 0 && umem_steer_flows__add(F, &k, &rt) == 0, "add routed");
+	CHECK(umem_steer_flows__lookup(F, &k, &got) == 0 && got.rules_gen == 0, "a new flow's rules_gen %u", got.rules_gen);
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	table_get(&t, &bank);
+	CHECK(umem_steer_flows__lookup(F, &k, &got) == 0 && got.rules_gen == (uint16_t)t.generation && got.rules_gen,
+	      "no rule took the frame: rules_gen %u, the table's generation %llu", got.rules_gen,
+	      (unsigned long long)t.generation);
+	CHECK_EQ(t.unkeyed, 0);
+	for (int i = 0; i < 3; i++)
+		route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	/* The exceptions, each left to the whole way: TTL 1, over the MTU, another host's MAC. */
+	fttl = fr, fttl.b[14 + 8] = 1, ip4_csum_set(&fttl);
+	route_run(&fttl, XDP_PASS, NULL, NULL, 1);
+	udp4(&fbig, 10, 30, 5000, 6000, 1500 - 20 - 8 + 1), ip4_csum_set(&fbig);
+	route_run(&fbig, XDP_PASS, NULL, NULL, 64);
+	fother = fr, memcpy(fother.b, MAC_B, 6);
+	route_run(&fother, XDP_PASS, NULL, NULL, 200);
+	CHECK(umem_steer_flows__lookup(F, &k, &got) == 0 && got.packets == 4 && got.route_kept == 3 &&
+		      got.bytes == 4 * fr.len,
+	      "routed: packets %llu bytes %llu route_kept %llu", (unsigned long long)got.packets,
+	      (unsigned long long)got.bytes, (unsigned long long)got.route_kept);
+	CHECK(umem_steer_flows__counters(F, after) == 0, "counters");
+	CHECK_EQ(after[UMEM_STEER_FS_REDIRECT].packets - before[UMEM_STEER_FS_REDIRECT].packets, 4);
+	CHECK_EQ(after[UMEM_STEER_FS_REDIRECT].bytes - before[UMEM_STEER_FS_REDIRECT].bytes, 4 * fr.len);
+	CHECK_EQ(after[UMEM_STEER_FS_ROUTE_KEPT].packets - before[UMEM_STEER_FS_ROUTE_KEPT].packets, 3);
+
+	/* A rule added later wins from the next frame on; once it is gone the flow forwards again. */
+	id = add("udp dport 6000 -> drop");
+	route_run(&fr, XDP_DROP, NULL, NULL, 200);
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	id = add("dst 0.0.0.30/32 -> pass"); /* the address became the router's */
+	route_run(&fr, XDP_PASS, NULL, NULL, 200);
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	/* On the RX queue: the frame on queue 0 does not say what queue 1's get. */
+	id = add("queue 1 -> drop");
+	table_get(&t, &bank);
+	CHECK_EQ(t.unkeyed, UMEM_STEER_UNKEYED_QUEUE);
+	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
+	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
+	id = add("src 0.0.0.1/32 queue 1 -> drop"); /* a prefix rule's mark stays until the tries are empty */
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
+	table_get(&t, &bank);
+	CHECK_EQ(t.unkeyed, UMEM_STEER_UNKEYED_QUEUE | UMEM_STEER_UNKEYED_PREFIX_QUEUE);
+	reset();
+	table_get(&t, &bank);
+	CHECK_EQ(t.unkeyed, 0);
+
+	/* On the destination MAC: a router's flow forwards only frames to its imac, so such a rule
+	 * decides all of them alike; a plain flow's frames may carry any. */
+	id = add("dmac 02:00:00:00:00:0b -> drop");
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+	udp4(&fp, 10, 40, 5000, 6000, 64), ip4_csum_set(&fp);
+	fp_b = fp, memcpy(fp_b.b, MAC_B, 6);
+	kp = fkey(&fp, UMEM_STEER_FLOW_IPV4);
+	CHECK(umem_steer_flows__add(F, &kp, &plain) == 0, "add plain");
+	route_run(&fp, XDP_REDIRECT, NULL, NULL, 64);
+	route_run(&fp, XDP_REDIRECT, NULL, NULL, 64);
+	route_run(&fp_b, XDP_DROP, NULL, NULL, 64);
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
+	route_run(&fp_b, XDP_REDIRECT, NULL, NULL, 64);
+
+	CHECK(umem_steer_flows__clear(F) == 0, "clear");
+	reset();
+	CHECK(umem_steer__set_table_flags(S, UMEM_STEER_F_TRACE) == 0, "traced");
+	umem_steer_flows__close(F);
+}
+
 /* A trie of few rules has its prefixes listed in the table (struct umem_steer_listed), longest
  * first, and a frame in none of them skips the trie: the decisions are the walk's all the same,
  * through the list's edits, its overflow into a plain walk and back, and a listed prefix the
@@ -1858,6 +1961,7 @@ int main(int argc, char **argv)
 	test_counters();
 	test_jumbo();
 	test_flows();
+	test_flow_fast();
 	test_prefixes();
 	test_listed();
 	test_bad_input();
