@@ -991,11 +991,15 @@ static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt 
 		bpf_map_update_elem(&steer_l2src, &sk, &nv, BPF_ANY);
 }
 
-/* The table's generation as a flow's rules_gen records it: 0 when flows may not skip the rules
- * (a rule matches on the RX queue, or decisions are traced). */
+/* The table's generation as a flow's rules_gen records it: 0 when no flow may skip the rules
+ * (a rule matches on the RX queue, the table's writer did not say, or decisions are traced). */
 static __always_inline __u16 rules_gen(const struct umem_steer_table *t)
 {
-	return (t->unkeyed & UMEM_STEER_UNKEYED_QUEUE) || (t->flags & UMEM_STEER_F_TRACE) ? 0 : (__u16)t->generation;
+	__u16 gen = (__u16)t->generation;
+
+	return t->flows_first_gen == gen && (t->flows_first & UMEM_STEER_FIRST_ROUTED) && !(t->flags & UMEM_STEER_F_TRACE)
+		       ? gen
+		       : 0;
 }
 
 /* An IPv4 5-tuple flow whose frames no rule takes (struct umem_steer_flow's rules_gen): its
@@ -1060,7 +1064,7 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 		__builtin_memcpy(&d2, eth->h_dest + 4, 2);
 		if (i4 != d4 || i2 != d2 || (fl->mtu && tot > fl->mtu))
 			return -1;
-	} else if (t->unkeyed & UMEM_STEER_UNKEYED_DMAC) {
+	} else if (!(t->flows_first & UMEM_STEER_FIRST_ALL)) {
 		return -1; /* the flow's frames may differ in what such a rule matches */
 	}
 	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT) {

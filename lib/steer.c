@@ -151,28 +151,62 @@ void umem__steer_lock_sweep(void)
 	closedir(d);
 }
 
+static int prefix_walk(struct umem_steer *s, uint32_t dir,
+		       int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+				 struct umem_steer_prefix_rules *v, void *arg),
+		       void *arg);
+
+/* A rule's fields that a flow's key does not fix, as the prefix rules' marks. */
+static uint16_t unkeyed_marks(uint32_t fields)
+{
+	return (fields & UMEM_STEER_M_QUEUE ? UMEM_STEER_FIRST_PREFIX_QUEUE : 0) |
+	       (fields & UMEM_STEER_M_DMAC ? UMEM_STEER_FIRST_PREFIX_DMAC : 0);
+}
+
+static int prefix_marks_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
+			    struct umem_steer_prefix_rules *v, void *arg)
+{
+	uint16_t *marks = arg;
+
+	(void)s, (void)dir, (void)k;
+	for (uint32_t i = 0; i < v->nr && i < UMEM_STEER_PREFIX_SLOTS; i++)
+		*marks |= unkeyed_marks(v->slots[i].rule.match.fields);
+	return 0;
+}
+
+/* Which flows may decide before the rules (enum umem_steer_flows_first) under t, about to be
+ * published. The prefix rules' marks stay until the tries are empty; a table another writer
+ * published last (flows_first_gen behind) has its tries read again for them. */
+static void flows_first_set(struct umem_steer *s, struct umem_steer_table *t)
+{
+	uint16_t marks = t->flows_first & (UMEM_STEER_FIRST_PREFIX_QUEUE | UMEM_STEER_FIRST_PREFIX_DMAC);
+
+	if (!t->nr_prefix_rules[0] && !t->nr_prefix_rules[1]) {
+		marks = 0;
+	} else if (t->flows_first_gen != (uint16_t)t->generation) {
+		marks = 0;
+		for (uint32_t dir = 0; dir < 2; dir++)
+			if (prefix_walk(s, dir, prefix_marks_one, &marks))
+				marks = UMEM_STEER_FIRST_PREFIX_QUEUE; /* unread: none may */
+	}
+	t->flows_first = marks;
+	for (uint32_t i = 0; i < t->nr_rules && i < UMEM_STEER_MAX_RULES; i++)
+		marks |= unkeyed_marks(t->rules[i].match.fields);
+	if (!(marks & UMEM_STEER_FIRST_PREFIX_QUEUE))
+		t->flows_first |= UMEM_STEER_FIRST_ROUTED;
+	if (!(marks & (UMEM_STEER_FIRST_PREFIX_QUEUE | UMEM_STEER_FIRST_PREFIX_DMAC)))
+		t->flows_first |= UMEM_STEER_FIRST_ALL;
+}
+
 /* Writes t into the idle bank, then makes it active: the program sees the old or the new table,
  * never a mix. */
 static int table_publish(struct umem_steer *s, struct umem_steer_table *t, uint32_t bank)
 {
 	uint32_t idle = !bank, zero = 0;
 
+	flows_first_set(s, t);
 	t->generation++;
-	/* What the rules match that a flow's key does not fix (enum umem_steer_unkeyed). The prefix
-	 * rules' marks stay until the tries are empty. */
-	if (!t->nr_prefix_rules[0] && !t->nr_prefix_rules[1])
-		t->unkeyed = 0;
-	t->unkeyed &= UMEM_STEER_UNKEYED_PREFIX_QUEUE | UMEM_STEER_UNKEYED_PREFIX_DMAC;
-	if (t->unkeyed & UMEM_STEER_UNKEYED_PREFIX_QUEUE)
-		t->unkeyed |= UMEM_STEER_UNKEYED_QUEUE;
-	if (t->unkeyed & UMEM_STEER_UNKEYED_PREFIX_DMAC)
-		t->unkeyed |= UMEM_STEER_UNKEYED_DMAC;
-	for (uint32_t i = 0; i < t->nr_rules && i < UMEM_STEER_MAX_RULES; i++) {
-		if (t->rules[i].match.fields & UMEM_STEER_M_QUEUE)
-			t->unkeyed |= UMEM_STEER_UNKEYED_QUEUE;
-		if (t->rules[i].match.fields & UMEM_STEER_M_DMAC)
-			t->unkeyed |= UMEM_STEER_UNKEYED_DMAC;
-	}
+	t->flows_first_gen = (uint16_t)t->generation;
 	if (bpf_map_update_elem(s->map_fd[SM_TABLES], &idle, t, BPF_ANY) ||
 	    bpf_map_update_elem(s->map_fd[SM_ACTIVE], &zero, &idle, BPF_ANY)) {
 		int err = -errno;
@@ -250,10 +284,6 @@ static struct umem_steer_prefix_key prefix_key(const struct umem_steer_prefix *p
 	return k;
 }
 
-static int prefix_walk(struct umem_steer *s, uint32_t dir,
-		       int (*fn)(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
-				 struct umem_steer_prefix_rules *v, void *arg),
-		       void *arg);
 static int prefix_clear_one(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *k,
 			    struct umem_steer_prefix_rules *v, void *arg);
 static void listed_build(struct umem_steer *s, uint32_t dir, const struct umem_steer_prefix_key *extra, uint32_t nr,
@@ -356,10 +386,7 @@ static int prefix_add_locked(struct umem_steer *s, struct umem_steer_rule *rule)
 	if (nt.next_prefix_id + UMEM_STEER_PREFIX_ID_BASE == 0)
 		nt.next_prefix_id = 0;
 	nt.nr_prefix_rules[dir]++;
-	if (m->fields & UMEM_STEER_M_QUEUE)
-		nt.unkeyed |= UMEM_STEER_UNKEYED_PREFIX_QUEUE;
-	if (m->fields & UMEM_STEER_M_DMAC)
-		nt.unkeyed |= UMEM_STEER_UNKEYED_PREFIX_DMAC;
+	nt.flows_first |= unkeyed_marks(m->fields);
 	listed_build(s, dir, &k, nt.nr_prefix_rules[dir], &nt.listed[dir]);
 	/* Before the table: a refusal here changes nothing. */
 	if (bpf_map_update_elem(s->map_fd[SM_PSTATS], &v.slots[pos].rule.id, &(struct umem_steer_counter){}, BPF_ANY)) {

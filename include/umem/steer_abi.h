@@ -76,18 +76,19 @@ enum umem_steer_table_flags {
 	UMEM_STEER_F_ROUTER = 1u << 2,
 };
 
-/* struct umem_steer_table's unkeyed: why flows do not skip the rules. */
-enum umem_steer_unkeyed {
-	/* Some rule matches on the RX queue: no flow skips the rules. */
-	UMEM_STEER_UNKEYED_QUEUE = 1u << 0,
-	/* Some rule matches on the destination MAC: only a router's flows (UMEM_STEER_FLOW_F_ROUTE,
-	 * whose forwarded frames all go to its imac) skip the rules. */
-	UMEM_STEER_UNKEYED_DMAC = 1u << 1,
-	/* The control API's record of the prefix rules, which the two above include: set when
-	 * such a rule is added and kept until the tries are empty (the tries are not read back
-	 * on a removal). */
-	UMEM_STEER_UNKEYED_PREFIX_QUEUE = 1u << 2,
-	UMEM_STEER_UNKEYED_PREFIX_DMAC = 1u << 3,
+/* struct umem_steer_table's flows_first: which flows may decide before the rules (struct
+ * umem_steer_flow's rules_gen), by what the rules match that a flow's key does not fix. */
+enum umem_steer_flows_first {
+	/* No rule matches on the RX queue: routed flows (UMEM_STEER_FLOW_F_ROUTE, whose
+	 * forwarded frames all go to their imac) may. */
+	UMEM_STEER_FIRST_ROUTED = 1u << 0,
+	/* Nor on the destination MAC: every flow may. */
+	UMEM_STEER_FIRST_ALL = 1u << 1,
+	/* The control API's record of the prefix rules, which the two above account for: a rule
+	 * on the queue or on the destination MAC was added since the tries were last empty (the
+	 * tries are not read back on a removal). */
+	UMEM_STEER_FIRST_PREFIX_QUEUE = 1u << 2,
+	UMEM_STEER_FIRST_PREFIX_DMAC = 1u << 3,
 };
 
 /* An address prefix: the first len bits of addr (network byte order, as on the wire; IPv4 in
@@ -175,10 +176,11 @@ struct umem_steer_table {
 	/* Prefix rules in the src and dst tries (0: the program skips that lookup). */
 	__u32 nr_prefix_rules[2];
 	__u32 next_prefix_id; /* the next prefix rule's id, from UMEM_STEER_PREFIX_ID_BASE */
-	/* Set by the control API on each change (enum umem_steer_unkeyed): which fields the rules
-	 * match that a flow's key does not fix, so which flows may skip the rules (struct
-	 * umem_steer_flow's rules_gen). */
-	__u32 unkeyed;
+	/* Set by the control API on each change (enum umem_steer_flows_first), valid while
+	 * flows_first_gen is the generation's low 16 bits: a writer that does not know the field
+	 * (an older library) bumps the generation and leaves both, which turns it off. */
+	__u16 flows_first;
+	__u16 flows_first_gen;
 	/* Each trie's prefixes while it holds few (see struct umem_steer_listed). */
 	struct umem_steer_listed listed[2];
 	struct umem_steer_rule rules[UMEM_STEER_MAX_RULES];
@@ -389,14 +391,14 @@ struct umem_steer_flow {
 	 * not the router's: it goes the default way, counted in route_kept. */
 	__u8 imac[6];
 	/* Updated by the program: the low 16 bits of the rule table's generation under which a
-	 * frame of this flow found no rule and the flow decided it; 0 never. While it equals the
-	 * table's (and the table's unkeyed is 0), the program forwards an IPv4 router's flow
-	 * (UMEM_STEER_FLOW_F_ROUTE, redirect, gate open) before it parses the frame for the rules:
-	 * every rule field but the RX queue is fixed by the flow's key and by the frames it
-	 * forwards (untagged, to imac), so the rules would decide nothing else. A table change
-	 * bumps the generation and the next frame goes through the rules again. A flow idle
+	 * frame of this IPv4 5-tuple flow found no rule and the flow decided it; 0 never. While
+	 * it is the table's and the table lets such flows decide first (flows_first), the program
+	 * decides the flow's ordinary frames (untagged, no options, TTL above 1, the gate open)
+	 * before it parses them for the rules, which would decide nothing else: every rule field
+	 * but the RX queue and the destination MAC is fixed by the flow's key. A table change
+	 * bumps the generation, and the next frame goes through the rules again. A flow idle
 	 * through 65,536 changes might find its old value current again: callers that keep flows
-	 * expire idle ones long before (xdp-fwd within seconds). */
+	 * expire idle ones long before (xdp-fwd within --offload-idle). */
 	__u16 rules_gen;
 };
 

@@ -1585,7 +1585,8 @@ static void test_flow_fast(void)
 	CHECK(umem_steer_flows__lookup(F, &k, &got) == 0 && got.rules_gen == (uint16_t)t.generation && got.rules_gen,
 	      "no rule took the frame: rules_gen %u, the table's generation %llu", got.rules_gen,
 	      (unsigned long long)t.generation);
-	CHECK_EQ(t.unkeyed, 0);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_ROUTED | UMEM_STEER_FIRST_ALL);
+	CHECK_EQ(t.flows_first_gen, (uint16_t)t.generation);
 	for (int i = 0; i < 3; i++)
 		route_run(&fr, XDP_REDIRECT, NH, ME, 199);
 	/* The exceptions, each left to the whole way: TTL 1, over the MTU, another host's MAC. */
@@ -1617,17 +1618,17 @@ static void test_flow_fast(void)
 	/* On the RX queue: the frame on queue 0 does not say what queue 1's get. */
 	id = add("queue 1 -> drop");
 	table_get(&t, &bank);
-	CHECK_EQ(t.unkeyed, UMEM_STEER_UNKEYED_QUEUE);
+	CHECK_EQ(t.flows_first, 0);
 	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
 	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
 	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
 	id = add("src 0.0.0.1/32 queue 1 -> drop"); /* a prefix rule's mark stays until the tries are empty */
 	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
 	table_get(&t, &bank);
-	CHECK_EQ(t.unkeyed, UMEM_STEER_UNKEYED_QUEUE | UMEM_STEER_UNKEYED_PREFIX_QUEUE);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
 	reset();
 	table_get(&t, &bank);
-	CHECK_EQ(t.unkeyed, 0);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_ROUTED | UMEM_STEER_FIRST_ALL);
 
 	/* On the destination MAC: a router's flow forwards only frames to its imac, so such a rule
 	 * decides all of them alike; a plain flow's frames may carry any. */
@@ -1643,6 +1644,31 @@ static void test_flow_fast(void)
 	route_run(&fp_b, XDP_DROP, NULL, NULL, 64);
 	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
 	route_run(&fp_b, XDP_REDIRECT, NULL, NULL, 64);
+
+	/* A writer that does not know flows_first (an older library) adds a rule on the queue:
+	 * the generation moves on without it, so no flow decides first, and the next edit by
+	 * this library reads the tries again for the prefix rules' marks. */
+	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
+	{
+		struct umem_steer_rule q;
+
+		CHECK(umem_steer_rule__parse("queue 1 -> drop", &q) == 0, "parse");
+		table_get(&t, &bank);
+		q.id = 40, t.rules[t.nr_rules++] = q, t.generation++;
+		table_put(&t, bank);
+	}
+	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
+	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
+	CHECK(umem_steer__remove_rule(S, 40, NULL) == 0, "remove");
+	id = add("src 0.0.0.10/32 queue 1 -> drop");
+	table_get(&t, &bank);
+	t.flows_first &= ~UMEM_STEER_FIRST_PREFIX_QUEUE, t.generation++; /* as if the older one added it */
+	table_put(&t, bank);
+	add("udp dport 1 -> drop");
+	table_get(&t, &bank);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
+	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
+	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
 
 	CHECK(umem_steer_flows__clear(F) == 0, "clear");
 	reset();
