@@ -176,19 +176,18 @@ static int prefix_marks_one(struct umem_steer *s, uint32_t dir, const struct ume
 
 /* Which flows may decide before the rules (enum umem_steer_flows_first) under t, about to be
  * published. The prefix rules' marks stay until the tries are empty; a table another writer
- * published last (flows_first_gen behind) has its tries read again for them. */
+ * published last (flows_first_gen behind) has its tries read again for them, on top of the
+ * marks it carries (the caller's, of a prefix rule it is adding). */
 static void flows_first_set(struct umem_steer *s, struct umem_steer_table *t)
 {
 	uint16_t marks = t->flows_first & (UMEM_STEER_FIRST_PREFIX_QUEUE | UMEM_STEER_FIRST_PREFIX_DMAC);
 
-	if (!t->nr_prefix_rules[0] && !t->nr_prefix_rules[1]) {
+	if (!t->nr_prefix_rules[0] && !t->nr_prefix_rules[1])
 		marks = 0;
-	} else if (t->flows_first_gen != (uint16_t)t->generation) {
-		marks = 0;
+	else if (t->flows_first_gen != (uint16_t)t->generation)
 		for (uint32_t dir = 0; dir < 2; dir++)
 			if (prefix_walk(s, dir, prefix_marks_one, &marks))
-				marks = UMEM_STEER_FIRST_PREFIX_QUEUE; /* unread: none may */
-	}
+				marks |= UMEM_STEER_FIRST_PREFIX_QUEUE; /* unread: none may */
 	t->flows_first = marks;
 	for (uint32_t i = 0; i < t->nr_rules && i < UMEM_STEER_MAX_RULES; i++)
 		marks |= unkeyed_marks(t->rules[i].match.fields);

@@ -1669,6 +1669,17 @@ static void test_flow_fast(void)
 	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
 	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
 	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
+	/* This library's first edit after the older one's adds such a rule itself. */
+	reset();
+	add("dst 0.0.0.99 -> pass");
+	table_get(&t, &bank);
+	t.generation++;
+	table_put(&t, bank);
+	add("src 0.0.0.10/32 queue 1 -> drop");
+	table_get(&t, &bank);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
+	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
+	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
 
 	CHECK(umem_steer_flows__clear(F) == 0, "clear");
 	reset();
