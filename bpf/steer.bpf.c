@@ -2,7 +2,8 @@
 /*
  * XDP steering: per frame, pick the AF_XDP socket that gets it, or the kernel, or nobody.
  *
- * The frame is parsed once into struct pkt (which fields it carries, and their values); the
+ * A frame of a flow the rules already let decide goes first (flow_fast, struct umem_steer_flow's
+ * rules_gen). Any other frame is parsed once into struct pkt (which fields it carries, and their values); the
  * rules are then scanned in priority order and the first whose fields are all present and
  * equal decides. Every header read is bounds-checked against data_end, and a header that is
  * cut short or invalid (IHL < 5, a length beyond the frame) stops the parse: the fields behind
@@ -991,14 +992,13 @@ static __always_inline void l2_source_seen(struct xdp_md *ctx, const struct pkt 
 		bpf_map_update_elem(&steer_l2src, &sk, &nv, BPF_ANY);
 }
 
-/* The table's generation as a flow's rules_gen records it: 0 when no flow may skip the rules
+/* The table's generation g as a flow's rules_gen records it: 0 when no flow may skip the rules
  * (a rule matches on the RX queue, the table's writer did not say, or decisions are traced). */
-static __always_inline __u16 rules_gen(const struct umem_steer_table *t)
+static __always_inline __u16 rules_gen(const struct umem_steer_table *t, __u64 g)
 {
-	__u16 gen = (__u16)t->generation;
-
-	return t->flows_first_gen == gen && (t->flows_first & UMEM_STEER_FIRST_ROUTED) && !(t->flags & UMEM_STEER_F_TRACE)
-		       ? gen
+	return t->flows_first_gen == (__u16)g && (t->flows_first & UMEM_STEER_FIRST_ROUTED) &&
+		       !(t->flags & UMEM_STEER_F_TRACE)
+		       ? (__u16)g
 		       : 0;
 }
 
@@ -1007,7 +1007,7 @@ static __always_inline __u16 rules_gen(const struct umem_steer_table *t)
  * anything else (tagged, TTL <= 1, options, a fragment, a partial checksum, another MAC, over
  * the MTU, the gate shut, no such device) returns -1 and takes the whole way, which decides
  * and counts it. *missed: the frame's flow was looked up and is not there. */
-static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer_table *t, __u64 bytes,
+static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer_table *t, __u16 gen, __u64 bytes,
 				     __u8 *missed)
 {
 	void *data = (void *)(long)ctx->data;
@@ -1018,7 +1018,7 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	struct umem_steer_flow_conf *conf;
 	struct umem_steer_flow_key4 k4;
 	struct umem_steer_flow *fl;
-	__u16 gen = rules_gen(t), tot, *csum;
+	__u16 tot, *csum;
 	__u32 zero = 0, need, sum, sa, da, i4, d4;
 	__u16 i2, d2;
 
@@ -1131,18 +1131,26 @@ int umem_steer(struct xdp_md *ctx)
 	__u32 zero = 0, rule = UMEM_STEER_RULE_DEFAULT, index = 0, hash = 0, stat;
 	struct flow_out fo = {};
 	__u64 bytes = bpf_xdp_get_buff_len(ctx);
-	__u32 *bank;
-	__u16 flow = 0;
+	__u32 *bank, b0;
+	__u64 g0;
+	__u16 flow = 0, gen;
 	__u8 missed = 0;
 	int verdict;
 
 	bank = bpf_map_lookup_elem(&steer_active, &zero);
 	if (!bank)
 		return XDP_PASS;
-	t = bpf_map_lookup_elem(&steer_tables, bank);
+	b0 = *(volatile __u32 *)bank;
+	t = bpf_map_lookup_elem(&steer_tables, bank); /* b0's bank, or gen is 0 below */
 	if (!t)
 		return XDP_PASS; /* never: the bank index is 0 or 1 */
-	verdict = flow_fast(ctx, t, bytes, &missed);
+	g0 = *(volatile __u64 *)&t->generation;
+	gen = rules_gen(t, g0);
+	/* Read while the bank was the active one, so not in the middle of a rewrite: the writer
+	 * rewrites a bank only while the other is active (see the check before flow_decide). */
+	if (*(volatile __u32 *)bank != b0)
+		g0 = 0, gen = 0;
+	verdict = flow_fast(ctx, t, gen, bytes, &missed);
 	if (verdict >= 0)
 		return verdict;
 	__builtin_memset(&p, 0, sizeof(p));
@@ -1168,7 +1176,11 @@ int umem_steer(struct xdp_md *ctx)
 		act = t->rules[hit].action;
 		rule = t->rules[hit].id;
 	} else {
-		fo.gen = rules_gen(t);
+		/* No rule took the frame under generation g0, unless the writer rewrote this bank
+		 * meanwhile (a frame that read it before two publishes in a row): the generation
+		 * differs then, and the flow records nothing. One the frame read before the rewrite
+		 * got to it would be recorded, and is out of date once the rewrite is done. */
+		fo.gen = *(volatile __u64 *)&t->generation == g0 ? rules_gen(t, g0) : 0;
 		verdict = flow_decide(ctx, &p, bytes, &fo);
 		if (verdict == FLOW_VERIFY_CSUM) {
 			p.csum_checked = 1;

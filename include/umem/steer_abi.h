@@ -395,10 +395,12 @@ struct umem_steer_flow {
 	 * it is the table's and the table lets such flows decide first (flows_first), the program
 	 * decides the flow's ordinary frames (untagged, no options, TTL above 1, the gate open)
 	 * before it parses them for the rules, which would decide nothing else: every rule field
-	 * but the RX queue and the destination MAC is fixed by the flow's key. A table change
-	 * bumps the generation, and the next frame goes through the rules again. A flow idle
-	 * through 65,536 changes might find its old value current again: callers that keep flows
-	 * expire idle ones long before (xdp-fwd within --offload-idle). */
+	 * but the RX queue and the destination MAC is fixed by the flow's key and by those frames
+	 * being untagged. A table change bumps the generation, and the next frame goes through
+	 * the rules again. The value is 16 bits: a flow that a later rule took over keeps its old
+	 * one, which is current again for one generation in 65,536 (a flow idle that long: callers
+	 * that keep flows expire idle ones, xdp-fwd within --offload-idle; a load of 32,768 prefix
+	 * rules or more passes through one). */
 	__u16 rules_gen;
 };
 

@@ -1605,7 +1605,43 @@ static void test_flow_fast(void)
 	CHECK_EQ(after[UMEM_STEER_FS_REDIRECT].bytes - before[UMEM_STEER_FS_REDIRECT].bytes, 4 * fr.len);
 	CHECK_EQ(after[UMEM_STEER_FS_ROUTE_KEPT].packets - before[UMEM_STEER_FS_ROUTE_KEPT].packets, 3);
 
+	/* A partial checksum after the record: the whole way's verification decides, as before
+	 * (a real checksum that equals the pseudo-header sum is routed). */
+	{
+		struct frame fpart = fr, fvalid = fr;
+		uint16_t ps = umem_csum__fold(umem_csum__pseudo4(fr.b + 26, fr.b + 30, 17, (uint32_t)fr.len - 34));
+
+		fpart.b[40] = (uint8_t)(ps >> 8), fpart.b[41] = (uint8_t)ps;
+		route_run(&fpart, XDP_PASS, NULL, NULL, 200);
+		valid_as_pseudo(&fvalid);
+		route_run(&fvalid, XDP_REDIRECT, NH, ME, 199);
+		CHECK(umem_steer_flows__lookup(F, &k, &got) == 0 && got.csum_partial == 1 && got.packets == 5,
+		      "partial: csum_partial %llu packets %llu", (unsigned long long)got.csum_partial,
+		      (unsigned long long)got.packets);
+	}
+
 	/* A rule added later wins from the next frame on; once it is gone the flow forwards again. */
+	id = add("udp dport 6000 -> drop");
+	route_run(&fr, XDP_DROP, NULL, NULL, 200);
+	/* White box: the flow's record is what lets it decide first. Set by hand to the table's
+	 * generation, as if the frame had found no rule, the flow decides over the rule. */
+	{
+		int fd = map_fd_by_name(UMEM_STEER_MAP_FLOWS4);
+		struct umem_steer_flow_key4 k4;
+		struct umem_steer_flow v;
+
+		memset(&k4, 0, sizeof(k4));
+		k4.ifindex = k.ifindex, k4.l4proto = k.l4proto, k4.sport = k.sport, k4.dport = k.dport;
+		memcpy(k4.saddr, k.saddr, 4), memcpy(k4.daddr, k.daddr, 4);
+		table_get(&t, &bank);
+		CHECK(fd >= 0 && bpf_map_lookup_elem(fd, &k4, &v) == 0, "the flow in steer_flows4");
+		CHECK(v.rules_gen != (uint16_t)t.generation, "recorded under a rule");
+		v.rules_gen = (uint16_t)t.generation;
+		CHECK(bpf_map_update_elem(fd, &k4, &v, BPF_EXIST) == 0, "set rules_gen");
+		route_run(&fr, XDP_REDIRECT, NH, ME, 199);
+		close(fd);
+	}
+	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
 	id = add("udp dport 6000 -> drop");
 	route_run(&fr, XDP_DROP, NULL, NULL, 200);
 	CHECK(umem_steer__remove_rule(S, id, NULL) == 0, "remove");
