@@ -1553,6 +1553,32 @@ static void table_put(const struct umem_steer_table *t, uint32_t bank)
 	close(tfd);
 }
 
+/* An older library's edit of the table: the generation bumped, flows_first left as it was
+ * (less the marks in clear, as if that library had added their rule). */
+static void older_edit(uint16_t clear)
+{
+	struct umem_steer_table t;
+	uint32_t bank;
+
+	table_get(&t, &bank);
+	t.flows_first &= (uint16_t)~clear;
+	t.generation++;
+	table_put(&t, bank);
+}
+
+/* A prefix rule "queue 1 -> drop" for fr is in: no flow decides first, and queue 1's frame drops
+ * while queue 0's is routed. */
+static void queue_rule_holds(struct frame *fr, const uint8_t *nh, const uint8_t *me)
+{
+	struct umem_steer_table t;
+	uint32_t bank;
+
+	table_get(&t, &bank);
+	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
+	route_run_q(fr, 0, XDP_REDIRECT, nh, me, 199);
+	route_run_q(fr, 1, XDP_DROP, NULL, NULL, 200);
+}
+
 /* A flow whose frame found no rule (rules_gen): its next frames skip the parse and the rules
  * (flow_fast), untraced. They must be decided as the whole way decides them: the same rewrite
  * and counts, the same exceptions left to it, and a rule added later wins at once, whatever its
@@ -1696,26 +1722,16 @@ static void test_flow_fast(void)
 	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
 	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
 	CHECK(umem_steer__remove_rule(S, 40, NULL) == 0, "remove");
-	id = add("src 0.0.0.10/32 queue 1 -> drop");
-	table_get(&t, &bank);
-	t.flows_first &= ~UMEM_STEER_FIRST_PREFIX_QUEUE, t.generation++; /* as if the older one added it */
-	table_put(&t, bank);
+	add("src 0.0.0.10/32 queue 1 -> drop");
+	older_edit(UMEM_STEER_FIRST_PREFIX_QUEUE); /* as if the older one had added it */
 	add("udp dport 1 -> drop");
-	table_get(&t, &bank);
-	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
-	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
-	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
+	queue_rule_holds(&fr, NH, ME);
 	/* This library's first edit after the older one's adds such a rule itself. */
 	reset();
 	add("dst 0.0.0.99 -> pass");
-	table_get(&t, &bank);
-	t.generation++;
-	table_put(&t, bank);
+	older_edit(0);
 	add("src 0.0.0.10/32 queue 1 -> drop");
-	table_get(&t, &bank);
-	CHECK_EQ(t.flows_first, UMEM_STEER_FIRST_PREFIX_QUEUE);
-	route_run_q(&fr, 0, XDP_REDIRECT, NH, ME, 199);
-	route_run_q(&fr, 1, XDP_DROP, NULL, NULL, 200);
+	queue_rule_holds(&fr, NH, ME);
 
 	CHECK(umem_steer_flows__clear(F) == 0, "clear");
 	reset();
