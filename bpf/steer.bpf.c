@@ -669,6 +669,23 @@ static __always_inline void key_5tuple(struct xdp_md *ctx, const struct pkt *p, 
 	__builtin_memcpy(k->daddr, p->daddr, 16);
 }
 
+/* The IPv4 5-tuple flow of steer_flows4 (ports in host order, addresses as on the wire). */
+static __always_inline struct umem_steer_flow *flow4_lookup(struct xdp_md *ctx, __u8 l4proto, __u16 sport,
+							     __u16 dport, const void *saddr, const void *daddr)
+{
+	struct umem_steer_flow_key4 k4;
+
+	/* Each byte: clang leaves the unnamed fields of an initializer unset. */
+	__builtin_memset(&k4, 0, sizeof(k4));
+	k4.ifindex = ctx->ingress_ifindex;
+	k4.l4proto = l4proto;
+	k4.sport = sport;
+	k4.dport = dport;
+	__builtin_memcpy(k4.saddr, saddr, 4);
+	__builtin_memcpy(k4.daddr, daddr, 4);
+	return bpf_map_lookup_elem(&steer_flows4, &k4);
+}
+
 /* The flow that decides this frame, or NULL: the 5-tuple first (more specific), then the
  * destination MAC. Fragments, non-TCP/UDP, group addresses and ARP/ND never match. On a hit,
  * k->kind is the flow's kind; the rest of k is filled for the kinds of steer_flows only (an
@@ -689,17 +706,7 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 		if (p->kind == UMEM_STEER_FLOW_IPV4 && p->flow4_missed) {
 			fl = NULL;
 		} else if (p->kind == UMEM_STEER_FLOW_IPV4) {
-			struct umem_steer_flow_key4 k4;
-
-			/* Each byte: clang leaves the unnamed fields of an initializer unset. */
-			__builtin_memset(&k4, 0, sizeof(k4));
-			k4.ifindex = ctx->ingress_ifindex;
-			k4.l4proto = p->f.l4proto;
-			k4.sport = p->f.sport;
-			k4.dport = p->f.dport;
-			__builtin_memcpy(k4.saddr, p->saddr, 4);
-			__builtin_memcpy(k4.daddr, p->daddr, 4);
-			fl = bpf_map_lookup_elem(&steer_flows4, &k4);
+			fl = flow4_lookup(ctx, p->f.l4proto, p->f.sport, p->f.dport, p->saddr, p->daddr);
 		} else {
 			key_5tuple(ctx, p, k);
 			fl = bpf_map_lookup_elem(&steer_flows, k);
@@ -795,6 +802,17 @@ __noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u
 	return csum_fold16(pseudo + bpf_ntohs(csum_fold16(wsum))) == 0xffff;
 }
 
+/* Whether a TCP/UDP checksum (host order) equals the folded pseudo-header sum of the protocol
+ * and length proto_len and the addresses' n bytes. */
+static __always_inline int csum_is_pseudo(__u16 l4_csum, __u32 proto_len, const __u8 *sa, const __u8 *da, int n)
+{
+	__u64 sum = proto_len;
+
+	for (int i = 0; i < n; i += 2)
+		sum += ((__u32)sa[i] << 8 | sa[i + 1]) + ((__u32)da[i] << 8 | da[i + 1]);
+	return l4_csum == csum_fold16(sum);
+}
+
 /* Whether the frame's TCP/UDP checksum field holds the folded pseudo-header sum: a sender's
  * TX checksum offload left it partial (CHECKSUM_PARTIAL, which XDP loses) and nobody completes
  * it on a redirect, so the receiver would drop it. A real checksum equals that sum about once
@@ -804,20 +822,30 @@ __noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u
  * (struct pkt), so one sum serves both families. */
 static __always_inline int csum_partial(const struct pkt *p)
 {
-	__u64 sum = p->f.l4proto + p->l4_len;
-
 	if (!p->kind || p->frag || !(p->f.fields & UMEM_STEER_M_DPORT) ||
 	    (p->f.l4proto != IPPROTO_TCP && p->f.l4proto != IPPROTO_UDP))
 		return 0;
-	for (int i = 0; i < 16; i += 2)
-		sum += ((__u32)p->saddr[i] << 8 | p->saddr[i + 1]) + ((__u32)p->daddr[i] << 8 | p->daddr[i + 1]);
-	return p->l4_csum == csum_fold16(sum);
+	return csum_is_pseudo(p->l4_csum, p->f.l4proto + p->l4_len, p->saddr, p->daddr, 16);
 }
 
 /* flow_decide's answer when a redirect flow's frame may hold a partial checksum: its caller
  * verifies the segment (csum_verifies: a call from flow_decide would pass the 512 bytes of stack
  * the chain of calls may take) and asks again. */
 #define FLOW_VERIFY_CSUM (-2)
+
+/* Two MACs as 4 + 2 bytes: two compares, not six. Copied into locals, since a MAC may sit at an
+ * odd offset (clang then builds the words from byte loads, as BPF must). */
+static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
+{
+	__u32 a4, b4;
+	__u16 a2, b2;
+
+	__builtin_memcpy(&a4, a, 4);
+	__builtin_memcpy(&a2, a + 4, 2);
+	__builtin_memcpy(&b4, b, 4);
+	__builtin_memcpy(&b2, b + 4, 2);
+	return a4 == b4 && a2 == b2;
+}
 
 /* A router's flow (UMEM_STEER_FLOW_F_ROUTE): whether the program leaves this frame to the
  * default way: not addressed to the input interface's MAC (XDP sees every frame the wire
@@ -827,16 +855,7 @@ static __always_inline int csum_partial(const struct pkt *p)
  * MTU (the kernel's fragmentation needed / packet too big). */
 static __always_inline int route_kept(const struct pkt *p, const struct umem_steer_flow *fl)
 {
-	/* As 4 + 2 bytes: two compares, not six. Copied into locals, since dmac sits at an odd
-	 * offset of the match (clang then builds the words from byte loads, as BPF must). */
-	__u32 i4, d4;
-	__u16 i2, d2;
-
-	__builtin_memcpy(&i4, fl->imac, 4);
-	__builtin_memcpy(&i2, fl->imac + 4, 2);
-	__builtin_memcpy(&d4, p->f.dmac, 4);
-	__builtin_memcpy(&d2, p->f.dmac + 4, 2);
-	if (i4 != d4 || i2 != d2)
+	if (!mac_eq(fl->imac, p->f.dmac))
 		return 1;
 	return p->l3_off != sizeof(struct ethhdr) || p->router_kernel || (fl->mtu && p->ip_len > fl->mtu);
 }
@@ -1016,11 +1035,9 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	struct iphdr *ip = data + sizeof(*eth);
 	void *l4 = ip + 1;
 	struct umem_steer_flow_conf *conf;
-	struct umem_steer_flow_key4 k4;
 	struct umem_steer_flow *fl;
 	__u16 tot, *csum;
-	__u32 zero = 0, need, sum, sa, da, i4, d4;
-	__u16 i2, d2;
+	__u32 zero = 0, need;
 
 	if (!gen)
 		return -1;
@@ -1042,14 +1059,8 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	tot = bpf_ntohs(ip->tot_len);
 	if (l4 + need > data_end || tot < sizeof(*ip) + need || sizeof(*eth) + tot > bytes)
 		return -1;
-	__builtin_memset(&k4, 0, sizeof(k4));
-	k4.ifindex = ctx->ingress_ifindex;
-	k4.l4proto = ip->protocol;
-	k4.sport = bpf_ntohs(((__be16 *)l4)[0]);
-	k4.dport = bpf_ntohs(((__be16 *)l4)[1]);
-	__builtin_memcpy(k4.saddr, &ip->saddr, 4);
-	__builtin_memcpy(k4.daddr, &ip->daddr, 4);
-	fl = bpf_map_lookup_elem(&steer_flows4, &k4);
+	fl = flow4_lookup(ctx, ip->protocol, bpf_ntohs(((__be16 *)l4)[0]), bpf_ntohs(((__be16 *)l4)[1]), &ip->saddr,
+			  &ip->daddr);
 	if (!fl) {
 		*missed = 1;
 		return -1;
@@ -1058,21 +1069,15 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 		return -1;
 	if (fl->flags & UMEM_STEER_FLOW_F_ROUTE) {
 		/* route_kept's tests; the TTL and options were tested above. */
-		__builtin_memcpy(&i4, fl->imac, 4);
-		__builtin_memcpy(&i2, fl->imac + 4, 2);
-		__builtin_memcpy(&d4, eth->h_dest, 4);
-		__builtin_memcpy(&d2, eth->h_dest + 4, 2);
-		if (i4 != d4 || i2 != d2 || (fl->mtu && tot > fl->mtu))
+		if (!mac_eq(fl->imac, eth->h_dest) || (fl->mtu && tot > fl->mtu))
 			return -1;
 	} else if (!(t->flows_first & UMEM_STEER_FIRST_ALL)) {
 		return -1; /* the flow's frames may differ in what such a rule matches */
 	}
 	if (fl->action == UMEM_STEER_FLOW_A_REDIRECT) {
 		/* csum_partial's test, on the header in place. */
-		sa = bpf_ntohl(ip->saddr);
-		da = bpf_ntohl(ip->daddr);
-		sum = ip->protocol + (tot - sizeof(*ip)) + (sa >> 16) + (sa & 0xffff) + (da >> 16) + (da & 0xffff);
-		if (bpf_ntohs(*csum) == csum_fold16(sum))
+		if (csum_is_pseudo(bpf_ntohs(*csum), ip->protocol + (tot - sizeof(*ip)), (const __u8 *)&ip->saddr,
+				   (const __u8 *)&ip->daddr, 4))
 			return -1;
 	}
 	fl->last_ns = bpf_ktime_get_coarse_ns();
