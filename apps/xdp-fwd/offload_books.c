@@ -36,8 +36,6 @@ static void loss_epoch(struct fwd_ctx *ctx)
 		off->ifc[f].redirected0 = fwd_off_redirected_to(ctx, f);
 		off->ifc[f].user_tx0 = fwd_off_user_tx(ctx, f);
 		off->ifc[f].loss = (struct fwd_loss){ 0 };
-		off->ifc[f].redirected_seen = 0;
-		off->ifc[f].lost_seen = 0;
 	}
 	for (uint32_t f = 0; f < FWD_MAX_PORTS; f++) {
 		off->ifc[f].tx_wide = (struct fwd_wide32){ 0 };

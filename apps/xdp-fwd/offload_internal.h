@@ -158,7 +158,6 @@ struct fwd_off_iface {
 	struct fwd_wide32 tx_wide, dropped_wide;
 	uint64_t lost_before;
 	struct fwd_loss loss; /* this epoch's readings (under lock) */
-	uint64_t redirected_seen, lost_seen; /* the last reading's judged redirects and their loss */
 	_Atomic uint64_t lost; /* redirected to the interface, not sent, since start */
 	/* Probe frames the interface took into its peer's ring (under lock): its tx_packets counts
 	 * them like the frames our sockets send, so the loss count takes them out likewise. */

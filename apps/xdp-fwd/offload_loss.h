@@ -22,28 +22,35 @@ struct fwd_loss {
 	uint64_t redirected, user_tx; /* the last reading's, since the epoch */
 	bool read;                    /* a reading this epoch */
 	uint64_t lost;                /* the most found lost and not counted dropped: never goes back */
+	uint64_t judged, not_sent;    /* the last reading's judged redirects and those not sent */
 };
 
 /* A reading of counts since the epoch: redirected towards the interface, sent by our sockets on
  * it, sent by it (tx_packets) and counted dropped by it (tx_dropped). Judges the previous
- * reading's redirects, *judged (0 at the epoch's first reading): returns those not sent,
- * dropped ones included, and raises l->lost to those of them not counted dropped. */
+ * reading's redirects (none at the epoch's first reading) and raises l->lost to those not sent
+ * and not counted dropped, which it returns. *judged_new, *lost_new: the redirects judged since
+ * the reading before, and how many more were found not sent (dropped ones included). */
 static inline uint64_t fwd_loss_read(struct fwd_loss *l, uint64_t redirected, uint64_t user_tx, uint64_t sent,
-				     uint64_t dropped, uint64_t *judged)
+				     uint64_t dropped, uint64_t *judged_new, uint64_t *lost_new)
 {
-	uint64_t delivered, lost = 0;
+	uint64_t delivered, judged = l->read ? l->redirected : 0, not_sent = 0;
 
-	*judged = l->read ? l->redirected : 0;
 	if (l->read) {
 		delivered = sent > l->user_tx ? sent - l->user_tx : 0;
-		lost = l->redirected > delivered ? l->redirected - delivered : 0;
-		if (lost > dropped && lost - dropped > l->lost)
-			l->lost = lost - dropped;
+		not_sent = l->redirected > delivered ? l->redirected - delivered : 0;
 	}
+	*judged_new = judged - l->judged;
+	*lost_new = not_sent > l->not_sent ? not_sent - l->not_sent : 0;
+	l->judged = judged;
+	l->not_sent = not_sent;
 	l->redirected = redirected;
 	l->user_tx = user_tx;
 	l->read = true;
-	return lost;
+	if (not_sent <= dropped)
+		return 0;
+	if (not_sent - dropped > l->lost)
+		l->lost = not_sent - dropped;
+	return not_sent - dropped;
 }
 
 #endif

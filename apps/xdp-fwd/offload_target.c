@@ -441,7 +441,7 @@ uint64_t fwd_off_check_targets(struct fwd_ctx *ctx)
 	found = fwd_off_read_tx_packets(off, ctx->nr_ifaces, tx, dropped);
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++) {
 		struct fwd_off_iface *oi = &off->ifc[f];
-		uint64_t lost, judged, dr, dl, counted;
+		uint64_t dr, dl, counted;
 
 		if (!(found & (1ull << f)))
 			continue; /* gone (maybe not yet seen gone by the main thread): no count */
@@ -450,19 +450,14 @@ uint64_t fwd_off_check_targets(struct fwd_ctx *ctx)
 		 * The target check below still sees every frame not sent. Same dump as sent: a
 		 * drop is in one or the other. */
 		counted = dropped[f] - oi->dropped0;
-		lost = fwd_loss_read(&oi->loss, rs[f] - oi->redirected0, fwd_off_user_tx(ctx, f) - oi->user_tx0,
-				     tx[f] - oi->tx0, counted, &judged);
-		missing += lost > counted ? lost - counted : 0;
-		dr = judged - oi->redirected_seen;
-		dl = lost > oi->lost_seen ? lost - oi->lost_seen : 0;
+		missing += fwd_loss_read(&oi->loss, rs[f] - oi->redirected0, fwd_off_user_tx(ctx, f) - oi->user_tx0,
+					 tx[f] - oi->tx0, counted, &dr, &dl);
 		if (oi->lost_before + oi->loss.lost > atomic_load(&oi->lost))
 			atomic_store(&oi->lost, oi->lost_before + oi->loss.lost); /* a count never goes back */
 		/* Ring overflows under load lose a share; a target that cannot take frames, all.
 		 * Only where the transmit counters cannot tell (check_delivery). */
 		if (!oi->xmit.nr && dr >= 32 && dl * 2 >= dr)
 			mark_bad(ctx, f, dr - dl, dr);
-		oi->redirected_seen = judged;
-		oi->lost_seen = lost;
 	}
 	return missing;
 }
