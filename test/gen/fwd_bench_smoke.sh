@@ -49,13 +49,14 @@ run="gnb-$(cat "$GRO/pid")-"
 ! ip netns list | grep -q "^$run" || fail "a namespace of the --receiver-gro run is left: $(ip netns list | grep "^$run")"
 
 # The router topology, in its cheapest form: the kernel's forwarding and xdp-fwd's l3 each
-# carried TCP through the router, and the router table names both.
+# carried TCP through the router, and the router table names both. Under reno (--cc), which is
+# built into every kernel and no host's default: the streams and the summary say so.
 RT=$OUT/router
 mkdir -p "$RT"
 rc=0
 timeout 40 bash -c 'echo $$ >"$1/pid"; shift; exec "$@"' _ "$RT" \
-	"$SRC/tools/fwd-bench/fwd-bench.sh" --smoke --topology router --systems kernel_fwd,xdp_fwd_l3 --build "$BUILD" \
-	--out "$RT" >"$OUT/run.log" 2>&1 || rc=$?
+	"$SRC/tools/fwd-bench/fwd-bench.sh" --smoke --topology router --systems kernel_fwd,xdp_fwd_l3 --cc reno \
+	--build "$BUILD" --out "$RT" >"$OUT/run.log" 2>&1 || rc=$?
 [ $rc = 124 ] && { echo "skip: the router run took more than 40 s (loaded machine)" >&2; exit 77; }
 [ $rc = 0 ] || fail "fwd-bench --topology router exited with $rc"
 for sys in kernel_fwd xdp_fwd_l3; do
@@ -65,7 +66,16 @@ for sys in kernel_fwd xdp_fwd_l3; do
 done
 grep -q '^| workload | system | median | min | min-max | vs wire (xdp_fwd) | vs l3fwd |' "$RT/summary.md" ||
 	fail "the summary is not the router table"
-grep -q -- '--topology router --duration' "$RT/summary.md" || fail "the summary does not name --topology router"
+grep -q -- '--topology router --cc reno --duration' "$RT/summary.md" || fail "the summary does not name --topology router --cc reno"
+grep -q '^Machine: .*, TCP reno\.' "$RT/summary.md" || fail "the machine line does not name reno"
+for sys in kernel_fwd xdp_fwd_l3; do
+	tr -d ' \n\t' <"$RT/logs/tcp1500-$sys-1.client" | grep -q '"sender_tcp_congestion":"reno"' ||
+		fail "$sys's stream did not run reno"
+done
 run="gnb-$(cat "$RT/pid")-"
 ! ip netns list | grep -q "^$run" || fail "a namespace of the router run is left: $(ip netns list | grep "^$run")"
+# A congestion control the kernel does not have: refused, by name, before any namespace.
+rc=0
+"$SRC/tools/fwd-bench/fwd-bench.sh" --cc nosuch --build "$BUILD" --out "$OUT/cc" >"$OUT/run.log" 2>&1 || rc=$?
+[ $rc = 2 ] && grep -q "^fwd-bench: --cc 'nosuch': not available here" "$OUT/run.log" || fail "--cc nosuch: exit $rc"
 echo ok

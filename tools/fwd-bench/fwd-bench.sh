@@ -82,6 +82,9 @@
 #                    packages no binary: build examples/l3fwd of the dpdk source package with
 #                    `make static` against libdpdk-dev, with one change: no RX checksum offload
 #                    requested (the af_xdp PMD has none, and l3fwd 22.11 asks for it; README.md).
+#   --cc NAME        the TCP congestion control of the iperf3 streams (iperf3 -C; default: the
+#                    host's, net.ipv4.tcp_congestion_control). The summary names the one used:
+#                    BBR paces its sends by its own model of the path, cubic does not.
 #   --out DIR        results folder (default results/fwd-bench-<UTC time>)
 #   --build DIR      build folder (default build)
 #   --fwd-args ARGS  extra xdp-fwd options for the xdp_fwd systems, split on spaces
@@ -128,6 +131,7 @@ TOPOLOGY=l2
 PIN=fwd
 L3FWD=""
 ROUTES=0
+CC="" CC_GIVEN=""
 OUT=""
 XSK_FWD=""
 FWD_B=""
@@ -155,6 +159,7 @@ while [ $# -gt 0 ]; do
 	--topology) TOPOLOGY=${2:?}; shift 2 ;;
 	--pin) PIN=${2:?}; shift 2 ;;
 	--l3fwd) L3FWD=${2:?}; shift 2 ;;
+	--cc) CC=${2:?}; CC_GIVEN=1; shift 2 ;;
 	--routes) ROUTES=${2:?}; shift 2 ;;
 	--rtchange-alone) RTCHANGE_ALONE=1; shift ;;
 	--smoke) DURATION=1; REPEATS=1; WORKLOADS=tcp1500; shift ;;
@@ -209,6 +214,10 @@ for b in "$GEN" "$REDIRECT"; do
 	[ -x "$b" ] || die "$b is not built (cmake --build $BUILD)"
 done
 command -v iperf3 >/dev/null || die "iperf3 is not installed (tools/setup.sh)"
+# A new namespace starts with the host's default congestion control.
+CC=${CC:-$(cat /proc/sys/net/ipv4/tcp_congestion_control)}
+grep -qwF -- "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+	die "--cc '$CC': not available here ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control))"
 
 OUT=${OUT:-$SRC/results/fwd-bench-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT/logs"
@@ -500,7 +509,7 @@ run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 	netns_bg srv "$H1" "${EP[@]}" iperf3 -s -1 -p 5201 >"$LOG.server" 2>&1
 	wait_for 5 sh -c "ip netns exec '$H1' ss -ltn | grep -q ':5201 '"
 	cpu_mark
-	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -J >"$LOG.client" 2>&1 || true
+	ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t "$DURATION" "${rate[@]}" -C "$CC" -J >"$LOG.client" 2>&1 || true
 	cpu_mark
 	netns_stop "$srv" || true
 	# end.sum_received.bits_per_second, from iperf3's JSON without a JSON tool.
@@ -544,7 +553,7 @@ run_rtchange() { # p99 (µs) of a route change reaching the wire, under a TCP st
 		--rate 10000 --duration $((DURATION + 60)) >"$LOG.gen" 2>&1
 	local client=""
 	if [ -z "$RTCHANGE_ALONE" ]; then
-		ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t $((DURATION + 60)) >"$LOG.client" 2>&1 &
+		ip netns exec "$H0" "${EP[@]}" iperf3 -c "$IP1" -p 5201 -t $((DURATION + 60)) -C "$CC" >"$LOG.client" 2>&1 &
 		client=$!
 	fi
 	wait "$probe" 2>/dev/null || true
@@ -677,11 +686,12 @@ done
 
 { echo "["; sed '$!s/$/,/' "$SAMPLES"; echo "]"; } >"$OUT/samples.json"
 rm -f "$SAMPLES"
-machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r)"
+machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, kernel $(uname -r), TCP $CC"
 opts=""
 [ "$TOPOLOGY" = l2 ] || opts+=" --topology $TOPOLOGY"
 [ "$PIN" = fwd ] || opts+=" --pin $PIN"
 [ "$ROUTES" = 0 ] || opts+=" --routes $ROUTES"
+[ -z "$CC_GIVEN" ] || opts+=" --cc $CC"
 case " ${SYS[*]} " in *" dpdk_l3fwd "*) [ -z "$L3FWD" ] || opts+=" --l3fwd L3FWD" ;; esac
 cmdline="tools/fwd-bench/fwd-bench.sh$opts${XSK_FWD:+ --xsk-fwd XSK_FWD}${RECEIVER_GRO:+ $RECEIVER_GRO}${HOST_OFFLOADS:+ $HOST_OFFLOADS} --duration $DURATION --repeats $REPEATS --systems $SYSTEMS --workloads $WORKLOADS"
 "$SRC/tools/fwd-bench/summarize.sh" "$OUT" "$machine" "$cmdline" "$(uptime | sed 's/.*load average: //')" "${NOTES[@]+"${NOTES[@]}"}"
