@@ -669,9 +669,10 @@ static __always_inline void key_5tuple(struct xdp_md *ctx, const struct pkt *p, 
 	__builtin_memcpy(k->daddr, p->daddr, 16);
 }
 
-/* The IPv4 5-tuple flow of steer_flows4 (ports in host order, addresses as on the wire). */
+/* The IPv4 5-tuple flow of steer_flows4 (ports in host order, addresses as on the wire). By
+ * value: flow_fast reads them from the header as words. */
 static __always_inline struct umem_steer_flow *flow4_lookup(struct xdp_md *ctx, __u8 l4proto, __u16 sport,
-							     __u16 dport, const void *saddr, const void *daddr)
+							     __u16 dport, __be32 saddr, __be32 daddr)
 {
 	struct umem_steer_flow_key4 k4;
 
@@ -681,8 +682,8 @@ static __always_inline struct umem_steer_flow *flow4_lookup(struct xdp_md *ctx, 
 	k4.l4proto = l4proto;
 	k4.sport = sport;
 	k4.dport = dport;
-	__builtin_memcpy(k4.saddr, saddr, 4);
-	__builtin_memcpy(k4.daddr, daddr, 4);
+	__builtin_memcpy(k4.saddr, &saddr, 4);
+	__builtin_memcpy(k4.daddr, &daddr, 4);
 	return bpf_map_lookup_elem(&steer_flows4, &k4);
 }
 
@@ -706,7 +707,11 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 		if (p->kind == UMEM_STEER_FLOW_IPV4 && p->flow4_missed) {
 			fl = NULL;
 		} else if (p->kind == UMEM_STEER_FLOW_IPV4) {
-			fl = flow4_lookup(ctx, p->f.l4proto, p->f.sport, p->f.dport, p->saddr, p->daddr);
+			__be32 sa, da;
+
+			__builtin_memcpy(&sa, p->saddr, 4);
+			__builtin_memcpy(&da, p->daddr, 4);
+			fl = flow4_lookup(ctx, p->f.l4proto, p->f.sport, p->f.dport, sa, da);
 		} else {
 			key_5tuple(ctx, p, k);
 			fl = bpf_map_lookup_elem(&steer_flows, k);
@@ -803,10 +808,11 @@ __noinline int csum_verifies(struct xdp_md *ctx, __u32 l4_off, __u32 l4_len, __u
 }
 
 /* Whether a TCP/UDP checksum (host order) equals the folded pseudo-header sum of the protocol
- * and length proto_len and the addresses' n bytes. */
+ * and length proto_len and the addresses' n bytes (as on the wire). Bytes, not words: struct
+ * pkt's addresses are not word-aligned, and a copy into words takes stack the program lacks. */
 static __always_inline int csum_is_pseudo(__u16 l4_csum, __u32 proto_len, const __u8 *sa, const __u8 *da, int n)
 {
-	__u64 sum = proto_len;
+	__u32 sum = proto_len;
 
 	for (int i = 0; i < n; i += 2)
 		sum += ((__u32)sa[i] << 8 | sa[i + 1]) + ((__u32)da[i] << 8 | da[i + 1]);
@@ -1059,8 +1065,8 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	tot = bpf_ntohs(ip->tot_len);
 	if (l4 + need > data_end || tot < sizeof(*ip) + need || sizeof(*eth) + tot > bytes)
 		return -1;
-	fl = flow4_lookup(ctx, ip->protocol, bpf_ntohs(((__be16 *)l4)[0]), bpf_ntohs(((__be16 *)l4)[1]), &ip->saddr,
-			  &ip->daddr);
+	fl = flow4_lookup(ctx, ip->protocol, bpf_ntohs(((__be16 *)l4)[0]), bpf_ntohs(((__be16 *)l4)[1]), ip->saddr,
+			  ip->daddr);
 	if (!fl) {
 		*missed = 1;
 		return -1;

@@ -214,10 +214,13 @@ for b in "$GEN" "$REDIRECT"; do
 	[ -x "$b" ] || die "$b is not built (cmake --build $BUILD)"
 done
 command -v iperf3 >/dev/null || die "iperf3 is not installed (tools/setup.sh)"
-# A new namespace starts with the host's default congestion control.
+# A new namespace starts with the host's default congestion control. A named one must be
+# loaded, or a module the kernel loads when iperf3 (root) asks for it (tcp_NAME).
 CC=${CC:-$(cat /proc/sys/net/ipv4/tcp_congestion_control)}
-grep -qwF -- "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control ||
-	die "--cc '$CC': not available here ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control))"
+[[ "$CC" =~ ^[A-Za-z0-9_]+$ ]] &&
+	{ tr ' ' '\n' </proc/sys/net/ipv4/tcp_available_congestion_control | grep -qxF -- "$CC" ||
+		[ -n "$(find "/lib/modules/$(uname -r)" -name "tcp_$CC.ko*" -print -quit 2>/dev/null)" ]; } ||
+	die "--cc '$CC': not available here ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control), nor a module tcp_$CC)"
 
 OUT=${OUT:-$SRC/results/fwd-bench-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT/logs"
