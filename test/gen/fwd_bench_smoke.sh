@@ -50,7 +50,7 @@ run="gnb-$(cat "$GRO/pid")-"
 
 # The router topology, in its cheapest form: the kernel's forwarding and xdp-fwd's l3 each
 # carried TCP through the router, and the router table names both. Under reno (--cc), which is
-# built into every kernel and no host's default: the streams and the summary say so.
+# built into every kernel and seldom a host's default: the streams and the summary say so.
 RT=$OUT/router
 mkdir -p "$RT"
 rc=0
