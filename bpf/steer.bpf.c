@@ -1191,7 +1191,7 @@ int umem_steer(struct xdp_md *ctx)
 		 * meanwhile (a frame that read it before two publishes in a row): the generation
 		 * differs then, and the flow records nothing. One the frame read before the rewrite
 		 * got to it would be recorded, and is out of date once the rewrite is done. */
-		fo.gen = *(volatile __u64 *)&t->generation == g0 ? rules_gen(t, g0) : 0;
+		fo.gen = *(volatile __u64 *)&t->generation == g0 ? gen : 0;
 		verdict = flow_decide(ctx, &p, bytes, &fo);
 		if (verdict == FLOW_VERIFY_CSUM) {
 			p.csum_checked = 1;
