@@ -214,6 +214,9 @@ const char *fwd_option_name(size_t i);
 bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu);
 /* The chunk size xdp-fwd takes without --chunk-size for ports of at most max_mtu (0: unknown). */
 uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu);
+/* The 4 KiB pages that `frames` RX buffers take (whole chunks; unaligned, a page each or
+ * fragments). */
+uint64_t fwd_frame_pages(const struct fwd_config *cfg, uint64_t frames);
 /* How IFNAME@all learns the queue count (umem_netdev__queue_count; tests replace it). */
 extern int (*fwd_queue_count)(const char *ifname);
 const char *fwd_mode_name(enum fwd_mode mode);

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <umem/area.h>
 #include <umem/idle.h>
+#include <umem/pool.h>
 #include <umem/port.h>
 
 #include "capture.h"
@@ -877,6 +879,19 @@ uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
 	small.chunk_size = FWD_CHUNK_SMALL;
 	return !cfg->unaligned && max_mtu && !fwd_mtu_needs_multi_buffer(&small, max_mtu) ?
 		FWD_CHUNK_SMALL : FWD_CHUNK_DEFAULT;
+}
+
+/* RX buffers are whole chunks, 4096 / chunk to a 4 KiB page (aligned). Unaligned, a buffer of
+ * more than half a page takes a page, smaller ones are the pool's fragments at
+ * UMEM_FRAG_ALIGN offsets (the port's rule, as umem_port__pages_needed counts them). */
+uint64_t fwd_frame_pages(const struct fwd_config *cfg, uint64_t frames)
+{
+	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+	uint32_t per_page = !cfg->unaligned ? UMEM_PAGE_SIZE_DEFAULT / chunk :
+			    chunk * 2 > UMEM_PAGE_SIZE_DEFAULT ? 1 :
+			    UMEM_PAGE_SIZE_DEFAULT / ((chunk + UMEM_FRAG_ALIGN - 1) & ~(UMEM_FRAG_ALIGN - 1));
+
+	return (frames + per_page - 1) / per_page;
 }
 
 /* The --pcap-* options need --pcap, and a filter's dev an -i interface. */

@@ -49,15 +49,6 @@ uint64_t fwd_ring_frames(const struct fwd_config *cfg, uint32_t nr_ports)
 	return (uint64_t)nr_ports * (fill + tx);
 }
 
-/* RX buffers are whole chunks; a 4 KiB page holds 4096 / chunk of them (aligned), one
- * (unaligned). */
-uint64_t fwd_frame_pages(const struct fwd_config *cfg, uint64_t frames)
-{
-	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
-
-	return cfg->unaligned ? frames : (frames * chunk + UMEM_PAGE_SIZE_DEFAULT - 1) / UMEM_PAGE_SIZE_DEFAULT;
-}
-
 /* Frames that every fill ring and every TX ring full at once take, plus the pools' caches and
  * the cross-worker queues: with that many the pools never run dry in steady state. */
 uint64_t fwd_frames_needed(const struct fwd_config *cfg, uint32_t nr_workers)

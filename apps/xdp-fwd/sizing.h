@@ -12,8 +12,6 @@ struct umem_area;
 
 /* The frames a set of ports holds with every fill ring and every TX ring full at once. */
 uint64_t fwd_ring_frames(const struct fwd_config *cfg, uint32_t nr_ports);
-/* The 4 KiB pages frames RX buffers take (whole chunks; one each when unaligned). */
-uint64_t fwd_frame_pages(const struct fwd_config *cfg, uint64_t frames);
 /* The rings' frames plus the pools' caches and the cross-worker queues: with that many the
  * pools never run dry in steady state. */
 uint64_t fwd_frames_needed(const struct fwd_config *cfg, uint32_t nr_workers);

@@ -339,6 +339,27 @@ static void test_default_chunk(void)
 	CHECK_EQ(fwd_default_chunk(&cfg, 1500), 4096);
 }
 
+/* The area's pages for a count of RX buffers: chunks to a page when aligned; unaligned, a
+ * page each above half a page, else 64-byte-aligned fragments as the port cuts them. */
+static void test_frame_pages(void)
+{
+	static const struct { bool unaligned; uint32_t chunk; uint64_t pages; } cases[] = {
+		{ false, 2048, 500 }, { false, 4096, 1000 }, { false, 0, 1000 },
+		{ true, 2048, 500 },  { true, 2100, 1000 },  { true, 3000, 1000 }, { true, 0, 1000 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cfg.unaligned = cases[i].unaligned;
+		cfg.chunk_size = cases[i].chunk;
+		CHECK(fwd_frame_pages(&cfg, 1000) == cases[i].pages, "%s chunk %u: %llu pages for 1000 frames, want %llu",
+		      cases[i].unaligned ? "unaligned" : "aligned", cases[i].chunk,
+		      (unsigned long long)fwd_frame_pages(&cfg, 1000), (unsigned long long)cases[i].pages);
+	}
+	cfg.unaligned = true;
+	cfg.chunk_size = 2048;
+	CHECK_EQ(fwd_frame_pages(&cfg, 1001), 501); /* a page started is a page */
+}
+
 /* --pcap and its filter: the rule language's match words, dev IFNAME, and the refusals. */
 static void test_pcap(void)
 {
@@ -451,6 +472,7 @@ int main(void)
 	test_help();
 	test_rules_arp();
 	test_default_chunk();
+	test_frame_pages();
 	test_pcap();
 	test_config_file();
 	printf("fwd_options: ok\n");
