@@ -588,8 +588,8 @@ static void run_sink(const struct config *cfg, struct world *w, struct report *r
 		if (!first)
 			first = t;
 		last = t;
-		/* The kernel wrote these frames on another CPU: start every line's transfer before
-		 * the first parse waits on one. */
+		/* The kernel wrote these frames on another CPU: start each frame's first line on its way
+		 * before the first parse waits on one. */
 		for (int i = 0; i < n; i++)
 			__builtin_prefetch(umem_pool__ptr(w->pool, d[i].addr));
 		for (int i = 0; i < n; i++) {
