@@ -40,6 +40,7 @@ struct config {
 	bool sink;
 	const char *ifname;
 	uint32_t queue, batch;
+	uint32_t rx_ring; /* sink: its RX ring (the fill ring twice that) */
 	struct gen_mix mix;
 	uint64_t rate, count;
 	double duration, idle;
@@ -166,6 +167,7 @@ static const struct cli_opt opts[] = {
 	{ "stream", 0, "ID", "gen: stream id in every frame (default: from pid and time)", CLI_U32_AT(CFG, stream, 0, UINT32_MAX) },
 	{ "seq", 0, "N", "gen: first sequence number (default 0; to continue or replay a stream)", CLI_U64_AT(CFG, first_seq, 0, UINT64_MAX / 2) },
 	{ "batch", 'b', "N", "descriptors per burst, 1..256 (default 64)", CLI_U32_AT(CFG, batch, 1, BATCH_MAX) },
+	{ "rx-ring", 0, "N", "sink: RX ring size, a power of two, 64..32768 (default 2048; the fill ring twice that)", CLI_U32_AT(CFG, rx_ring, 64, 32768) },
 	{ "xdp-mode", 0, "MODE", "sink: " CLI_XDP_MODE_HELP, CLI_SET(set_xdp_mode) },
 	{ "json", 'j', NULL, "print the report as one JSON object", CLI_FLAG_AT(CFG, json, true) },
 };
@@ -183,7 +185,7 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 	char err[160];
 	int next;
 
-	*cfg = (struct config){ .batch = 64, .duration = -1 };
+	*cfg = (struct config){ .batch = 64, .duration = -1, .rx_ring = 2048 };
 	cfg->flow.src_port = 9090;
 	cfg->flow.dst_port = 9091;
 	cfg->stream = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
@@ -223,6 +225,10 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 		cli_die(&cli, "--xdp-mode is a sink option (the generator attaches no XDP program)");
 	if (cfg->sink && cfg->first_seq)
 		cli_die(&cli, "--seq is a generator option");
+	if (!cfg->sink && cfg->rx_ring != 2048)
+		cli_die(&cli, "--rx-ring is a sink option");
+	if (cfg->rx_ring & (cfg->rx_ring - 1))
+		cli_die(&cli, "--rx-ring %u: not a power of two", cfg->rx_ring);
 	if (cfg->duration < 0)
 		cfg->duration = cfg->sink ? 0 : 5;
 	if (!cfg->sink && !cfg->duration && !cfg->count)
@@ -383,7 +389,7 @@ static int world_open(struct world *w, const struct config *cfg)
 {
 	UMEM_OPTS(umem_area_opts, ao, .chunk_size = CHUNK);
 	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
-	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? 2048 : 64, .tx_size = cfg->sink ? 64 : 2048,
+	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? cfg->rx_ring : 64, .tx_size = cfg->sink ? 64 : 2048,
 		  .xdp_prog = UMEM_PORT_PROG_NONE, .xskmap_pin = cfg->sink ? cfg->xskmap : NULL);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
 	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass, .mode = cfg->xdp_mode);
@@ -458,11 +464,12 @@ static void print_report(const struct config *cfg, const struct report *r)
 		       r->frames ? (double)r->bytes / (double)r->frames : 0.0);
 		if (cfg->sink)
 			printf("\"expected\":%llu,\"lost\":%llu,\"loss_pct\":%.4f,\"reordered\":%llu,"
-			       "\"duplicates\":%llu,\"bad\":%llu,\"foreign\":%llu,\"other_stream\":%llu,",
+			       "\"duplicates\":%llu,\"bad\":%llu,\"foreign\":%llu,\"other_stream\":%llu,"
+			       "\"rx_ring\":%u,",
 			       (unsigned long long)r->expected, (unsigned long long)r->lost, loss,
 			       (unsigned long long)r->reordered, (unsigned long long)r->duplicates,
 			       (unsigned long long)r->bad, (unsigned long long)r->foreign,
-			       (unsigned long long)r->other_stream);
+			       (unsigned long long)r->other_stream, cfg->rx_ring);
 		printf("\"port\":{\"mode\":\"%s\",\"rx_packets\":%llu,\"tx_packets\":%llu,"
 		       "\"tx_ring_full\":%llu,\"completions\":%llu,\"rx_dropped\":%llu,"
 		       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty\":%llu},\"frames_out\":%d}\n",
