@@ -387,9 +387,12 @@ struct world {
 
 static int world_open(struct world *w, const struct config *cfg)
 {
-	UMEM_OPTS(umem_area_opts, ao, .chunk_size = CHUNK);
+	/* The sink's chunks are unaligned: the kernel then takes each RX buffer's head from those
+	 * it freed last, where aligned chunks have a head each, cold across a deep fill ring. */
+	UMEM_OPTS(umem_area_opts, ao, .chunk_size = cfg->sink ? 0 : CHUNK);
 	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
 	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? cfg->rx_ring : 64, .tx_size = cfg->sink ? 64 : 2048,
+		  .chunk_size = cfg->sink ? CHUNK : 0,
 		  .xdp_prog = UMEM_PORT_PROG_NONE, .xskmap_pin = cfg->sink ? cfg->xskmap : NULL);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
 	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass, .mode = cfg->xdp_mode);
