@@ -523,8 +523,8 @@ run_tcp() { # [RATE]: iperf3's -b (default unlimited)
 
 run_udp64() {
 	local sink
-	# A deep RX ring (23 ms at 700 kpps): the sink shares CPU 0 with the generator, and its
-	# default 2,048 entries overflowed between its turns on that CPU, whatever the forwarder.
+	# A deep RX ring (23 ms at 700 kpps): pinned, the sink shares CPU 0 with the generator,
+	# and its default 2,048 entries overflowed between its turns there, whatever the forwarder.
 	netns_bg sink "$H1" "${EP[@]}" "$GEN" sink -i eth0 --rx-ring 16384 --json --idle 1 --duration $((DURATION + 10)) >"$LOG.sink" 2>"$LOG.sink.err"
 	wait_for 10 grep -q "sink ready" "$LOG.sink.err"
 	cpu_mark
