@@ -52,11 +52,11 @@ ip -n "$A" addr add 10.78.0.1/24 dev eth0
 ip -n "$B" addr add 10.78.0.2/24 dev eth0
 pair=("$A eth0" "$B eth0")
 before=$(path_drops "${pair[@]}")
-sink_start "$B" --idle 1 --rx-ring 8192
+sink_start "$B" --idle 1 --rx-ring 4096
 ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --count 20000 --rate 20000 --json \
 	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen failed"
 sink_wait
-expect "$WORK/sink.out" rx_ring 8192
+expect "$WORK/sink.out" rx_ring 4096
 expect "$WORK/gen.out" frames 20000
 expect "$WORK/gen.out" frames_out 0
 lost=$(sink_lost 20000) || exit 1
@@ -101,7 +101,7 @@ echo "$out" | grep -q "weight" || fail "message: $out"
 out=$("$GEN" sink -i eth0 --rate 5 2>&1) && fail "sink --rate accepted"
 out=$("$GEN" sink -i eth0 --rx-ring 3000 2>&1) && fail "--rx-ring 3000 accepted"
 echo "$out" | grep -q -- "--rx-ring 3000: not a power of two" || fail "message: $out"
-out=$("$GEN" gen -i eth0 --rx-ring 4096 2>&1) && fail "gen --rx-ring accepted"
+out=$("$GEN" gen -i eth0 --rx-ring 2048 2>&1) && fail "gen --rx-ring accepted"
 echo "$out" | grep -q -- "--rx-ring is a sink option" || fail "message: $out"
 # The size limit is one number: --help states it, the largest size passes the parser, one more
 # is refused with a message about --size (not --mix).

@@ -34,13 +34,14 @@
 #include "gen.h"
 
 #define BATCH_MAX 256u
+#define RX_RING_DEFAULT 2048u /* the sink's, without --rx-ring */
 #define CHUNK 4096u
 
 struct config {
 	bool sink;
 	const char *ifname;
 	uint32_t queue, batch;
-	uint32_t rx_ring; /* sink: its RX ring (the fill ring twice that) */
+	uint32_t rx_ring; /* sink: its RX ring (the fill ring twice that); 0: RX_RING_DEFAULT */
 	struct gen_mix mix;
 	uint64_t rate, count;
 	double duration, idle;
@@ -53,6 +54,11 @@ struct config {
 	uint32_t xdp_mode; /* enum umem_steer_mode: the sink's steering program */
 	const char *xskmap; /* sink: a pinned XSKMAP that steers instead (umem_port_opts.xskmap_pin) */
 };
+
+static uint32_t rx_ring(const struct config *cfg)
+{
+	return cfg->rx_ring ? cfg->rx_ring : RX_RING_DEFAULT;
+}
 
 static volatile sig_atomic_t stop;
 
@@ -185,7 +191,7 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 	char err[160];
 	int next;
 
-	*cfg = (struct config){ .batch = 64, .duration = -1, .rx_ring = 2048 };
+	*cfg = (struct config){ .batch = 64, .duration = -1 };
 	cfg->flow.src_port = 9090;
 	cfg->flow.dst_port = 9091;
 	cfg->stream = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
@@ -225,7 +231,7 @@ static void parse_args(struct config *cfg, int argc, char **argv)
 		cli_die(&cli, "--xdp-mode is a sink option (the generator attaches no XDP program)");
 	if (cfg->sink && cfg->first_seq)
 		cli_die(&cli, "--seq is a generator option");
-	if (!cfg->sink && cfg->rx_ring != 2048)
+	if (!cfg->sink && cfg->rx_ring)
 		cli_die(&cli, "--rx-ring is a sink option");
 	if (cfg->rx_ring & (cfg->rx_ring - 1))
 		cli_die(&cli, "--rx-ring %u: not a power of two", cfg->rx_ring);
@@ -391,7 +397,7 @@ static int world_open(struct world *w, const struct config *cfg)
 	 * it freed last, where aligned chunks have a head each, cold across a deep fill ring. */
 	UMEM_OPTS(umem_area_opts, ao, .chunk_size = cfg->sink ? 0 : CHUNK);
 	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
-	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? cfg->rx_ring : 64, .tx_size = cfg->sink ? 64 : 2048,
+	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? rx_ring(cfg) : 64, .tx_size = cfg->sink ? 64 : 2048,
 		  .chunk_size = cfg->sink ? CHUNK : 0,
 		  .xdp_prog = UMEM_PORT_PROG_NONE, .xskmap_pin = cfg->sink ? cfg->xskmap : NULL);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
@@ -472,7 +478,7 @@ static void print_report(const struct config *cfg, const struct report *r)
 			       (unsigned long long)r->expected, (unsigned long long)r->lost, loss,
 			       (unsigned long long)r->reordered, (unsigned long long)r->duplicates,
 			       (unsigned long long)r->bad, (unsigned long long)r->foreign,
-			       (unsigned long long)r->other_stream, cfg->rx_ring);
+			       (unsigned long long)r->other_stream, rx_ring(cfg));
 		printf("\"port\":{\"mode\":\"%s\",\"rx_packets\":%llu,\"tx_packets\":%llu,"
 		       "\"tx_ring_full\":%llu,\"completions\":%llu,\"rx_dropped\":%llu,"
 		       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty\":%llu},\"frames_out\":%d}\n",
