@@ -57,6 +57,8 @@ ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --count 20000 --rate 20
 	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen failed"
 sink_wait
 expect "$WORK/sink.out" rx_ring 4096
+# An MTU of 1500 fits a 2 KiB chunk behind the kernel's headroom: the sink takes that size.
+expect "$WORK/sink.out" chunk 2048
 expect "$WORK/gen.out" frames 20000
 expect "$WORK/gen.out" frames_out 0
 lost=$(sink_lost 20000) || exit 1
@@ -90,6 +92,21 @@ else
 	      $(json "$WORK/sink.out" other_stream) + dropped )) -ge 1025 ] ||
 		fail "crafted streams: frames + duplicates + other_stream + $dropped dropped < the 1025 sent"
 fi
+
+log "an MTU beyond a 2 KiB chunk: the sink takes 4 KiB chunks and receives 3000-byte frames"
+ip -n "$A" link set eth0 mtu 3000 && ip -n "$B" link set eth0 mtu 3000 || fail "MTU 3000"
+before=$(path_drops "${pair[@]}")
+sink_start "$B" --idle 1
+ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --size 3000 --count 2000 --rate 20000 --json \
+	>"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen --size 3000"
+sink_wait
+expect "$WORK/sink.out" chunk 4096
+expect "$WORK/gen.out" frames 2000
+lost=$(sink_lost 2000) || exit 1
+books "$lost" $(( $(path_drops "${pair[@]}") - before )) "3000-byte frames"
+# A frame longer than the chunk holds is the socket's rx_dropped (all of them with 2 KiB).
+expect "$WORK/sink.out" rx_dropped 0
+ip -n "$A" link set eth0 mtu 1500 && ip -n "$B" link set eth0 mtu 1500 || fail "MTU back to 1500"
 
 log "bad arguments: a clear message, nothing attached"
 out=$(ip netns exec "$A" "$GEN" gen -i eth0 --dst-ip 10.78.0.2 --size 1600 2>&1) && fail "MTU-sized frame accepted"

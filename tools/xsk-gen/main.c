@@ -36,6 +36,9 @@
 #define BATCH_MAX 256u
 #define RX_RING_DEFAULT 2048u /* the sink's, without --rx-ring */
 #define CHUNK 4096u
+#define SINK_CHUNK_SMALL 2048u
+#define XDP_HEADROOM 256u  /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
+#define ETH_OVERHEAD 18u   /* Ethernet header and one VLAN tag beyond the MTU */
 
 struct config {
 	bool sink;
@@ -391,6 +394,21 @@ struct world {
 	struct umem_steer *steer;
 };
 
+/* The sink's chunk: 2 KiB when a frame of its interface's MTU fits one behind the kernel's
+ * headroom, else 4 KiB. The kernel copies each frame into the UMEM on the CPU that sent it (a
+ * forwarder's, on a veth), through its own mapping of the UMEM's 4 KiB pages: across a deep
+ * ring two frames to a page about halved that copy's time (docs/BENCHMARKS.md). An interface
+ * that cannot be read gets 4 KiB, and the port's creation names the problem. */
+static uint32_t sink_chunk(const char *ifname)
+{
+	struct ifreq ifr;
+
+	if (iface_ioctl(ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu < 0 ||
+	    (uint32_t)ifr.ifr_mtu + ETH_OVERHEAD > SINK_CHUNK_SMALL - XDP_HEADROOM)
+		return CHUNK;
+	return SINK_CHUNK_SMALL;
+}
+
 static int world_open(struct world *w, const struct config *cfg)
 {
 	/* The sink's chunks are unaligned: the kernel then takes each RX buffer's head from those
@@ -398,7 +416,7 @@ static int world_open(struct world *w, const struct config *cfg)
 	UMEM_OPTS(umem_area_opts, ao, .chunk_size = cfg->sink ? 0 : CHUNK);
 	/* The generator barely receives and the sink barely sends: small rings on the idle side. */
 	UMEM_OPTS(umem_port_opts, po, .rx_size = cfg->sink ? rx_ring(cfg) : 64, .tx_size = cfg->sink ? 64 : 2048,
-		  .chunk_size = cfg->sink ? CHUNK : 0,
+		  .chunk_size = cfg->sink ? sink_chunk(cfg->ifname) : 0,
 		  .xdp_prog = UMEM_PORT_PROG_NONE, .xskmap_pin = cfg->sink ? cfg->xskmap : NULL);
 	struct umem_steer_action pass = { .type = UMEM_STEER_A_PASS };
 	UMEM_OPTS(umem_steer_opts, so, .default_action = &pass, .mode = cfg->xdp_mode);
@@ -454,6 +472,7 @@ struct report {
 	uint64_t frames, bytes;
 	uint64_t lost, reordered, duplicates, bad, foreign, other_stream, expected;
 	uint32_t stream;
+	uint32_t chunk;        /* the port's chunk size */
 	int frames_out;
 	const char *port_mode; /* copy / zero-copy */
 	struct umem_port_stats ps;
@@ -474,11 +493,11 @@ static void print_report(const struct config *cfg, const struct report *r)
 		if (cfg->sink)
 			printf("\"expected\":%llu,\"lost\":%llu,\"loss_pct\":%.4f,\"reordered\":%llu,"
 			       "\"duplicates\":%llu,\"bad\":%llu,\"foreign\":%llu,\"other_stream\":%llu,"
-			       "\"rx_ring\":%u,",
+			       "\"rx_ring\":%u,\"chunk\":%u,",
 			       (unsigned long long)r->expected, (unsigned long long)r->lost, loss,
 			       (unsigned long long)r->reordered, (unsigned long long)r->duplicates,
 			       (unsigned long long)r->bad, (unsigned long long)r->foreign,
-			       (unsigned long long)r->other_stream, rx_ring(cfg));
+			       (unsigned long long)r->other_stream, rx_ring(cfg), r->chunk);
 		printf("\"port\":{\"mode\":\"%s\",\"rx_packets\":%llu,\"tx_packets\":%llu,"
 		       "\"tx_ring_full\":%llu,\"completions\":%llu,\"rx_dropped\":%llu,"
 		       "\"rx_ring_full\":%llu,\"rx_fill_ring_empty\":%llu},\"frames_out\":%d}\n",
@@ -675,6 +694,7 @@ int main(int argc, char **argv)
 		run_gen(&cfg, &w, &r);
 	umem_port__stats(w.port, &r.ps);
 	r.port_mode = umem_port__mode_str(umem_port__mode(w.port));
+	r.chunk = umem_port__chunk_size(w.port);
 	r.frames_out = world_close(&w);
 	print_report(&cfg, &r);
 	return r.frames_out ? 1 : 0;
