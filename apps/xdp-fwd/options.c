@@ -871,7 +871,8 @@ bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
 
 /* The default chunk: 2 KiB (fragments of 4 KiB pages, half the UMEM per in-flight frame, as
  * fast as whole pages in docs/BENCHMARKS.md) when every port's MTU fits one, else 4 KiB. An
- * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. */
+ * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. xsk-gen's
+ * sink (sink_chunk) sizes its chunk by the same rule. */
 uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
 {
 	struct fwd_config small = *cfg;

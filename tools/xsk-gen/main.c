@@ -395,10 +395,12 @@ struct world {
 };
 
 /* The sink's chunk: 2 KiB when a frame of its interface's MTU fits one behind the kernel's
- * headroom, else 4 KiB. The kernel copies each frame into the UMEM on the CPU that sent it (a
- * forwarder's, on a veth), through its own mapping of the UMEM's 4 KiB pages: across a deep
- * ring two frames to a page about halved that copy's time (docs/BENCHMARKS.md). An interface
- * that cannot be read gets 4 KiB, and the port's creation names the problem. */
+ * headroom (the sink asks for no UMEM headroom of its own), else 4 KiB: the MTU rule of
+ * xdp-fwd's fwd_default_chunk. The kernel copies each frame into the UMEM on the CPU that sent
+ * it (a forwarder's, on a veth), through its own mapping of the UMEM's 4 KiB pages: across a
+ * deep ring two frames to a page about halved that copy's time (docs/BENCHMARKS.md). The MTU
+ * is read once, at start. An interface that cannot be read gets 4 KiB, and the port's creation
+ * names the problem. */
 static uint32_t sink_chunk(const char *ifname)
 {
 	struct ifreq ifr;
