@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "mtu.h"
 #include "route.h"
 #include "stats.h"
 
@@ -116,8 +117,8 @@ struct fwd_capture *fwd_capture_open(const struct fwd_config *cfg, uint32_t nr_w
 		fwd_capture_port(cap, cfg, i);
 	/* A ring holds at least the largest record: a frame of the largest MTU (65535) and its
 	 * headers, or the snap length when that is less. */
-	uint64_t largest = sizeof(struct fwd_pcap_record) + (cap->snaplen < 65535u + FWD_ETH_OVERHEAD ?
-							      cap->snaplen : 65535u + FWD_ETH_OVERHEAD);
+	uint64_t largest = sizeof(struct fwd_pcap_record) + (cap->snaplen < 65535u + MTU_ETH_OVERHEAD ?
+							      cap->snaplen : 65535u + MTU_ETH_OVERHEAD);
 
 	while (size < (uint64_t)cfg->pcap_buffer_kib << 10 || size < largest)
 		size <<= 1;

@@ -18,9 +18,7 @@
 #define FWD_CHUNK_DEFAULT 4096u /* above FWD_CHUNK_SMALL's MTU, and in unaligned mode */
 /* The default where every port's MTU fits: two fragments of a 4 KiB page, half the UMEM. */
 #define FWD_CHUNK_SMALL 2048u
-#define FWD_ETH_OVERHEAD 18u  /* Ethernet header + one VLAN tag beyond the MTU */
 #define FWD_MAX_BATCH 256u /* --batch's bound */
-#define FWD_XDP_HEADROOM 256u /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
 
 /* The modes: FWD_MODE_ID, its name as --mode takes it, the fewest interfaces it works with
  * (checked at start; wire's pairing has a rule of its own), why it cannot offload flows (NULL:

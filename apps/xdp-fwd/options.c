@@ -15,6 +15,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "mtu.h"
 #include "ctl.h"
 #include "fwd.h"
 #include "l2.h"
@@ -866,13 +867,12 @@ bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
 
-	return mtu + FWD_ETH_OVERHEAD > chunk - FWD_XDP_HEADROOM;
+	return !mtu_fits_chunk(mtu, chunk);
 }
 
 /* The default chunk: 2 KiB (fragments of 4 KiB pages, half the UMEM per in-flight frame, as
  * fast as whole pages in docs/BENCHMARKS.md) when every port's MTU fits one, else 4 KiB. An
- * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. xsk-gen's
- * sink (sink_chunk) sizes its chunk by the same rule. */
+ * MTU raised later beyond it reopens the ports with multi-buffer, as beyond 4 KiB. */
 uint32_t fwd_default_chunk(const struct fwd_config *cfg, uint32_t max_mtu)
 {
 	struct fwd_config small = *cfg;

@@ -31,14 +31,13 @@
 #include <umem/umem.h>
 
 #include "cli.h"
+#include "mtu.h"
 #include "gen.h"
 
 #define BATCH_MAX 256u
 #define RX_RING_DEFAULT 2048u /* the sink's, without --rx-ring */
 #define CHUNK 4096u
 #define SINK_CHUNK_SMALL 2048u
-#define XDP_HEADROOM 256u  /* the kernel's XDP_PACKET_HEADROOM in front of RX data */
-#define ETH_OVERHEAD 18u   /* Ethernet header and one VLAN tag beyond the MTU */
 
 struct config {
 	bool sink;
@@ -394,19 +393,18 @@ struct world {
 	struct umem_steer *steer;
 };
 
-/* The sink's chunk: 2 KiB when a frame of its interface's MTU fits one behind the kernel's
- * headroom (the sink asks for no UMEM headroom of its own), else 4 KiB: the MTU rule of
- * xdp-fwd's fwd_default_chunk. The kernel copies each frame into the UMEM on the CPU that sent
- * it (a forwarder's, on a veth), through its own mapping of the UMEM's 4 KiB pages: across a
- * deep ring two frames to a page about halved that copy's time (docs/BENCHMARKS.md). The MTU
- * is read once, at start. An interface that cannot be read gets 4 KiB, and the port's creation
- * names the problem. */
+/* The sink's chunk: 2 KiB when a frame of its interface's MTU fits one (mtu_fits_chunk, the
+ * rule xdp-fwd's chunks follow; the sink asks for no UMEM headroom of its own), else 4 KiB.
+ * The kernel copies each frame into the UMEM on the CPU that sent it (a forwarder's, on a
+ * veth), through its own mapping of the UMEM's 4 KiB pages: across a deep ring two frames to
+ * a page about halved that copy's time (docs/BENCHMARKS.md). The MTU is read once, at start.
+ * An interface that cannot be read gets 4 KiB, and the port's creation names the problem. */
 static uint32_t sink_chunk(const char *ifname)
 {
 	struct ifreq ifr;
 
 	if (iface_ioctl(ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu < 0 ||
-	    (uint32_t)ifr.ifr_mtu + ETH_OVERHEAD > SINK_CHUNK_SMALL - XDP_HEADROOM)
+	    !mtu_fits_chunk((uint32_t)ifr.ifr_mtu, SINK_CHUNK_SMALL))
 		return CHUNK;
 	return SINK_CHUNK_SMALL;
 }
