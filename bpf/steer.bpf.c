@@ -31,6 +31,11 @@
 #define NEXTHDR_DEST 60
 #define ETH_P_8021AD_ 0x88A8
 
+/* 0 where the kernel lets no XDP program call bpf_xdp_adjust_meta (a build without the helper
+ * refuses the whole program): the loader probes and sets it before the load, the verifier then
+ * skips the calls, and gated frames go unmarked, as on a driver that takes no metadata. */
+const volatile __u8 steer_meta = 1;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 2);
@@ -734,13 +739,13 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 }
 
 /* Puts the gate mark in front of a gated frame (steer_abi.h); 0 when the driver has no room for
- * metadata (it did not set it up: bpf_xdp_adjust_meta fails, e.g. on mvpp2). 12 bytes: the
- * metadata length must be a multiple of 4. */
+ * metadata (it did not set it up: bpf_xdp_adjust_meta fails, e.g. on mvpp2) or the kernel has no
+ * such helper (steer_meta). 12 bytes: the metadata length must be a multiple of 4. */
 static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag, __u32 seq)
 {
 	struct umem_steer_gate_mark *m;
 
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+	if (!steer_meta || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return 0;
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data) {
@@ -1237,7 +1242,7 @@ decide:
 out:
 	/* The gate mark is for the socket alone: off a frame the stack gets (no socket there) or
 	 * that is dropped. */
-	if (fo.marked && verdict != XDP_REDIRECT)
+	if (steer_meta && fo.marked && verdict != XDP_REDIRECT)
 		bpf_xdp_adjust_meta(ctx, (int)sizeof(struct umem_steer_gate_mark));
 	if (rule <= UMEM_STEER_RULE_DEFAULT)
 		count(&steer_rstats, rule, bytes);

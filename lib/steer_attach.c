@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include <umem/fault.h>
 #include "steer_internal.h"
 #include "xdp_attach.h"
 #include "steer.skel.h"
@@ -318,6 +320,49 @@ static int libxdp_once(void *ctx, uint32_t xdp_flags)
 	return xdp_program__attach(s->xdp_prog, s->ifindex, libxdp_mode(xdp_flags), 0);
 }
 
+uint32_t umem__fault_no_meta;
+
+/* Whether an XDP program that calls bpf_xdp_adjust_meta loads: 1 yes, 0 no, -errno when no
+ * program can be loaded here (then the real load says why). libbpf's helper probe reads the
+ * verifier's older wording only ("unknown func"), and takes this refusal for support. */
+static int probe_xdp_meta(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_xdp_adjust_meta },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns, sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == EINVAL ? 0 : -errno;
+}
+
+/* Some kernel builds give XDP programs no bpf_xdp_adjust_meta, and the verifier then refuses
+ * the whole program: there it loads without the gate marks (steer.bpf.c, steer_meta). */
+uint8_t umem__steer_meta_ok(void)
+{
+	static _Atomic int probed = -1;
+	int v = atomic_load_explicit(&probed, memory_order_relaxed);
+
+	if (umem__fault_no_meta) /* tests: the unmarked variant on any kernel */
+		return 0;
+	if (v < 0) {
+		v = probe_xdp_meta();
+		if (v < 0) /* no answer (no privilege yet): the marks stay in, asked again next time */
+			return 1;
+		if (!v) /* debug: a failed load's one line stays its reason; the flows count unmarked */
+			pr_debug("this kernel gives XDP programs no bpf_xdp_adjust_meta: the steering "
+				 "program puts no gate marks (as on a driver without XDP metadata)\n");
+		atomic_store_explicit(&probed, v, memory_order_relaxed);
+	}
+	return (uint8_t)v;
+}
+
 static int attach_libxdp(struct umem_steer *s, uint32_t mode)
 {
 	uint32_t xdp_flags;
@@ -433,6 +478,7 @@ static struct umem_steer *steer_attach(const char *ifname, const struct umem_ste
 	}
 	if ((err = bpf_map__set_max_entries(s->skel->maps.steer_xsks, s->nr_sockets)))
 		goto err_skel;
+	s->skel->rodata->steer_meta = umem__steer_meta_ok();
 	if (attach == UMEM_STEER_ATTACH_LIBXDP && !(flags & UMEM_STEER_F_LOAD_ONLY)) {
 		/* libxdp loads the object itself (as a dispatcher component where it can). */
 		if ((err = attach_libxdp(s, mode)))

@@ -822,7 +822,7 @@ int umem_steer_flow__format(const struct umem_steer_flow_key *key, const struct 
 			 flow->action < UMEM_STEER_FLOW_A_NR && flow_action_names[flow->action] ?
 				 flow_action_names[flow->action] : "?");
 	if (flow->unmarked)
-		snprintf(unmarked, sizeof(unmarked), " (%llu unmarked: the driver takes no metadata)",
+		snprintf(unmarked, sizeof(unmarked), " (%llu unmarked: no XDP metadata here)",
 			 (unsigned long long)flow->unmarked);
 	if (flow->csum_partial)
 		snprintf(partial, sizeof(partial), " csum_partial %llu", (unsigned long long)flow->csum_partial);

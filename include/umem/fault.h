@@ -16,5 +16,10 @@ extern uint32_t umem__fault_bind_busy __attribute__((visibility("hidden")));
 /* port.c: how many times an area was registered as UMEM (XDP_UMEM_REG), counted: a test sees
  * that binds of a busy queue are retried on one registration. */
 extern uint32_t umem__fault_umem_regs __attribute__((visibility("hidden")));
+/* steer_attach.c: nonzero: the steering programs loaded from now on put no gate marks, as
+ * where the kernel gives XDP programs no bpf_xdp_adjust_meta; umem__steer_meta_ok() is 1 when
+ * a load puts them (the kernel has the helper and the fault is off). */
+extern uint32_t umem__fault_no_meta __attribute__((visibility("hidden")));
+uint8_t umem__steer_meta_ok(void) __attribute__((visibility("hidden")));
 
 #endif

@@ -305,8 +305,9 @@ enum umem_steer_flow_flags {
  * veth, Linux 6.18). Userspace tells the gated frames from those queued before the add by it,
  * and so releases exactly the gated frames it has sent. A frame without metadata leaves those
  * bytes as an earlier frame of the chunk left them: the tag, fresh for each add, keeps a stale
- * mark from matching. Where the driver takes no metadata the frame goes unmarked and counts in
- * umem_steer_flow.unmarked instead.
+ * mark from matching. Where the driver takes no metadata, or the kernel gives XDP programs no
+ * bpf_xdp_adjust_meta (the program is then loaded without marks), the frame goes unmarked and
+ * counts in umem_steer_flow.unmarked instead.
  *
  * seq numbers the flow's gated frames from 0 (the value of gated before the frame). A flow's
  * frames reach one RX queue, whose ring takes them in the order the program ran (the program

@@ -6,6 +6,21 @@ off_need_gen() {
 	# shellcheck source=../common/xsk_gen.sh
 	. "$SRC/test/common/xsk_gen.sh"
 }
+# off_skip_without WHAT: skip (77) where the kernel lacks WHAT the test is about: "probe" (after
+# xdp-fwd has run: $WORK/fwd.err), the live-frame BPF_PROG_RUN of the delivery probe (a kernel
+# that refuses it, EPERM, leaves each target's first flow as its trial); "marks",
+# bpf_xdp_adjust_meta for the gate marks (without them no gate drains: the 1 s bound decides).
+off_skip_without() {
+	local why=""
+	case $1 in
+	probe) grep -q "delivery probe towards .* failed (Operation not permitted)" "$WORK/fwd.err" &&
+		why="this kernel refuses the delivery probe's live-frame BPF_PROG_RUN (EPERM)" ;;
+	marks) [ "$("$BUILD/test/steer/steer_meta_probe")" = 0 ] &&
+		why="this kernel gives XDP programs no bpf_xdp_adjust_meta: no gate marks, so no drain" ;;
+	esac
+	[ -z "$why" ] && return 0
+	echo "SKIP: $why"; exit 77
+}
 # fail_tail MESSAGE: fail, with the end of each output only (the interval lines are many); a
 # test takes it as its fail().
 fail_tail() {

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <umem/csum.h>
+#include <umem/fault.h> /* umem__fault_no_meta */
 #include <umem/steer.h>
 #include "frame.h"
 #include "testutil.h"
@@ -1218,7 +1219,9 @@ static void test_flows(void)
 	CHECK(!strcmp(umem_steer_flow_stat__name(UMEM_STEER_FS_GATED), "gated") && !umem_steer_flow_stat__name(99), "names");
 
 	/* With a tag, each gated frame is marked (XDP metadata) for the socket; one that goes to the
-	 * stack (no socket here) leaves without the mark, and none counts as unmarked. */
+	 * stack (no socket here) leaves without the mark, and none counts as unmarked. A program
+	 * loaded without marks (a kernel with no bpf_xdp_adjust_meta, or the fault) loads all the
+	 * same and counts the frame unmarked, as a driver without metadata does. */
 	{
 		struct umem_steer_flow tagged = redirect;
 		struct xdp_md ctx = { .ingress_ifindex = ifindex_q, .data_end = (uint32_t)f.len };
@@ -1236,8 +1239,9 @@ static void test_flows(void)
 		CHECK(o.data_size_out == f.len && !memcmp(out, f.b, f.len), "passed frame: %u bytes out of %u",
 		      o.data_size_out, f.len);
 		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
-		CHECK(fl.tag == 7 && fl.gated == 1 && fl.unmarked == 0 && !fl.open, "tagged: tag %u gated %llu unmarked %llu",
-		      fl.tag, (unsigned long long)fl.gated, (unsigned long long)fl.unmarked);
+		CHECK(fl.tag == 7 && fl.gated == 1 && fl.unmarked == !umem__steer_meta_ok() && !fl.open,
+		      "tagged: tag %u gated %llu unmarked %llu (marks: %u)", fl.tag, (unsigned long long)fl.gated,
+		      (unsigned long long)fl.unmarked, umem__steer_meta_ok());
 		CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
 		CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
 		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
@@ -2019,6 +2023,10 @@ int main(int argc, char **argv)
 	CPU_ZERO(&cpus);
 	CPU_SET(0, &cpus);
 	CHECK(sched_setaffinity(0, sizeof(cpus), &cpus) == 0, "affinity");
+	if (argc > 1 && !strcmp(argv[1], "nometa")) { /* every case, the program without gate marks */
+		umem__fault_no_meta = 1;
+		CHECK(!umem__steer_meta_ok(), "the fault leaves the marks in");
+	}
 
 	S = umem_steer__attach("stq0", &o);
 	CHECK(S, "load: %s", strerror(errno));
