@@ -367,12 +367,12 @@ static __always_inline void parse_ipv6(struct pkt *p, void *data, void *data_end
 	parse_l4(p, data, data_end, off, end);
 }
 
-static __always_inline void parse(struct xdp_md *ctx, struct pkt *p)
+/* frame_len: bpf_xdp_get_buff_len(), which the caller has read (a helper call spared). */
+static __always_inline void parse(struct xdp_md *ctx, struct pkt *p, __u64 frame_len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	__u64 frame_len = bpf_xdp_get_buff_len(ctx);
 	__u64 off = sizeof(*eth);
 	__u16 proto;
 
@@ -488,17 +488,17 @@ __noinline int prefix_slot(const struct umem_steer_prefix_rules *v, const struct
 }
 
 /* The length of the longest listed prefix (struct umem_steer_listed) holding the frame's src
- * (dir 0) or dst address, or -1 if none does. A global function, verified once on its own, as
- * prefix_slot is (inlined, it loaded in the same time: steer-bench -n 1, 11.0-11.4 s against
- * 10.4-11.2). */
-__noinline int listed_longest(const struct umem_steer_listed *l, const struct pkt *p, __u32 dir)
+ * (dir 0) or dst address, or -1 if none does. Inlined into prefix_decide, whose verification
+ * takes as long either way (steer-bench -n 1, 10.4-11.2 s against 11.0-11.4 s as a global
+ * function): a call of its own cost every IP frame of a table with prefix rules a return,
+ * and each return from a BPF subprogram or helper goes through the kernel's return thunk where
+ * it mitigates return-stack attacks (SRSO's safe RET on AMD Zen 3 and 4). Inlined into
+ * umem_steer instead, ahead of prefix_decide, it tripled the program's verification time. */
+static __always_inline int listed_longest(const struct umem_steer_listed *l, const struct pkt *p, __u32 dir)
 {
-	const __u32 *a; /* 4-aligned in struct pkt */
+	const __u32 *a = (const __u32 *)(dir ? p->daddr : p->saddr); /* 4-aligned in struct pkt */
 	__u32 nr;
 
-	if (!l || !p)
-		return -1;
-	a = (const __u32 *)(dir ? p->daddr : p->saddr);
 	if (p->kind == UMEM_STEER_FLOW_IPV4) {
 		nr = l->nr4;
 #pragma clang loop unroll(disable)
@@ -1095,6 +1095,22 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	return flow_act(ctx, UMEM_STEER_FLOW_IPV4, fl, bytes, 1);
 }
 
+/* Whether flow_find may find the frame a flow, by the kinds the table holds: the frame's own
+ * 5-tuple kind (not an IPv4 flow flow_fast looked up and missed) or L2. No flows, or none of
+ * the frame's kind, then skips flow_decide's call and its return (see listed_longest). */
+static __always_inline int flow_may_decide(const struct pkt *p)
+{
+	struct umem_steer_flow_conf *conf;
+	__u32 zero = 0, kinds = 1u << UMEM_STEER_FLOW_L2;
+
+	conf = bpf_map_lookup_elem(&steer_fconf, &zero);
+	if (!conf || p->malformed)
+		return 0;
+	if (p->kind && !(p->kind == UMEM_STEER_FLOW_IPV4 && p->flow4_missed))
+		kinds |= 1u << p->kind;
+	return (conf->kinds & kinds) != 0;
+}
+
 /* What flow_decide tells its caller (a global function takes at most 5 arguments). */
 struct flow_out {
 	__u32 index;  /* the flow's index, when it decided */
@@ -1171,7 +1187,7 @@ int umem_steer(struct xdp_md *ctx)
 		return verdict;
 	__builtin_memset(&p, 0, sizeof(p));
 	p.flow4_missed = missed;
-	parse(ctx, &p);
+	parse(ctx, &p, bytes);
 	if (p.malformed)
 		count(&steer_astats, UMEM_STEER_S_MALFORMED, bytes);
 
@@ -1197,7 +1213,7 @@ int umem_steer(struct xdp_md *ctx)
 		 * differs then, and the flow records nothing. One the frame read before the rewrite
 		 * got to it would be recorded, and is out of date once the rewrite is done. */
 		fo.gen = *(volatile __u64 *)&t->generation == g0 ? gen : 0;
-		verdict = flow_decide(ctx, &p, bytes, &fo);
+		verdict = flow_may_decide(&p) ? flow_decide(ctx, &p, bytes, &fo) : -1;
 		if (verdict == FLOW_VERIFY_CSUM) {
 			p.csum_checked = 1;
 			p.csum_valid = (__u8)csum_verifies(ctx, p.l4_off, p.l4_len, p.l4_csum);
