@@ -33,7 +33,8 @@
 
 /* 0 where the kernel lets no XDP program call bpf_xdp_adjust_meta (a build without the helper
  * refuses the whole program): the loader probes and sets it before the load, the verifier then
- * skips the calls, and gated frames go unmarked, as on a driver that takes no metadata. */
+ * skips the calls (a loader with CAP_PERFMON, as xdp-fwd is: without it the verifier also walks
+ * the skipped branch), and gated frames go unmarked, as on a driver that takes no metadata. */
 const volatile __u8 steer_meta = 1;
 
 struct {
@@ -489,11 +490,11 @@ __noinline int prefix_slot(const struct umem_steer_prefix_rules *v, const struct
 
 /* The length of the longest listed prefix (struct umem_steer_listed) holding the frame's src
  * (dir 0) or dst address, or -1 if none does. Inlined into prefix_decide, whose verification
- * takes as long either way (steer-bench -n 1, 10.4-11.2 s against 11.0-11.4 s as a global
- * function): a call of its own cost every IP frame of a table with prefix rules a return,
- * and each return from a BPF subprogram or helper goes through the kernel's return thunk where
- * it mitigates return-stack attacks (SRSO's safe RET on AMD Zen 3 and 4). Inlined into
- * umem_steer instead, ahead of prefix_decide, it tripled the program's verification time. */
+ * takes about as long either way (steer-bench -n 1, 11.0-11.4 s inlined against 10.4-11.2 s as a
+ * global function): a call of its own cost every IP frame of a table with prefix rules a
+ * return, and each return from a BPF subprogram or helper goes through the kernel's return
+ * thunk where it mitigates return-stack attacks (SRSO's safe RET on AMD Zen 3 and 4). Inlined
+ * into umem_steer instead, ahead of prefix_decide, it tripled the program's verification time. */
 static __always_inline int listed_longest(const struct umem_steer_listed *l, const struct pkt *p, __u32 dir)
 {
 	const __u32 *a = (const __u32 *)(dir ? p->daddr : p->saddr); /* 4-aligned in struct pkt */
@@ -1095,9 +1096,10 @@ static __always_inline int flow_fast(struct xdp_md *ctx, const struct umem_steer
 	return flow_act(ctx, UMEM_STEER_FLOW_IPV4, fl, bytes, 1);
 }
 
-/* Whether flow_find may find the frame a flow, by the kinds the table holds: the frame's own
- * 5-tuple kind (not an IPv4 flow flow_fast looked up and missed) or L2. No flows, or none of
- * the frame's kind, then skips flow_decide's call and its return (see listed_longest). */
+/* Whether flow_find may find the frame a flow, by the kinds added to the table since its last
+ * clear (struct umem_steer_flow_conf): the frame's own 5-tuple kind (not an IPv4 flow flow_fast
+ * looked up and missed) or L2. Neither spares flow_decide's call and return (see
+ * listed_longest). */
 static __always_inline int flow_may_decide(const struct pkt *p)
 {
 	struct umem_steer_flow_conf *conf;

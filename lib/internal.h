@@ -177,7 +177,8 @@ UMEM_PRIVATE int umem__netdev_rx_queues(const char *ifname, int ifindex, uint32_
  * asked for their protocol. */
 UMEM_PRIVATE bool umem__netdev_fd_is_xsk(const char *path);
 UMEM_PRIVATE int umem__netdev_xsk_holder(int ifindex, uint32_t queue, char *who, size_t len);
-/* port.c, tests only: umem__fault_bind_busy, umem__fault_umem_regs (umem/fault.h). */
+/* port.c, tests only: umem__fault_bind_busy, umem__fault_umem_regs; steer_attach.c:
+ * umem__fault_no_meta, umem__steer_meta_ok (umem/fault.h). */
 
 /* pool.c: with the area lock held, moves the pages waiting in the pools' return rings to the
  * store (the area ran dry, or is being destroyed); frees destroyed pools that become empty. */

@@ -16,7 +16,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
-#include <umem/fault.h>
 #include "steer_internal.h"
 #include "xdp_attach.h"
 #include "steer.skel.h"
@@ -323,8 +322,9 @@ static int libxdp_once(void *ctx, uint32_t xdp_flags)
 uint32_t umem__fault_no_meta;
 
 /* Whether an XDP program that calls bpf_xdp_adjust_meta loads: 1 yes, 0 no, -errno when no
- * program can be loaded here (then the real load says why). libbpf's helper probe reads the
- * verifier's older wording only ("unknown func"), and takes this refusal for support. */
+ * program can be loaded here (then the real load says why). libbpf 1.1's helper probe (Debian
+ * 12's) reads the verifier's older wording only ("unknown func"), and takes this refusal for
+ * support. */
 static int probe_xdp_meta(void)
 {
 	const struct bpf_insn insns[] = {

@@ -38,7 +38,7 @@ static inline bool fwd_gate_seen(struct fwd_gate *g, uint32_t seq)
 
 /*
  * Whether the flow starts draining now (then g->drain is its first seq): every gate mark seen
- * (unmarked 0: the driver marks), gated frames the program counted that userspace has not seen
+ * (unmarked 0: the program marks), gated frames the program counted that userspace has not seen
  * (gated past hi), and a sign that it cannot catch up: a gated frame lost on the way (a seq
  * below hi that never showed: the RX ring was full, so it is full still or was lately), or
  * late, the gate shut for long.
@@ -74,7 +74,8 @@ static inline bool fwd_gate_drain(struct fwd_gate *g, uint64_t gated, uint64_t u
  * gate opens once those were sent and the program gated no more. Draining, once its tail was
  * seen and the rest sent: UINT64_MAX, every frame the program gates later is dropped here.
  *
- * Fallback (some gated frame unmarked: the driver takes no XDP metadata, e.g. mvpp2): frames
+ * Fallback (some gated frame unmarked: the driver takes no XDP metadata, e.g. mvpp2, or the
+ * kernel gives XDP programs no bpf_xdp_adjust_meta): frames
  * queued before the add are seen too, and only a bound tells them apart. When this turn's burst
  * (after the last lookup) did not fill the batch, frames - gated_pre bounds from above those
  * that were not gated. Its weakness: it assumes every frame gated before that lookup had

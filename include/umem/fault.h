@@ -17,8 +17,9 @@ extern uint32_t umem__fault_bind_busy __attribute__((visibility("hidden")));
  * that binds of a busy queue are retried on one registration. */
 extern uint32_t umem__fault_umem_regs __attribute__((visibility("hidden")));
 /* steer_attach.c: nonzero: the steering programs loaded from now on put no gate marks, as
- * where the kernel gives XDP programs no bpf_xdp_adjust_meta; umem__steer_meta_ok() is 1 when
- * a load puts them (the kernel has the helper and the fault is off). */
+ * where the kernel gives XDP programs no bpf_xdp_adjust_meta; umem__steer_meta_ok() is what
+ * the next load takes: 1, marks (the kernel has the helper, or the probe could not tell: no
+ * privilege), 0 none (no helper, or the fault). */
 extern uint32_t umem__fault_no_meta __attribute__((visibility("hidden")));
 uint8_t umem__steer_meta_ok(void) __attribute__((visibility("hidden")));
 

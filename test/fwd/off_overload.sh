@@ -35,8 +35,8 @@ books() {
 	echo $(($(json "$WORK/gen.out" frames) - $(json "$WORK/sink.out" frames) - counted))
 }
 
-off_skip_without marks
 topo_up --hosts 2
+off_skip_without marks
 log "one flow at the generator's full speed, userspace far slower: the gate drains and opens in order"
 for attempt in 1 2 3; do
 	XDP_FWD_FAULT_INSTALL_STALL_MS=30 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after "$AFTER" --batch 1 \

@@ -6,17 +6,19 @@ off_need_gen() {
 	# shellcheck source=../common/xsk_gen.sh
 	. "$SRC/test/common/xsk_gen.sh"
 }
-# off_skip_without WHAT: skip (77) where the kernel lacks WHAT the test is about: "probe" (after
-# xdp-fwd has run: $WORK/fwd.err), the live-frame BPF_PROG_RUN of the delivery probe (a kernel
-# that refuses it, EPERM, leaves each target's first flow as its trial); "marks",
-# bpf_xdp_adjust_meta for the gate marks (without them no gate drains: the 1 s bound decides).
+# off_skip_without WHAT: skip (77) where the kernel, asked as root in the middle namespace
+# (test/steer/kernel_probe), lacks WHAT the test is about: "probe", the live-frame
+# BPF_PROG_RUN of the delivery probe (without it each target's first flow is its trial);
+# "marks", bpf_xdp_adjust_meta for the gate marks (without them no gate drains: the 1 s bound
+# decides). xdp-fwd's own word is not taken: it asks after dropping its capabilities.
 off_skip_without() {
-	local why=""
+	local why="" probe=$BUILD/test/steer/kernel_probe
 	case $1 in
-	probe) grep -q "delivery probe towards .* failed (Operation not permitted)" "$WORK/fwd.err" &&
-		why="this kernel refuses the delivery probe's live-frame BPF_PROG_RUN (EPERM)" ;;
-	marks) [ "$("$BUILD/test/steer/steer_meta_probe")" = 0 ] &&
+	probe) [ "$(ip netns exec "$TOPO_MID" "$probe" live)" = 0 ] &&
+		why="this kernel refuses a live-frame BPF_PROG_RUN (BPF_F_TEST_XDP_LIVE_FRAMES) to root" ;;
+	marks) [ "$(ip netns exec "$TOPO_MID" "$probe" meta)" = 0 ] &&
 		why="this kernel gives XDP programs no bpf_xdp_adjust_meta: no gate marks, so no drain" ;;
+	*) fail "off_skip_without: no such condition '$1'" ;;
 	esac
 	[ -z "$why" ] && return 0
 	echo "SKIP: $why"; exit 77
