@@ -15,10 +15,10 @@
 
 #include "capture.h"
 #include "cli.h"
-#include "mtu.h"
 #include "ctl.h"
 #include "fwd.h"
 #include "l2.h"
+#include "mtu.h"
 
 static bool is_pow2(uint64_t v)
 {

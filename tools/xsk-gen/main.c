@@ -31,8 +31,8 @@
 #include <umem/umem.h>
 
 #include "cli.h"
-#include "mtu.h"
 #include "gen.h"
+#include "mtu.h"
 
 #define BATCH_MAX 256u
 #define RX_RING_DEFAULT 2048u /* the sink's, without --rx-ring */
