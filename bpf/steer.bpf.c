@@ -34,8 +34,11 @@
 /* 0 where the kernel lets no XDP program call bpf_xdp_adjust_meta (a build without the helper
  * refuses the whole program): the loader probes and sets it before the load, the verifier then
  * skips the calls (a loader with CAP_PERFMON, as xdp-fwd is: without it the verifier also walks
- * the skipped branch), and gated frames go unmarked, as on a driver that takes no metadata. */
+ * the skipped branch), and gated frames are marked in front of their data where the flow asks
+ * so, else go unmarked, as on a driver that takes no metadata. */
 const volatile __u8 steer_meta = 1;
+/* The same for bpf_xdp_adjust_head, the marks in front of the data (UMEM_STEER_FLOW_F_MARK_DATA). */
+const volatile __u8 steer_head = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -739,24 +742,39 @@ static __always_inline struct umem_steer_flow *flow_find(struct xdp_md *ctx, con
 	return NULL;
 }
 
-/* Puts the gate mark in front of a gated frame (steer_abi.h); 0 when the driver has no room for
- * metadata (it did not set it up: bpf_xdp_adjust_meta fails, e.g. on mvpp2) or the kernel has no
- * such helper (steer_meta). 12 bytes: the metadata length must be a multiple of 4. */
-static __always_inline int gate_mark(struct xdp_md *ctx, __u32 tag, __u32 seq)
+/* Where gate_mark put the mark: the caller takes it off a frame that goes to no socket. */
+enum { GATE_MARK_NONE, GATE_MARK_META, GATE_MARK_DATA };
+
+/* Puts the gate mark in front of a gated frame (steer_abi.h): in its XDP metadata, or where
+ * there is none (the driver did not set up room for it, e.g. mvpp2: bpf_xdp_adjust_meta fails;
+ * or the kernel has no such helper: steer_meta) in front of its data for a flow that asks so
+ * (UMEM_STEER_FLOW_F_MARK_DATA). 12 bytes: the metadata length must be a multiple of 4. */
+static __always_inline int gate_mark(struct xdp_md *ctx, const struct umem_steer_flow *fl, __u32 seq)
 {
 	struct umem_steer_gate_mark *m;
+	int where = GATE_MARK_META;
 
-	if (!steer_meta || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
-		return 0;
-	m = (void *)(long)ctx->data_meta;
-	if ((void *)(m + 1) > (void *)(long)ctx->data) {
-		bpf_xdp_adjust_meta(ctx, (int)sizeof(*m)); /* never: the helper made the room */
-		return 0;
+	if (steer_meta && !bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m))) {
+		m = (void *)(long)ctx->data_meta;
+		if ((void *)(m + 1) > (void *)(long)ctx->data) {
+			bpf_xdp_adjust_meta(ctx, (int)sizeof(*m)); /* never: the helper made the room */
+			return GATE_MARK_NONE;
+		}
+	} else {
+		if (!steer_head || !(fl->flags & UMEM_STEER_FLOW_F_MARK_DATA) ||
+		    bpf_xdp_adjust_head(ctx, -(int)sizeof(*m)))
+			return GATE_MARK_NONE;
+		m = (void *)(long)ctx->data;
+		if ((void *)(m + 1) > (void *)(long)ctx->data_end) {
+			bpf_xdp_adjust_head(ctx, (int)sizeof(*m)); /* never: the helper made the room */
+			return GATE_MARK_NONE;
+		}
+		where = GATE_MARK_DATA;
 	}
 	m->seq = seq;
 	m->magic = UMEM_STEER_GATE_MAGIC;
-	m->tag = tag;
-	return 1;
+	m->tag = fl->tag;
+	return where;
 }
 
 /* A one's complement sum below 2^32 folded to 16 bits (not complemented). */
@@ -954,7 +972,7 @@ static __always_inline int flow_act(struct xdp_md *ctx, __u8 kind, struct umem_s
 }
 
 /* Applies a flow: a verdict, or -1 to let the default action decide (gate shut, target gone).
- * *marked: the frame was gated and carries the gate mark. */
+ * *marked: the frame was gated and carries the gate mark (GATE_MARK_*, where). */
 static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, struct umem_steer_flow *fl,
 				      struct umem_steer_flow_key *k, __u64 bytes, __u32 *marked)
 {
@@ -993,8 +1011,8 @@ static __always_inline int flow_apply(struct xdp_md *ctx, const struct pkt *p, s
 			__sync_fetch_and_add(&fl->gated, 1);
 			count(&steer_fstats, UMEM_STEER_FS_GATED, bytes);
 			if (fl->tag) {
-				*marked = gate_mark(ctx, fl->tag, seq);
-				if (!*marked) /* userspace falls back to a bound for this flow */
+				*marked = gate_mark(ctx, fl, seq);
+				if (*marked == GATE_MARK_NONE) /* userspace falls back to a bound for this flow */
 					__sync_fetch_and_add(&fl->unmarked, 1);
 			}
 			return -1;
@@ -1117,7 +1135,7 @@ static __always_inline int flow_may_decide(const struct pkt *p)
 struct flow_out {
 	__u32 index;  /* the flow's index, when it decided */
 	__u16 action; /* the flow's action, when it decided */
-	__u16 marked; /* gated and marked: the caller takes the mark off unless the frame goes to a socket */
+	__u16 marked; /* gated and marked (GATE_MARK_*): the caller takes the mark off unless the frame goes to a socket */
 	__u16 gen;    /* in: the rule table's rules_gen for flows it let decide, 0 none */
 	__u16 :16;
 };
@@ -1260,8 +1278,12 @@ decide:
 out:
 	/* The gate mark is for the socket alone: off a frame the stack gets (no socket there) or
 	 * that is dropped. */
-	if (steer_meta && fo.marked && verdict != XDP_REDIRECT)
-		bpf_xdp_adjust_meta(ctx, (int)sizeof(struct umem_steer_gate_mark));
+	if (fo.marked != GATE_MARK_NONE && verdict != XDP_REDIRECT) {
+		if (steer_meta && fo.marked == GATE_MARK_META)
+			bpf_xdp_adjust_meta(ctx, (int)sizeof(struct umem_steer_gate_mark));
+		else if (steer_head && fo.marked == GATE_MARK_DATA)
+			bpf_xdp_adjust_head(ctx, (int)sizeof(struct umem_steer_gate_mark));
+	}
 	if (rule <= UMEM_STEER_RULE_DEFAULT)
 		count(&steer_rstats, rule, bytes);
 	count(&steer_astats, stat, bytes);

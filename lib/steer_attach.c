@@ -321,15 +321,15 @@ static int libxdp_once(void *ctx, uint32_t xdp_flags)
 
 uint32_t umem__fault_no_meta;
 
-/* Whether an XDP program that calls bpf_xdp_adjust_meta loads: 1 yes, 0 no, -errno when no
- * program can be loaded here (then the real load says why). libbpf 1.1's helper probe (Debian
- * 12's) reads the verifier's older wording only ("unknown func"), and takes this refusal for
- * support. */
-static int probe_xdp_meta(void)
+/* Whether an XDP program that calls helper fn loads: 1 yes, 0 no, -errno when no program can be
+ * loaded here (then the real load says why). libbpf 1.1's helper probe (Debian 12's) reads the
+ * verifier's older wording only ("unknown func"), and takes a refusal such as "program of this
+ * type cannot use helper" for support. */
+static int probe_xdp_helper(int fn)
 {
 	const struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_xdp_adjust_meta },
+		{ .code = BPF_JMP | BPF_CALL, .imm = fn },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
@@ -342,25 +342,47 @@ static int probe_xdp_meta(void)
 	return errno == EINVAL ? 0 : -errno;
 }
 
+/* probe_xdp_helper(fn), asked once a process (*probed, -1 at first); an unanswered probe (no
+ * privilege yet) says 1, so the calls stay in, and is asked again next time. what: the debug
+ * line where the kernel refuses it (a failed load's one line stays its reason). */
+static uint8_t xdp_helper_ok(_Atomic int *probed, int fn, const char *what)
+{
+	int v = atomic_load_explicit(probed, memory_order_relaxed);
+
+	if (v < 0) {
+		v = probe_xdp_helper(fn);
+		if (v < 0)
+			return 1;
+		if (!v)
+			pr_debug("%s\n", what);
+		atomic_store_explicit(probed, v, memory_order_relaxed);
+	}
+	return (uint8_t)v;
+}
+
 /* Some kernel builds give XDP programs no bpf_xdp_adjust_meta, and the verifier then refuses
- * the whole program: there it loads without the gate marks (steer.bpf.c, steer_meta). */
+ * the whole program: there it loads without the metadata marks (steer.bpf.c, steer_meta). */
 uint8_t umem__steer_meta_ok(void)
 {
 	static _Atomic int probed = -1;
-	int v = atomic_load_explicit(&probed, memory_order_relaxed);
 
-	if (umem__fault_no_meta) /* tests: the unmarked variant on any kernel */
+	if (umem__fault_no_meta) /* tests: the program without metadata marks on any kernel */
 		return 0;
-	if (v < 0) {
-		v = probe_xdp_meta();
-		if (v < 0) /* no answer (no privilege yet): the marks stay in, asked again next time */
-			return 1;
-		if (!v) /* debug: a failed load's one line stays its reason; the flows count unmarked */
-			pr_debug("this kernel gives XDP programs no bpf_xdp_adjust_meta: the steering "
-				 "program puts no gate marks (as on a driver without XDP metadata)\n");
-		atomic_store_explicit(&probed, v, memory_order_relaxed);
-	}
-	return (uint8_t)v;
+	return xdp_helper_ok(&probed, BPF_FUNC_xdp_adjust_meta,
+			     "this kernel gives XDP programs no bpf_xdp_adjust_meta: the steering program puts "
+			     "the gate marks in front of the data where flows ask so (as on a driver without XDP "
+			     "metadata)");
+}
+
+/* The same for the marks in front of the data (steer_head): bpf_xdp_adjust_head is as old as
+ * XDP, but a build that drops one helper may drop another. */
+static uint8_t steer_head_ok(void)
+{
+	static _Atomic int probed = -1;
+
+	return xdp_helper_ok(&probed, BPF_FUNC_xdp_adjust_head,
+			     "this kernel gives XDP programs no bpf_xdp_adjust_head: the steering program puts "
+			     "no gate marks in front of the data");
 }
 
 static int attach_libxdp(struct umem_steer *s, uint32_t mode)
@@ -479,6 +501,7 @@ static struct umem_steer *steer_attach(const char *ifname, const struct umem_ste
 	if ((err = bpf_map__set_max_entries(s->skel->maps.steer_xsks, s->nr_sockets)))
 		goto err_skel;
 	s->skel->rodata->steer_meta = umem__steer_meta_ok();
+	s->skel->rodata->steer_head = steer_head_ok();
 	if (attach == UMEM_STEER_ATTACH_LIBXDP && !(flags & UMEM_STEER_F_LOAD_ONLY)) {
 		/* libxdp loads the object itself (as a dispatcher component where it can). */
 		if ((err = attach_libxdp(s, mode)))

@@ -304,12 +304,16 @@ _Static_assert(sizeof(struct umem_steer_flow) == 96 && offsetof(struct umem_stee
 
 static int check_flow(const struct umem_steer_flow_key *k, const struct umem_steer_flow *fl)
 {
-	if (fl->flags & ~(uint32_t)(UMEM_STEER_FLOW_F_ORDERED | UMEM_STEER_FLOW_F_ROUTE)) {
+	if (fl->flags & ~(uint32_t)(UMEM_STEER_FLOW_F_ORDERED | UMEM_STEER_FLOW_F_ROUTE | UMEM_STEER_FLOW_F_MARK_DATA)) {
 		pr_warn("steer flows: unknown flow flags 0x%x\n", fl->flags);
 		return -EINVAL;
 	}
 	if (fl->tag && !(fl->flags & UMEM_STEER_FLOW_F_ORDERED)) {
 		pr_warn("steer flows: a gate tag (%u) needs UMEM_STEER_FLOW_F_ORDERED\n", fl->tag);
+		return -EINVAL;
+	}
+	if ((fl->flags & UMEM_STEER_FLOW_F_MARK_DATA) && !fl->tag) {
+		pr_warn("steer flows: UMEM_STEER_FLOW_F_MARK_DATA needs a gate tag\n");
 		return -EINVAL;
 	}
 	if (fl->flags & UMEM_STEER_FLOW_F_ROUTE) {

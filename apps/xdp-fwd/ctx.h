@@ -55,6 +55,7 @@ struct fwd_port {
 	 * rules, until the configuration names it. */
 	bool runtime;
 	bool skip_contd; /* worker only: drop descriptors up to the end of a cut chain */
+	bool rx_in_chain; /* worker only, offload: the last burst ended inside a chain */
 	bool csum_warned; /* worker only: the partial checksum warning was printed (csum.h) */
 	/* Kernel drop counters of the sockets closed so far (a reopened socket counts from 0). */
 	uint64_t kbase[FWD_DROP_MAX];

@@ -74,9 +74,9 @@ static inline bool fwd_gate_drain(struct fwd_gate *g, uint64_t gated, uint64_t u
  * gate opens once those were sent and the program gated no more. Draining, once its tail was
  * seen and the rest sent: UINT64_MAX, every frame the program gates later is dropped here.
  *
- * Fallback (some gated frame unmarked: the driver takes no XDP metadata, e.g. mvpp2, or the
- * kernel gives XDP programs no bpf_xdp_adjust_meta): frames
- * queued before the add are seen too, and only a bound tells them apart. When this turn's burst
+ * Fallback (some gated frame unmarked: it had no XDP metadata, and the program could not grow
+ * it at its head for a mark in front of the data either): frames queued before the add are
+ * seen too, and only a bound tells them apart. When this turn's burst
  * (after the last lookup) did not fill the batch, frames - gated_pre bounds from above those
  * that were not gated. Its weakness: it assumes every frame gated before that lookup had
  * reached the RX ring, but copy mode publishes the ring only at the end of the kernel's NAPI

@@ -23,7 +23,8 @@ static int watch_fd = -1;
 /* The tests' build only (xdp-fwd-faults): XDP_FWD_FAULT_BIND_BUSY=N makes the first N binds
  * after set-up, the live path's, meet a queue the kernel has not released yet;
  * XDP_FWD_FAULT_PROBE_ENOMEM=N fails the first N delivery probes of flow offload with ENOMEM;
- * XDP_FWD_FAULT_INSTALL_STALL_MS=N stalls the worker N ms after each flow it offloads. */
+ * XDP_FWD_FAULT_INSTALL_STALL_MS=N stalls the worker N ms after each flow it offloads (and
+ * XDP_FWD_FAULT_NO_META below). */
 static void arm_faults(void)
 {
 	const char *e = getenv("XDP_FWD_FAULT_BIND_BUSY");
@@ -36,6 +37,20 @@ static void arm_faults(void)
 	e = getenv("XDP_FWD_FAULT_INSTALL_STALL_MS");
 	if (e)
 		fwd_fault_install_stall_ms = (uint32_t)strtoul(e, NULL, 10);
+}
+
+/* XDP_FWD_FAULT_NO_META=1: the steering programs load without metadata marks, as where the
+ * kernel gives XDP programs no bpf_xdp_adjust_meta (the gate marks go in front of the data).
+ * Before main: set-up attaches them. */
+__attribute__((constructor)) static void arm_early_faults(void)
+{
+	const char *e = getenv("XDP_FWD_FAULT_NO_META");
+
+	if (e && *e == '1') {
+		umem__fault_no_meta = 1;
+		fprintf(stderr, "xdp-fwd: fault: XDP_FWD_FAULT_NO_META: the steering programs load without "
+			"metadata marks\n");
+	}
 }
 #else
 static void arm_faults(void)

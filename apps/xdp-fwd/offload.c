@@ -106,19 +106,34 @@ static bool target_of(struct fwd_worker *w, const struct off_flow *e, const uint
 
 /* A gate tag never used before by this process (never 0): a mark left in a chunk's headroom by
  * an earlier frame (another flow, an earlier add of this one) never matches. The UMEM is this
- * process's own, so no other process's tags are in it. */
-static uint32_t next_tag(void)
+ * process's own, so no other process's tags are in it. A bijection of a count (murmur3's
+ * finalizer) keyed at random: unique, and not 1, 2, 3 for a sender that would forge a mark in
+ * front of a frame's data (mark_is_ours). */
+static uint32_t next_tag(const struct fwd_offload *off)
 {
 	static _Atomic uint32_t tags;
 	uint32_t t;
 
-	while (!(t = atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) + 1))
-		;
+	do {
+		t = atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) ^ off->tag_key;
+		t ^= t >> 16;
+		t *= 0x85ebca6bu;
+		t ^= t >> 13;
+		t *= 0xc2b2ae35u;
+		t ^= t >> 16;
+	} while (!t);
 	return t;
 }
 
+/* The kind of flow the mode offloads (umem_steer_flow_key). */
+static uint32_t flow_kind(const struct fwd_ctx *ctx)
+{
+	return ctx->cfg->mode == FWD_MODE_L2 ? UMEM_STEER_FLOW_L2 : UMEM_STEER_FLOW_IPV4;
+}
+
 /* Whether the frame at eth may carry a gate mark (steer_abi.h), read into *m: the 12 bytes
- * before it, inside the chunk's XDP headroom (256 bytes before every RX frame). */
+ * before it, inside the chunk's XDP headroom (256 bytes before every RX frame): its metadata, or
+ * the mark in front of its data that fwd_offload_unwrap stepped over. */
 static bool gate_mark_of(const uint8_t *eth, struct umem_steer_gate_mark *m)
 {
 	memcpy(m, eth - sizeof(*m), sizeof(*m));
@@ -151,7 +166,7 @@ static bool drain_takes(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_
 {
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
-	uint32_t kind = ctx->cfg->mode == FWD_MODE_L2 ? UMEM_STEER_FLOW_L2 : UMEM_STEER_FLOW_IPV4;
+	uint32_t kind = flow_kind(ctx);
 	struct umem_steer_gate_mark m;
 	struct umem_steer_flow_key k;
 	struct off_drain *dr = NULL;
@@ -174,6 +189,55 @@ static bool drain_takes(struct fwd_worker *w, uint32_t in, uint8_t *eth, uint32_
 			fwd_gate_seen(&e->g, m.seq);
 	}
 	return true;
+}
+
+/* Whether mark m, in front of the frame at inner (len bytes) received on port in, is one the
+ * program put there: the tag of the frame's own flow as this worker tracks it (arming, or in
+ * or back from the kernel with gated frames still in the ring: a slot keeps its last tag), or
+ * of a drain of that flow. Anything else stays as it came: an ordinary frame that reads so (its
+ * source address has the group bit), or one built to get a frame past the steering program's
+ * rules inside it (the tags are not guessable either: next_tag). */
+static bool mark_is_ours(struct fwd_worker *w, uint32_t in, const struct umem_steer_gate_mark *m, const uint8_t *inner,
+			 uint32_t len)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	struct off_worker *ow = &ctx->off->w[w->idx];
+	struct umem_steer_flow_key k;
+	const struct off_flow *e;
+
+	if (!m->tag || umem_steer_flow_key__parse(inner, len, ctx->off->ifc[ctx->ports[in].iface].ifindex,
+						  flow_kind(ctx), &k))
+		return false;
+	e = fwd_off_find(ow, &k);
+	if (e && e->tag == m->tag)
+		return true;
+	for (uint32_t j = 0; j < ow->nr_drains; j++)
+		if (ow->drains[j].tag == m->tag && !memcmp(&ow->drains[j].key, &k, sizeof(k)))
+			return true;
+	return false;
+}
+
+void fwd_offload_unwrap(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n)
+{
+	struct fwd_ctx *ctx = w->ctx;
+	bool head = !ctx->ports[in].rx_in_chain; /* a chain cut at the last burst's end goes on */
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool first = head;
+		uint8_t *data;
+		uint32_t k;
+
+		head = fwd_desc_last(&d[i]);
+		if (!first) /* the mark is in front of a chain's first buffer */
+			continue;
+		data = umem_area__ptr(ctx->area, d[i].addr);
+		k = umem_steer_gate__unwrap(data, d[i].len);
+		if (k && mark_is_ours(w, in, (const struct umem_steer_gate_mark *)data, data + k, d[i].len - k)) {
+			d[i].addr += k;
+			d[i].len -= k;
+		}
+	}
+	ctx->ports[in].rx_in_chain = !head;
 }
 
 uint32_t fwd_offload_filter(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n,
@@ -208,7 +272,10 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 	struct fwd_ctx *ctx = w->ctx;
 	struct off_worker *ow = &ctx->off->w[w->idx];
 	struct off_iface_counters *c = ctr_of(ctx, e);
-	struct umem_steer_flow fl = { .action = UMEM_STEER_FLOW_A_REDIRECT, .flags = UMEM_STEER_FLOW_F_ORDERED };
+	/* Marks in front of the data where there is no metadata: the worker takes them off every
+	 * frame first (fwd_offload_unwrap). */
+	struct umem_steer_flow fl = { .action = UMEM_STEER_FLOW_A_REDIRECT,
+				      .flags = UMEM_STEER_FLOW_F_ORDERED | UMEM_STEER_FLOW_F_MARK_DATA };
 	uint32_t out, tag;
 	char line[320];
 	int err;
@@ -217,7 +284,7 @@ static void install(struct fwd_worker *w, struct off_flow *e, const uint8_t *eth
 		tell(&c->no_target, e, OFF_TOLD_NO_TARGET);
 		return; /* still counting: the next frame tries again */
 	}
-	tag = next_tag();
+	tag = next_tag(ctx->off);
 	fl.tag = tag;
 	err = umem_steer_flows__add(ow->flows[ctx->ports[e->in].iface], &e->key, &fl);
 	if (err == -ENOSPC) {
@@ -259,7 +326,7 @@ void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc
 	struct fwd_ctx *ctx = w->ctx;
 	const struct fwd_config *cfg = ctx->cfg;
 	struct off_worker *ow;
-	uint32_t kind = cfg->mode == FWD_MODE_L2 ? UMEM_STEER_FLOW_L2 : UMEM_STEER_FLOW_IPV4;
+	uint32_t kind = flow_kind(ctx);
 	uint32_t ifindex;
 	bool head = true;
 

@@ -44,6 +44,10 @@ int fwd_offload_iface_up(struct fwd_ctx *ctx, uint32_t f);
  * without frames, in ms (its checks run in the turns), negative: no limit. Offload calls
  * nothing of the worker back. */
 void fwd_offload_burst(struct fwd_worker *w, uint32_t in, const struct umem_desc *d, uint32_t n, uint64_t now);
+/* Before anything reads a burst d[0..n) received on port in (counts included): the gate marks
+ * the steering program put in front of frames' data (where they have no XDP metadata) taken
+ * off, so that each sits right before its frame, where a metadata mark would. */
+void fwd_offload_unwrap(struct fwd_worker *w, uint32_t in, struct umem_desc *d, uint32_t n);
 /* Before anything else reads a burst d[0..n) received on port in: the frames of a draining gate
  * (gate.h) moved to dropped[0..) in order, the others kept in d, in order; returns how many
  * were kept (the worker drops the rest, counted as gate_drain). */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "offload.h"
 #include "offload_internal.h"
@@ -108,6 +109,8 @@ int fwd_offload_init(struct fwd_ctx *ctx)
 	for (uint32_t f = 0; f < ctx->nr_ifaces; f++)
 		ctx->ifaces[f].off = &off->ifc[f];
 	pthread_mutex_init(&off->lock, NULL);
+	if (getrandom(&off->tag_key, sizeof(off->tag_key), 0) != sizeof(off->tag_key))
+		off->tag_key = (uint32_t)getpid() * 2654435761u; /* no entropy yet: still not 1, 2, 3 */
 	fwd_off_targets_open(off);
 	/* A tracker for every flow the tables may hold, at half load (8-way probing fails rarely
 	 * there): the limit is per interface (each has its table), and any worker may see the

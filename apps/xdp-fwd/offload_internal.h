@@ -179,6 +179,7 @@ struct fwd_offload {
 	 * frame before any flow is offloaded to it. NULL: the first flow to a target is its trial. */
 	struct redirect_probe *probe;
 	bool probe_retry_said; /* a transient probe failure was reported (under lock) */
+	uint32_t tag_key;      /* next_tag's: the gate tags follow no pattern a sender could guess */
 	pthread_mutex_t lock;      /* the target check and the l2 sources, one worker at a time */
 	uint64_t sources_at; /* the last walk of the l2 sources (under lock) */
 };

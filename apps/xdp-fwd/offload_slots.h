@@ -18,6 +18,20 @@ static inline uint32_t fwd_off_key_hash(const struct umem_steer_flow_key *k)
 	return h;
 }
 
+/* The flow's slot, or NULL: a lookup that claims none. */
+static inline struct off_flow *fwd_off_find(struct off_worker *ow, const struct umem_steer_flow_key *k)
+{
+	uint32_t h = fwd_off_key_hash(k);
+
+	for (uint32_t i = 0; i < OFF_PROBE; i++) {
+		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
+
+		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
+			return e;
+	}
+	return NULL;
+}
+
 /* The flow's slot, claimed when new (the oldest flow not in the kernel makes room); NULL when
  * the window holds only installed flows. *gone: the flow that made room (state OFF_FREE: none).
  * A counting flow that made room starts from zero if it comes back: the caller counts its frames

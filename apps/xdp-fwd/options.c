@@ -12,6 +12,7 @@
 #include <umem/idle.h>
 #include <umem/pool.h>
 #include <umem/port.h>
+#include <umem/steer_abi.h>
 
 #include "capture.h"
 #include "cli.h"
@@ -599,7 +600,7 @@ static const struct cli_opt options[] = {
 	{ "tx-ring", 0, "N", "TX ring entries (power of two)", CLI_POW2_AT(CFG, tx_ring, 64, 65536) },
 	{ "fill-ring", 0, "N", "fill ring entries (power of two)", CLI_POW2_AT(CFG, fill_ring, 64, 65536) },
 	{ "comp-ring", 0, "N", "completion ring entries (power of two)", CLI_POW2_AT(CFG, comp_ring, 64, 65536) },
-	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 2048 when every MTU is <= 1774, else 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
+	{ "chunk-size", 0, "BYTES", "UMEM chunk size, 2048..4096 (power of two unless --unaligned; default 2048 when every MTU is <= 1774, 1762 with --offload-after, else 4096)", CLI_U32_AT(CFG, chunk_size, 2048, 4096) },
 	{ "frames", 0, "N", "UMEM frames (chunks) in the shared area (default: enough for every ring)", CLI_U32_AT(CFG, frames, 256, 1u << 22) },
 	{ "unaligned", 0, NULL, "unaligned chunk mode", CLI_FLAG_AT(CFG, unaligned, true) },
 	{ "hugepages", 0, NULL, "back the UMEM with 2 MiB hugepages (needs vm.nr_hugepages)", CLI_FLAG_AT(CFG, hugepages, true) },
@@ -866,8 +867,11 @@ void fwd_usage(FILE *out)
 bool fwd_mtu_needs_multi_buffer(const struct fwd_config *cfg, uint32_t mtu)
 {
 	uint32_t chunk = cfg->chunk_size ? cfg->chunk_size : FWD_CHUNK_DEFAULT;
+	/* Offload's gate mark goes in front of a gated frame's data where it has no XDP metadata:
+	 * the kernel copies it with the frame. */
+	uint32_t mark = cfg->offload_after ? (uint32_t)sizeof(struct umem_steer_gate_mark) : 0;
 
-	return !mtu_fits_chunk(mtu, chunk);
+	return !mtu_fits_chunk(mtu + mark, chunk);
 }
 
 /* The default chunk: 2 KiB (fragments of 4 KiB pages, half the UMEM per in-flight frame, as

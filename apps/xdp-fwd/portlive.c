@@ -355,6 +355,7 @@ static int add_ports(struct fwd_ctx *ctx, const struct fwd_port_name *add, uint3
 		ctx->ports[i].removed = false;
 		ctx->ports[i].runtime = runtime;
 		ctx->ports[i].skip_contd = false;
+		ctx->ports[i].rx_in_chain = false;
 		done[nr_done++] = i;
 		e = fwd_port_open(ctx, i);
 		if (e)

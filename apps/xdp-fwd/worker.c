@@ -368,6 +368,8 @@ static void *worker_main(void *arg)
 				flush_fed(w, in, true);
 				continue;
 			}
+			if (ctx->off)
+				fwd_offload_unwrap(w, in, rx, (uint32_t)n);
 			fwd_count_frames(rx, (uint32_t)n, &frames, &bytes);
 			fwd_count(&ctx->ports[in].ctr.rx_packets, frames);
 			fwd_count(&ctx->ports[in].ctr.rx_bytes, bytes);

@@ -311,6 +311,25 @@ UMEM_API int umem_steer_flows__lookup(struct umem_steer_flows *f, const struct u
 UMEM_API int umem_steer_flows__release(struct umem_steer_flows *f, const struct umem_steer_flow_key *key,
 				       uint64_t sent);
 
+/* UMEM_STEER_FLOW_F_MARK_DATA: the bytes a received frame (its first buffer, len bytes at data)
+ * carries in front of it as its gate mark: sizeof(struct umem_steer_gate_mark), or 0 when it
+ * starts with none. Once the mark's tag is found to be one of the caller's flows' (a sender can
+ * forge a mark), move the descriptor's addr forward and its len back by as much before any
+ * other use; the mark then sits right before the frame, where a metadata mark would. Needs a
+ * little-endian host (see the mark's layout in steer_abi.h). */
+static inline uint32_t umem_steer_gate__unwrap(const void *data, uint32_t len);
+
+static inline uint32_t umem_steer_gate__unwrap(const void *data, uint32_t len)
+{
+	const struct umem_steer_gate_mark *m = (const struct umem_steer_gate_mark *)data;
+	uint32_t magic;
+
+	if (len < sizeof(*m) + 14)
+		return 0;
+	__builtin_memcpy(&magic, &m->magic, sizeof(magic));
+	return magic == UMEM_STEER_GATE_MAGIC ? (uint32_t)sizeof(*m) : 0;
+}
+
 /* Per flow; a non-zero return stops the walk. */
 typedef int (*umem_steer_flow_fn)(const struct umem_steer_flow_key *key, const struct umem_steer_flow *flow,
 				  void *arg);

@@ -296,6 +296,15 @@ enum umem_steer_flow_flags {
 	 * a destination MAC other than imac (the router's input interface's).
 	 */
 	UMEM_STEER_FLOW_F_ROUTE = 1u << 1,
+	/*
+	 * With a tag: where the frame has no XDP metadata to mark (the driver sets up no room for
+	 * it, or the kernel gives XDP programs no bpf_xdp_adjust_meta), the program puts the gate
+	 * mark in front of the frame's data instead (bpf_xdp_adjust_head), and takes it off again
+	 * when the frame does not go to a socket. The consumer must take it off every frame it
+	 * receives (umem_steer_gate__unwrap), then reads it as a metadata mark, right before the
+	 * frame. Without the flag such frames go unmarked (umem_steer_flow.unmarked).
+	 */
+	UMEM_STEER_FLOW_F_MARK_DATA = 1u << 2,
 };
 
 /*
@@ -306,8 +315,15 @@ enum umem_steer_flow_flags {
  * and so releases exactly the gated frames it has sent. A frame without metadata leaves those
  * bytes as an earlier frame of the chunk left them: the tag, fresh for each add, keeps a stale
  * mark from matching. Where the driver takes no metadata, or the kernel gives XDP programs no
- * bpf_xdp_adjust_meta (the program is then loaded without marks), the frame goes unmarked and
- * counts in umem_steer_flow.unmarked instead.
+ * bpf_xdp_adjust_meta (the program is then loaded without metadata marks), the program puts the
+ * mark in front of the frame's data for a flow with UMEM_STEER_FLOW_F_MARK_DATA; otherwise the
+ * frame goes unmarked and counts in umem_steer_flow.unmarked.
+ *
+ * In the data, the mark's magic takes bytes 4 to 7 of what reads as an Ethernet header, and so
+ * the first byte of its source address: 0x61 there (the mark is in host order; little-endian
+ * hosts) has the group bit set, which no valid frame's source address carries (IEEE 802.3), so
+ * a valid frame cannot be taken for one that starts with a mark. A forged one can: take a mark
+ * off only when its tag is one of your flows' and the frame behind it of that flow.
  *
  * seq numbers the flow's gated frames from 0 (the value of gated before the frame). A flow's
  * frames reach one RX queue, whose ring takes them in the order the program ran (the program
@@ -364,7 +380,7 @@ struct umem_steer_flow {
 	/* Updated by the program. */
 	__u32 open;    /* ORDERED: 1 once the gate opened (the action applies) */
 	__u64 gated;   /* ORDERED: frames sent down the default path while the gate was shut */
-	__u64 unmarked; /* ORDERED with a tag: gated frames the driver gave no metadata room to mark */
+	__u64 unmarked; /* ORDERED with a tag: gated frames it could not mark (see the gate mark) */
 	/* Frames the action took, and their bytes. Plain adds, not atomic ones: an atomic add waits
 	 * for the frame's rewritten bytes to be stored (the two took 12 of the 76 ns an offloaded
 	 * frame's program took over a bare XDP_PASS, steer-bench). A flow's frames come on one RX

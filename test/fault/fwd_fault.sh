@@ -247,8 +247,7 @@ probe_transient)
 	# give the probe up for good on any error: the first flow to each target was then its
 	# trial, which lost its frames.
 	. "$(dirname "$0")/../fwd/offload_lib.sh"
-	FWD=$BUILD/apps/xdp-fwd/xdp-fwd-faults
-	[ -x "$FWD" ] || fail "xdp-fwd-faults not built at $FWD"
+	off_need_faults
 	topo_up --hosts 2
 	for k in 0 1; do in_host $k ethtool -K eth0 gro off >/dev/null || fail "ethtool -K eth0 gro off"; done
 	tcp3() {

@@ -18,8 +18,7 @@
 . "$(dirname "$0")/offload_lib.sh"
 fail() { fail_tail "$@"; }
 off_need_gen
-FWD=$BUILD/apps/xdp-fwd/xdp-fwd-faults
-[ -x "$FWD" ] || fail "xdp-fwd-faults not built at $FWD"
+off_need_faults
 
 AFTER=20000
 # books: sent - received - the drops counted: the sink's socket's; xdp-fwd's, as fwd-bench
@@ -36,7 +35,7 @@ books() {
 }
 
 topo_up --hosts 2
-off_skip_without marks
+
 log "one flow at the generator's full speed, userspace far slower: the gate drains and opens in order"
 for attempt in 1 2 3; do
 	XDP_FWD_FAULT_INSTALL_STALL_MS=30 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after "$AFTER" --batch 1 \

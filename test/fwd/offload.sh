@@ -11,49 +11,6 @@
 . "$(dirname "$0")/offload_lib.sh"
 fail() { fail_tail "$@"; }
 off_need_gen
-gen() { # HOST ARGS...
-	local k=$1
-	shift
-	in_host "$k" "$GEN" gen -i eth0 --json "$@" >"$WORK/gen.out" 2>"$WORK/gen.err" || fail "gen $*"
-}
-# The books of the streams since the last `books`: on a loaded machine (2 CPUs shared, the ASan
-# build) a forwarder drops frames at these rates, so the tests count them instead of asserting
-# none: what the sinks missed, beyond their own socket drops, and what they got out of order.
-SINK_MISSING=0 SINK_REORDERED=0
-# stream FROM TO COUNT GEN-ARGS...: COUNT frames from host FROM to host TO's sink, none damaged.
-stream() {
-	local from=$1 to=$2 count=$3 ns="TOPO_H$2" ip="TOPO_IP$2"
-	shift 3
-	sink_start "${!ns}" --idle 3
-	gen "$from" --dst-ip "${!ip}" --count "$count" "$@"
-	sink_wait
-	sink_books "$count"
-}
-# sink_books COUNT: the stream of COUNT frames the sink just took, into the books.
-sink_books() {
-	local count=$1 got own
-	expect_all "$WORK/sink.out" duplicates:0 bad:0
-	[ "$(json "$WORK/gen.out" frames)" = "$count" ] || fail "the generator sent $(json "$WORK/gen.out" frames) of $count"
-	got=$(json "$WORK/sink.out" frames)
-	own=$(sink_drops "$WORK/sink.out")
-	SINK_MISSING=$((SINK_MISSING + count - got - own))
-	SINK_REORDERED=$((SINK_REORDERED + $(json "$WORK/sink.out" reordered)))
-}
-# books PORT...: after fwd_stop, the frames the sinks missed were all counted dropped (on the
-# PORTs, or lost in the kernel towards them), and none was reordered unless a gate was forced
-# open (counted: userspace lost gated frames, so no count could cover them). Starts new books.
-books() {
-	local drops=0 forced=0 p
-	for p in "$@"; do
-		drops=$((drops + $(port_drops "$p") + $(off_total "$p" lost)))
-		forced=$((forced + $(off_total "$p" forced)))
-	done
-	log "books: the sinks missed $SINK_MISSING frames, xdp-fwd counted $drops drops; $SINK_REORDERED reordered, $forced gates forced"
-	[ "$SINK_MISSING" -le "$drops" ] || fail "the sinks missed $SINK_MISSING frames, xdp-fwd counted $drops dropped"
-	[ "$SINK_REORDERED" = 0 ] || [ "$forced" -ge 1 ] || fail "$SINK_REORDERED frames reordered, no gate forced open"
-	SINK_MISSING=0 SINK_REORDERED=0
-}
-
 topo_up --hosts 3
 
 log "UDP sequence stream across the switch point: nothing lost or reordered beyond the counted, counters add up"

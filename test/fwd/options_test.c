@@ -332,6 +332,10 @@ static void test_default_chunk(void)
 	cfg.chunk_size = 2048;
 	CHECK(!fwd_mtu_needs_multi_buffer(&cfg, 1774) && fwd_mtu_needs_multi_buffer(&cfg, 1775),
 	      "2 KiB chunk boundary");
+	cfg.offload_after = 64; /* a gate mark may take 12 bytes in front of a frame */
+	CHECK(!fwd_mtu_needs_multi_buffer(&cfg, 1762) && fwd_mtu_needs_multi_buffer(&cfg, 1763),
+	      "2 KiB chunk boundary with offload");
+	cfg.offload_after = 0;
 	cfg.chunk_size = 4096;
 	CHECK(!fwd_mtu_needs_multi_buffer(&cfg, 3822) && fwd_mtu_needs_multi_buffer(&cfg, 3823),
 	      "4 KiB chunk boundary");

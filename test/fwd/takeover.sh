@@ -11,9 +11,11 @@
 # loss under iperf3 against; that loss is not bounded (only the stream's intervals are). Then
 # the bad cases: a handover of an unknown protocol version is refused (the instance runs on),
 # so is one whose asker closed its socket before the reply, --takeover with nobody on the
-# socket is a normal start.
+# socket is a normal start; one without --offload-after clears the offloaded flows it was handed.
 # Nothing is left: no process, no XDP program, no socket file.
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=offload_lib.sh
+. "$(dirname "$0")/offload_lib.sh" # UDP_SEND
 CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
 [ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
 for c in iperf3 curl python3; do
@@ -199,6 +201,28 @@ mv "$WORK/new.out" "$WORK/fwd.out"
 mv "$WORK/new.err" "$WORK/fwd.err"
 in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one without steering"
 ctl rules list | grep -q "udp dport 9999 -> drop" || fail "the new instance's rule is not in its program"
+fwd_stop
+no_xdp_left || fail "an XDP program is left"
+
+log "--takeover by an xdp-fwd without --offload-after: the offloaded flows handed over leave the table"
+# Nobody would expire or release them: a gate left shut would keep its flow's frames marked
+# for good (in front of the data, where frames have no XDP metadata).
+fwd_start "${ARGS[@]}" --offload-after 8 --offload-idle 60
+STEER=$BUILD/tools/umem-steer/umem-steer
+flows() { in_mid "$STEER" flows "$TOPO_IF0" 2>&1 | sed -n 's/^flows: \([0-9]*\) of.*/\1/p'; }
+udp_flow() { in_host 0 python3 -c "$UDP_SEND" "$TOPO_IP1" 200 7100 2000 >/dev/null; [ "$(flows)" -ge 1 ]; }
+wait_for 10 udp_flow || fail "no flow offloaded: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
+netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
+rc=0
+wait "$FWD_PID" || rc=$?
+netns_stop "$FWD_PID"
+[ $rc = 0 ] || fail "the old xdp-fwd (offload) exited with $rc"
+wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
+FWD_PID=$NEW_PID
+mv "$WORK/new.out" "$WORK/fwd.out"
+mv "$WORK/new.err" "$WORK/fwd.err"
+[ "$(flows)" = 0 ] || fail "the flows handed over are still in the table: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
+in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one with offload"
 fwd_stop
 no_xdp_left || fail "an XDP program is left"
 

@@ -2,8 +2,6 @@
 /*
  * Helper of the offload tests (not a test by itself), run as root in a test's namespace: what
  * this kernel lets the steering program and xdp-fwd's offload do, 1 or 0 on stdout.
- *   kernel_probe meta   the steering program puts gate marks (umem__steer_meta_ok: 1 also when
- *                       the probe cannot tell, for want of privilege)
  *   kernel_probe live   a live-frame BPF_PROG_RUN (BPF_F_TEST_XDP_LIVE_FRAMES) of an XDP
  *                       program that drops the frame, on the namespace's loopback, runs: what
  *                       the offload's delivery probe needs
@@ -14,7 +12,6 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
-#include <umem/fault.h> /* umem__steer_meta_ok */
 
 static int live_frames(void)
 {
@@ -41,12 +38,10 @@ int main(int argc, char **argv)
 {
 	int r = -1;
 
-	if (argc == 2 && !strcmp(argv[1], "meta"))
-		r = umem__steer_meta_ok();
-	else if (argc == 2 && !strcmp(argv[1], "live"))
+	if (argc == 2 && !strcmp(argv[1], "live"))
 		r = live_frames();
 	else
-		fprintf(stderr, "usage: kernel_probe meta|live\n");
+		fprintf(stderr, "usage: kernel_probe live\n");
 	if (r < 0)
 		return 2;
 	printf("%d\n", r);

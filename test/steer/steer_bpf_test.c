@@ -1243,9 +1243,24 @@ static void test_flows(void)
 		      "tagged: tag %u gated %llu unmarked %llu (marks: %u)", fl.tag, (unsigned long long)fl.gated,
 		      (unsigned long long)fl.unmarked, umem__steer_meta_ok());
 		CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
+		/* UMEM_STEER_FLOW_F_MARK_DATA: where there is no metadata the mark goes in front of
+		 * the data, so no gated frame goes unmarked; off again for the stack. */
+		tagged.flags = UMEM_STEER_FLOW_F_ORDERED | UMEM_STEER_FLOW_F_MARK_DATA, tagged.tag = 0;
+		CHECK(umem_steer_flows__add(F, &k, &tagged) == -EINVAL, "data marks without a tag");
+		tagged.tag = 8;
+		CHECK(umem_steer_flows__add(F, &k, &tagged) == 0, "add tagged, data marks");
+		o.data_size_out = sizeof(out);
+		CHECK(bpf_prog_test_run_opts(umem_steer__prog_fd(S), &o) == 0, "test_run: %s", strerror(errno));
+		CHECK_EQ(o.retval, XDP_PASS);
+		CHECK(o.data_size_out == f.len && !memcmp(out, f.b, f.len), "passed frame (data marks): %u bytes out of %u",
+		      o.data_size_out, f.len);
+		CHECK(umem_steer_flows__lookup(F, &k, &fl) == 0, "lookup");
+		CHECK(fl.gated == 1 && fl.unmarked == 0, "data marks: gated %llu unmarked %llu (metadata marks: %u)",
+		      (unsigned long long)fl.gated, (unsigned long long)fl.unmarked, umem__steer_meta_ok());
+		CHECK(umem_steer_flows__delete(F, &k) == 0, "delete");
 		CHECK(umem_steer_flows__add(F, &k, &redirect) == 0, "add back");
 		CHECK(umem_steer_flows__counters(F, fs) == 0, "counters");
-		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 4);
+		CHECK_EQ(fs[UMEM_STEER_FS_GATED].packets, 5);
 	}
 
 	/* A partial checksum (the field holds the folded pseudo-header sum: the sender's TX

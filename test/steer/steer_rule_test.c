@@ -125,6 +125,18 @@ int main(void)
 	CHECK(!strcmp(buf, "udp"), "truncated to '%s'", buf);
 	CHECK(!strcmp(umem_steer_stat__name(UMEM_STEER_S_NO_SOCKET), "no_socket") && !umem_steer_stat__name(UMEM_STEER_S_NR),
 	      "stat names");
+	/* A gate mark in front of a frame's data is told from a frame's own first bytes: the
+	 * magic falls on the source address's group bit, which no frame's source carries. */
+	{
+		uint8_t fr[64] = { 0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00 };
+		struct umem_steer_gate_mark m = { .seq = 3, .magic = UMEM_STEER_GATE_MAGIC, .tag = 9 };
+
+		CHECK_EQ(umem_steer_gate__unwrap(fr, sizeof(fr)), 0);
+		memcpy(fr, &m, sizeof(m));
+		CHECK(fr[6] & 1, "the mark's magic sets the group bit of the source address");
+		CHECK_EQ(umem_steer_gate__unwrap(fr, sizeof(fr)), sizeof(m));
+		CHECK_EQ(umem_steer_gate__unwrap(fr, sizeof(m) + 13), 0); /* no Ethernet header behind it */
+	}
 	printf("steer_rule: ok\n");
 	return 0;
 }
