@@ -188,17 +188,22 @@ fwd_stop
 no_xdp_left || fail "an XDP program is left after the last instance stopped"
 [ -e "$SOCK" ] && fail "the socket file is left"
 
+# take_over WHAT: a new xdp-fwd (ARGS) takes over from the running one (WHAT), which exits 0.
+take_over() {
+	local rc=0
+	netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
+	wait "$FWD_PID" || rc=$?
+	netns_stop "$FWD_PID"
+	[ $rc = 0 ] || fail "the old xdp-fwd ($1) exited with $rc"
+	wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
+	FWD_PID=$NEW_PID
+	mv "$WORK/new.out" "$WORK/fwd.out"
+	mv "$WORK/new.err" "$WORK/fwd.err"
+}
+
 log "--takeover from an xdp-fwd without a steering program: its ports close first, then a normal attach"
 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --mode wire --control "$SOCK" --json
-netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
-rc=0
-wait "$FWD_PID" || rc=$?
-netns_stop "$FWD_PID"
-[ $rc = 0 ] || fail "the old xdp-fwd (no steering) exited with $rc"
-wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
-FWD_PID=$NEW_PID
-mv "$WORK/new.out" "$WORK/fwd.out"
-mv "$WORK/new.err" "$WORK/fwd.err"
+take_over "no steering"
 in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one without steering"
 ctl rules list | grep -q "udp dport 9999 -> drop" || fail "the new instance's rule is not in its program"
 fwd_stop
@@ -212,15 +217,7 @@ STEER=$BUILD/tools/umem-steer/umem-steer
 flows() { in_mid "$STEER" flows "$TOPO_IF0" 2>&1 | sed -n 's/^flows: \([0-9]*\) of.*/\1/p'; }
 udp_flow() { in_host 0 python3 -c "$UDP_SEND" "$TOPO_IP1" 200 7100 2000 >/dev/null; [ "$(flows)" -ge 1 ]; }
 wait_for 10 udp_flow || fail "no flow offloaded: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
-netns_bg NEW_PID "$TOPO_MID" "$FWD" "${ARGS[@]}" --takeover >"$WORK/new.out" 2>"$WORK/new.err"
-rc=0
-wait "$FWD_PID" || rc=$?
-netns_stop "$FWD_PID"
-[ $rc = 0 ] || fail "the old xdp-fwd (offload) exited with $rc"
-wait_for 10 grep -q "Ctrl-C stops" "$WORK/new.err" || fail "the new xdp-fwd did not start: $(cat "$WORK/new.err")"
-FWD_PID=$NEW_PID
-mv "$WORK/new.out" "$WORK/fwd.out"
-mv "$WORK/new.err" "$WORK/fwd.err"
+take_over offload
 [ "$(flows)" = 0 ] || fail "the flows handed over are still in the table: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
 in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one with offload"
 fwd_stop
