@@ -223,6 +223,7 @@ void fwd_offload_unwrap(struct fwd_worker *w, uint32_t in, struct umem_desc *d, 
 	bool head = !ctx->ports[in].rx_in_chain; /* a chain cut at the last burst's end goes on */
 
 	for (uint32_t i = 0; i < n; i++) {
+		struct umem_steer_gate_mark m;
 		bool first = head;
 		uint8_t *data;
 		uint32_t k;
@@ -232,7 +233,9 @@ void fwd_offload_unwrap(struct fwd_worker *w, uint32_t in, struct umem_desc *d, 
 			continue;
 		data = umem_area__ptr(ctx->area, d[i].addr);
 		k = umem_steer_gate__unwrap(data, d[i].len);
-		if (k && mark_is_ours(w, in, (const struct umem_steer_gate_mark *)data, data + k, d[i].len - k)) {
+		if (k)
+			memcpy(&m, data, sizeof(m));
+		if (k && mark_is_ours(w, in, &m, data + k, d[i].len - k)) {
 			d[i].addr += k;
 			d[i].len -= k;
 		}

@@ -321,13 +321,14 @@ static inline uint32_t umem_steer_gate__unwrap(const void *data, uint32_t len);
 
 static inline uint32_t umem_steer_gate__unwrap(const void *data, uint32_t len)
 {
-	const struct umem_steer_gate_mark *m = (const struct umem_steer_gate_mark *)data;
 	uint32_t magic;
 
-	if (len < sizeof(*m) + 14)
+	if (len < sizeof(struct umem_steer_gate_mark) + 14)
 		return 0;
-	__builtin_memcpy(&magic, &m->magic, sizeof(magic));
-	return magic == UMEM_STEER_GATE_MAGIC ? (uint32_t)sizeof(*m) : 0;
+	/* The frame's bytes may sit at any alignment. */
+	__builtin_memcpy(&magic, (const unsigned char *)data + __builtin_offsetof(struct umem_steer_gate_mark, magic),
+			 sizeof(magic));
+	return magic == UMEM_STEER_GATE_MAGIC ? (uint32_t)sizeof(struct umem_steer_gate_mark) : 0;
 }
 
 /* Per flow; a non-zero return stops the walk. */
