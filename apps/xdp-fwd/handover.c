@@ -529,18 +529,6 @@ static void adopt(struct fwd_ctx *ctx, struct fwd_handover *h, struct fwd_iface 
 			return;
 		}
 		h->ifs[i].adopted = true;
-		/* The old instance's flows leave before this one's sockets take frames: no
-		 * offload here would expire or release them, and offload here (which clears
-		 * them again) knows none of their tags: a gate left shut marks its frames in
-		 * front of their data where they have no XDP metadata, for good or until then,
-		 * and a mark of an unknown tag stays on the frame. */
-		struct umem_steer_flows *fl = umem_steer_flows__open(fi->adopt);
-		int e = fl ? umem_steer_flows__clear(fl) : -errno;
-
-		if (e)
-			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot clear the offloaded flows handed "
-				"over: %s\n", fi->name, strerror(-e));
-		umem_steer_flows__close(fl);
 		break;
 	}
 	for (uint32_t k = 0; fi->adopt && k < h->nr_rules; k++) {

@@ -40,14 +40,15 @@ static inline struct off_flow *fwd_off_slot_of(struct off_worker *ow, const stru
 					       struct off_flow *gone)
 {
 	uint32_t h = fwd_off_key_hash(k);
-	struct off_flow *victim = NULL;
+	struct off_flow *victim = fwd_off_find(ow, k);
 
 	gone->state = OFF_FREE;
+	if (victim)
+		return victim;
+	/* New: a second walk of the window, for the slot it takes. */
 	for (uint32_t i = 0; i < OFF_PROBE; i++) {
 		struct off_flow *e = &ow->slots[(h + i) & (ow->nr_slots - 1)];
 
-		if (e->state != OFF_FREE && !memcmp(&e->key, k, sizeof(*k)))
-			return e;
 		if (e->state == OFF_FREE) {
 			if (!victim || victim->state != OFF_FREE)
 				victim = e;

@@ -285,6 +285,22 @@ int fwd_port_add(struct fwd_ctx *ctx, uint32_t spec, uint32_t queue)
 
 static int steer_fill(struct fwd_ctx *ctx, struct fwd_iface *f);
 
+/* --takeover: the old instance's offloaded flows leave its program before this instance's
+ * sockets take frames. Nobody here would expire or release them, and their gate tags are the
+ * old instance's: a gate left shut marks its flow's frames in front of their data where frames
+ * have no XDP metadata, and a mark of an unknown tag stays on the frame. (--pinned programs get
+ * none: xdp-fwd refuses --offload-after with --pinned.) */
+static void flows_clear(struct fwd_iface *f)
+{
+	struct umem_steer_flows *fl = umem_steer_flows__open(f->steer);
+	int err = fl ? umem_steer_flows__clear(fl) : -errno;
+
+	if (err)
+		fprintf(stderr, "xdp-fwd: --takeover: %s: cannot clear the offloaded flows handed over: %s\n", f->name,
+			strerror(-err));
+	umem_steer_flows__close(fl);
+}
+
 /* --pinned: the program a privileged step attached and pinned in DIR/IFNAME, opened through
  * its pins, then given this run's default action and table flags as an attach would (the old
  * ones kept for the close). */
@@ -337,6 +353,7 @@ int fwd_iface_steer_open(struct fwd_ctx *ctx, struct fwd_iface *f)
 			fprintf(stderr, "xdp-fwd: --takeover: %s: cannot set the table: %s\n", f->name, strerror(-err));
 			return err;
 		}
+		flows_clear(f);
 		return steer_fill(ctx, f);
 	}
 	f->steer = umem_steer__attach(f->name, &so);

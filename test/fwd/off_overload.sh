@@ -22,15 +22,12 @@ off_need_gen
 off_need_faults
 
 AFTER=20000
-# in_leg: the frames host 0's eth0 could not hand on to m0 (its XDP ring full: on a loaded
-# machine the kernel's forwarding falls behind the generator), its tx_dropped.
-in_leg() { in_host 0 cat /sys/class/net/eth0/statistics/tx_dropped; }
 # books: sent - received - the drops counted: the input leg's since the attempt began
 # (LEG0); the sink's socket's; xdp-fwd's, as fwd-bench counts them (not xsk_fill_empty,
 # which xsk_rx_dropped counts already in copy mode); the offload's lost.
 books() {
 	local counted p
-	counted=$(($(in_leg) - LEG0 + $(sink_drops "$WORK/sink.out") + $(off_total m0@0 lost) + $(off_total m1@0 lost)))
+	counted=$(($(in_legs) - LEG0 + $(sink_drops "$WORK/sink.out") + $(off_total m0@0 lost) + $(off_total m1@0 lost)))
 	for p in m0@0 m1@0; do
 		counted=$((counted + $(port_drops "$p" tx_full no_port invalid xsk_rx_dropped xsk_rx_ring_full \
 			xsk_rx_invalid xsk_tx_invalid down tx_unsent tx_dropped_kernel gate_drain)))
@@ -45,7 +42,7 @@ for attempt in 1 2 3; do
 	XDP_FWD_FAULT_INSTALL_STALL_MS=30 fwd_start -i "$TOPO_IF0" -i "$TOPO_IF1" --offload-after "$AFTER" --batch 1 \
 		--rx-ring 64 --json
 	sink_start "$TOPO_H1" --idle 2
-	LEG0=$(in_leg)
+	LEG0=$(in_legs)
 	in_host 0 "$GEN" gen -i eth0 --json --dst-ip "$TOPO_IP1" --duration 3 >"$WORK/gen.out" 2>"$WORK/gen.err" ||
 		fail "gen: $(cat "$WORK/gen.err")"
 	sink_wait
@@ -54,7 +51,7 @@ for attempt in 1 2 3; do
 		"$(port_total m0@0 rx_packets) in userspace, $(off_total m0@0 packets) by the kernel," \
 		"$(off_total m0@0 gated) gated; gate drained $(off_total m0@0 drained), forced $(off_total m0@0 forced);" \
 		"drops: gate_drain $(port_drops m0@0 gate_drain), xsk_rx_ring_full $(port_drops m0@0 xsk_rx_ring_full)," \
-		"input leg $(($(in_leg) - LEG0));" \
+		"input leg $(($(in_legs) - LEG0));" \
 		"unaccounted $(books)"
 	[ "$(off_total m0@0 installed)" -ge 1 ] || fail "the flow was not installed"
 	[ "$(off_total m0@0 forced)" = 0 ] || fail "the gate was forced open after 1 s (forced $(off_total m0@0 forced)), not drained"

@@ -15,7 +15,7 @@
 # Nothing is left: no process, no XDP program, no socket file.
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=offload_lib.sh
-. "$(dirname "$0")/offload_lib.sh" # UDP_SEND
+. "$(dirname "$0")/offload_lib.sh" # off_udp_flow, off_flows
 CTL=$BUILD/apps/xdp-fwd/xdp-fwdctl
 [ -x "$CTL" ] || fail "xdp-fwdctl not built at $CTL"
 for c in iperf3 curl python3; do
@@ -213,12 +213,9 @@ log "--takeover by an xdp-fwd without --offload-after: the offloaded flows hande
 # Nobody would expire or release them: a gate left shut would keep its flow's frames marked
 # for good (in front of the data, where frames have no XDP metadata).
 fwd_start "${ARGS[@]}" --offload-after 8 --offload-idle 60
-STEER=$BUILD/tools/umem-steer/umem-steer
-flows() { in_mid "$STEER" flows "$TOPO_IF0" 2>&1 | sed -n 's/^flows: \([0-9]*\) of.*/\1/p'; }
-udp_flow() { in_host 0 python3 -c "$UDP_SEND" "$TOPO_IP1" 200 7100 2000 >/dev/null; [ "$(flows)" -ge 1 ]; }
-wait_for 10 udp_flow || fail "no flow offloaded: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
+wait_for 10 off_udp_flow "$TOPO_IF0" || fail "no flow offloaded: $(cat "$WORK/flows.out")"
 take_over offload
-[ "$(flows)" = 0 ] || fail "the flows handed over are still in the table: $(in_mid "$STEER" flows "$TOPO_IF0" 2>&1)"
+[ "$(off_flows "$TOPO_IF0")" = 0 ] || fail "the flows handed over are still in the table: $(cat "$WORK/flows.out")"
 in_host 1 ping -c 1 -W 2 "$TOPO_IP0" >/dev/null || fail "no path through xdp-fwd after taking over from one with offload"
 fwd_stop
 no_xdp_left || fail "an XDP program is left"
